@@ -1,0 +1,16 @@
+"""ntputils: the helper package of the NTP Geometry Book.
+
+Small modules, one concern each (see ``book/api.md`` for the formula each function computes):
+
+* :mod:`ntputils.data`      -- NTP training data as a sparse V x m count matrix (``NTPData``).
+* :mod:`ntputils.geometry`  -- S~, L^in, P_F, L^mm (nuclear-norm NTP-SVM), SVD factors, concepts.
+* :mod:`ntputils.metrics`   -- corr(.), sim(.,.), normalized distances.
+* :mod:`ntputils.ufm`       -- NTP-UFM training and the nuclear-norm regularization path.
+* :mod:`ntputils.dynamics`  -- closed-form square-loss dynamics (Saxe et al.).
+* :mod:`ntputils.synthetic` -- STEP-imbalanced and random support matrices.
+* :mod:`ntputils.history`   -- the snapshot format shared by UFM and network training.
+* :mod:`ntputils.runtime`   -- chapter set-up (profiles, seeds, device) and check cells.
+* :mod:`ntputils.paths`     -- where data and caches live.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,115 @@
+"""Synthetic support matrices with known geometry (paper B App. A.4 / D.1; paper A symmetric cases).
+
+STEP imbalance (paper B A.4): V/2 majority words with R contexts each and V/2 minority words with
+one context each, one-hot supports::
+
+    S = [[I_{V/2} (x) 1_R^T, 0], [0, I_{V/2}]]          (V x m, m = (R+1) V / 2)
+
+Closed form of ``S~ = U Sigma V^T`` (rank V-1):
+
+* ``sigma_1..sigma_{V/2-1} = sqrt(R)``, ``sigma_{V/2} = sqrt((R+1)/2)``, the last ``V/2-1`` equal 1
+  (the paper prints the last index as sigma_V; the rank is V-1);
+* ``U = [[F, -1/sqrt(V) 1, 0], [0, 1/sqrt(V) 1, F]]`` with the DCT-II block
+  ``F[i, j] = sqrt(4/V) cos(pi (2i-1) j / V)``, i in [V/2], j in [V/2-1];
+* ``V^T`` rows: ``[F^T (x) 1_R^T / sqrt(R), 0]``, ``sqrt(2/((R+1)V)) [-1_{RV/2}^T, 1_{V/2}^T]``,
+  ``[0, F^T]``. The paper prints the first block without the ``1/sqrt(R)``; without it V^T V != I.
+* Reweighting ``Omega = diag(1/sqrt(R) 1_{RV/2}, 1_{V/2})`` (eq. 12) makes every singular value of
+  ``S~ Omega`` equal to 1, so all modes are learned at once (eq. 10).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+
+def _check_step(V: int, R: int) -> None:
+    if V < 4 or V % 2:
+        raise ValueError(f"STEP imbalance needs an even V >= 4, got V={V}")
+    if R < 1:
+        raise ValueError(f"imbalance ratio R must be >= 1, got R={R}")
+
+
+def step_imbalanced_support(V: int, R: int) -> np.ndarray:
+    """The one-hot STEP-imbalanced support matrix (V x (R+1)V/2); majority contexts first."""
+    _check_step(V, R)
+    h = V // 2
+    top = np.hstack([np.kron(np.eye(h), np.ones((1, R))), np.zeros((h, h))])
+    bottom = np.hstack([np.zeros((h, R * h)), np.eye(h)])
+    return np.vstack([top, bottom])
+
+
+def _dct_block(V: int) -> np.ndarray:
+    h = V // 2
+    i = np.arange(1, h + 1)[:, None]
+    j = np.arange(1, h)[None, :]
+    return np.sqrt(4.0 / V) * np.cos(np.pi * (2 * i - 1) * j / V)
+
+
+def step_closed_form(V: int, R: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(U, sigma, Vt)`` of ``S~`` for STEP imbalance in closed form (with the 1/sqrt(R) fix)."""
+    _check_step(V, R)
+    h = V // 2
+    F = _dct_block(V)
+    one = np.ones((h, 1))
+    U = np.block([[F, -one / np.sqrt(V), np.zeros((h, h - 1))],
+                  [np.zeros((h, h - 1)), one / np.sqrt(V), F]])
+    sigma = np.r_[np.full(h - 1, np.sqrt(R)), np.sqrt((R + 1) / 2), np.ones(h - 1)]
+    c = np.sqrt(2.0 / ((R + 1) * V))
+    Vt = np.vstack([
+        np.hstack([np.kron(F.T, np.ones((1, R))) / np.sqrt(R), np.zeros((h - 1, h))]),
+        np.hstack([-c * np.ones((1, R * h)), c * np.ones((1, h))]),
+        np.hstack([np.zeros((h - 1, R * h)), F.T]),
+    ])
+    return U, sigma, Vt
+
+
+def step_weights(V: int, R: int) -> np.ndarray:
+    """Diagonal of ``Omega`` (eq. 12): ``1/sqrt(R)`` on majority contexts, 1 on minority contexts."""
+    _check_step(V, R)
+    h = V // 2
+    return np.r_[np.full(R * h, 1.0 / np.sqrt(R)), np.ones(h)]
+
+
+def one_hot_balanced_support(V: int, per_class: int) -> np.ndarray:
+    """Balanced one-hot supports ``S = I_V (x) 1_k^T`` (paper B A.4): all singular values of S~ are equal."""
+    if V < 2 or per_class < 1:
+        raise ValueError(f"need V >= 2 and per_class >= 1, got V={V}, per_class={per_class}")
+    return np.kron(np.eye(V), np.ones((1, per_class)))
+
+
+def all_subsets_support(V: int, k: int) -> np.ndarray:
+    """Supports = all k-subsets of [V] (one context each), a symmetric case where L^mm = S~."""
+    if not 1 <= k < V:
+        raise ValueError(f"need 1 <= k < V, got k={k}, V={V}")
+    cols = list(itertools.combinations(range(V), k))
+    S = np.zeros((V, len(cols)))
+    rows = np.array(cols).ravel()
+    S[rows, np.repeat(np.arange(len(cols)), k)] = 1.0
+    return S
+
+
+def random_supports(V: int, m: int, min_size: int = 1, max_size: int = 3, seed: int = 0,
+                    zipf_exponent: float | None = None) -> np.ndarray:
+    """Random V x m support matrix, support sizes uniform in [min_size, max_size].
+
+    Tokens are drawn uniformly, or with Zipf-like probabilities ``~ 1/rank^s`` when
+    ``zipf_exponent = s`` is given (as real next-token frequencies are), without replacement.
+    """
+    if not 1 <= min_size <= max_size < V:
+        raise ValueError(f"need 1 <= min_size <= max_size < V, got {min_size}, {max_size}, V={V}")
+    if m < 1:
+        raise ValueError(f"m must be >= 1, got {m}")
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(min_size, max_size + 1, size=m)
+    if zipf_exponent is None:
+        keys = rng.random((V, m))
+    else:
+        w = 1.0 / np.arange(1, V + 1) ** zipf_exponent
+        # Gumbel-top-k (Efraimidis-Spirakis) sampling without replacement, vectorized over columns
+        keys = np.log(w)[:, None] - np.log(-np.log(rng.random((V, m))))
+    order = np.argsort(-keys, axis=0)
+    ranks = np.empty_like(order)
+    ranks[order, np.arange(m)] = np.arange(V)[:, None]
+    return (ranks < sizes).astype(np.float64)
