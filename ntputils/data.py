@@ -179,6 +179,11 @@ def from_counts(
         raise ValueError(f"shape mismatch: {len(ctx)} contexts for a counts matrix with m={m} columns")
     if vocab is not None and len(vocab) != V:
         raise ValueError(f"shape mismatch: vocab has {len(vocab)} entries but counts has V={V} rows")
+    if context_vocab is not None:
+        used = max((t for c in ctx for t in c), default=-1)
+        if used >= len(context_vocab):
+            raise ValueError(f"shape mismatch: contexts use token id {used} but context_vocab has "
+                             f"{len(context_vocab)} entries")
     return NTPData(mat, ctx, list(vocab) if vocab is not None else None,
                    list(context_vocab) if context_vocab is not None else None)
 
@@ -200,7 +205,8 @@ def from_pairs(
                        count=len(contexts))
     rows = np.asarray(next_tokens, dtype=np.int64)
     if rows.min() < 0 or rows.max() >= vocab_size:
-        raise ValueError(f"next-token ids must lie in [0, {vocab_size}); got range [{rows.min()}, {rows.max()}]")
+        raise ValueError(f"next-token ids must lie in [0, {vocab_size}); "
+                         f"got range [{rows.min()}, {rows.max()}]")
     counts = sp.coo_array((np.ones(rows.size, dtype=np.int64), (rows, cols)), shape=(vocab_size, len(index)))
     return from_counts(counts.tocsc(), list(index), vocab, context_vocab)
 
@@ -240,9 +246,12 @@ def from_sequences(
     """
     if oov not in OOV_POLICIES:
         raise ValueError(f"unknown oov policy {oov!r}; valid: {OOV_POLICIES}")
-    lengths = [context_lengths] if isinstance(context_lengths, int) else list(context_lengths)
+    lengths = ([int(context_lengths)] if isinstance(context_lengths, int | np.integer)
+               else [int(T) for T in context_lengths])
     if not lengths or min(lengths) < 1:
         raise ValueError(f"context_lengths must be positive integers, got {context_lengths}")
+    if len(set(lengths)) != len(lengths):  # a repeated length would count each of its pairs twice
+        raise ValueError(f"context_lengths has repeated values: {context_lengths}")
     arrays = [np.asarray(s, dtype=np.int64) for s in seqs]
     if not arrays or all(a.size == 0 for a in arrays):
         raise ValueError("empty corpus: no token sequences")

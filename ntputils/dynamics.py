@@ -48,9 +48,16 @@ def saxe_logits(t: float, U: np.ndarray, sigma: np.ndarray, Vt: np.ndarray, delt
 
 
 def half_time(sigma: np.ndarray, delta: float) -> np.ndarray:
-    """Time at which mode i reaches half its final value: ``a_i = 1/2`` <=> ``t = log(sigma e^{2 delta} - 1) / (2 sigma)``."""
+    """Time at which mode i reaches half its final value.
+
+    ``a_i(t) = 1/2`` <=> ``t = log(sigma_i e^{2 delta} - 1) / (2 sigma_i)``; defined when the mode
+    starts below its target (``sigma_i e^{2 delta} > 1``), otherwise ``ValueError``.
+    """
     sigma = _check(sigma)
-    return np.log(sigma * np.exp(2.0 * delta) - 1.0) / (2.0 * sigma)
+    arg = sigma * np.exp(2.0 * delta) - 1.0
+    if np.any(arg <= 0):
+        raise ValueError("half_time needs sigma_i e^{2 delta} > 1 (every mode starting below its target)")
+    return np.log(arg) / (2.0 * sigma)
 
 
 def learning_times(sigma: np.ndarray) -> np.ndarray:
@@ -60,7 +67,7 @@ def learning_times(sigma: np.ndarray) -> np.ndarray:
 
 def aligned_init(U: np.ndarray, Vt: np.ndarray, d: int, delta: float, seed: int = 0
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """``W(0) = e^{-delta} U R^T``, ``H(0) = e^{-delta} R V^T`` with a random partial orthogonal ``R`` (d x r)."""
+    """``W(0) = e^{-delta} U R^T``, ``H(0) = e^{-delta} R V^T``; ``R`` (d x r) random with ``R^T R = I``."""
     r = U.shape[1]
     if d < r:
         raise ValueError(f"aligned initialization needs d >= rank r = {r}, got d = {d}")

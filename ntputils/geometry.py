@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ntputils.spectral import fix_signs  # the one sign rule of the package (re-exported)
+
 MAX_MARGIN_SOLVERS = ("cvxpy", "fast")
 
 
@@ -76,7 +78,7 @@ def in_support_logits(P: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
     ``P`` holds the soft labels (columns are distributions). The result lies in F and reproduces
     every in-support log-odds: ``L^in[z,j] - L^in[z',j] = log(p_{j,z}/p_{j,z'})``.
     """
-    Pc = sp.csc_array(P, dtype=np.float64) if sp.issparse(P) else sp.csc_array(np.asarray(P, dtype=np.float64))
+    Pc = sp.csc_array(P if sp.issparse(P) else np.asarray(P), dtype=np.float64)
     Pc.eliminate_zeros()
     if Pc.ndim != 2:
         raise ValueError("P must be 2-D")
@@ -155,6 +157,13 @@ class MaxMarginResult:
     info: dict = field(default_factory=dict)
 
 
+def _difference_rows(plus: np.ndarray, minus: np.ndarray, n: int) -> sp.csr_array:
+    """Sparse rows ``e_plus[i] - e_minus[i]`` (one per pair) acting on vectors of length n."""
+    k = plus.size
+    rows = np.r_[np.arange(k), np.arange(k)]
+    return sp.coo_array((np.r_[np.ones(k), -np.ones(k)], (rows, np.r_[plus, minus])), shape=(k, n)).tocsr()
+
+
 def _cvxpy_constraint_matrices(S: sp.csc_array) -> tuple[sp.csr_array, sp.csr_array]:
     """Sparse operators on ``vec(L)`` (column-major) for the anchor form of the NTP-SVM.
 
@@ -169,17 +178,9 @@ def _cvxpy_constraint_matrices(S: sp.csc_array) -> tuple[sp.csr_array, sp.csr_ar
     j, z = np.nonzero(Sd.T)  # support entries (column j, row z), column by column
     is_anchor = z == anchor[j]
     zj, jj = z[~is_anchor], j[~is_anchor]
-    k = zj.size
-    E = sp.coo_array(
-        (np.r_[np.ones(k), -np.ones(k)], (np.r_[np.arange(k), np.arange(k)], np.r_[zj + V * jj, anchor_idx[jj]])),
-        shape=(k, V * m),
-    ).tocsr()
+    E = _difference_rows(zj + V * jj, anchor_idx[jj], V * m)
     v, jv = np.nonzero(~Sd)
-    q = v.size
-    D = sp.coo_array(
-        (np.r_[np.ones(q), -np.ones(q)], (np.r_[np.arange(q), np.arange(q)], np.r_[anchor_idx[jv], v + V * jv])),
-        shape=(q, V * m),
-    ).tocsr()
+    D = _difference_rows(anchor_idx[jv], v + V * jv, V * m)
     return E, D
 
 
@@ -267,27 +268,12 @@ def max_margin_logits(
 # ---------------------------------------------------------------------------------------------
 # SVD factors
 # ---------------------------------------------------------------------------------------------
-def fix_signs(U: np.ndarray, Vt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Deterministic signs for SVD factors: each ``u_k`` has its largest-|entry| positive.
-
-    Ties in |entry| go to the lowest row index (``argmax`` order). ``v_k`` is flipped with ``u_k``,
-    so ``U diag(s) Vt`` is unchanged.
-    """
-    U = np.array(U, dtype=np.float64, copy=True)
-    Vt = np.array(Vt, dtype=np.float64, copy=True)
-    if U.shape[1] == 0:
-        return U, Vt
-    idx = np.argmax(np.abs(U), axis=0)
-    signs = np.sign(U[idx, np.arange(U.shape[1])])
-    signs[signs == 0] = 1.0
-    return U * signs, Vt * signs[:, None]
-
-
 def svd_factors(A: np.ndarray, rank_tol: float = 1e-9, k: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Thin SVD ``A = U diag(s) Vt`` keeping singular values ``> rank_tol * s_max`` (at most k).
 
-    Signs follow :func:`fix_signs`, so figures are stable across runs and machines.
+    Signs follow :func:`ntputils.spectral.fix_signs` (largest-|entry| of each ``u_k`` positive,
+    ties to the lowest index), so figures are stable across runs and machines.
     """
     A = _dense(A)
     U, s, Vt = np.linalg.svd(A, full_matrices=False)

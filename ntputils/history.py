@@ -88,7 +88,7 @@ class History:
         return {k: v[-1] for k, v in self.scalars.items()}
 
     def save(self, path: str | Path) -> None:
-        """Write the history to one ``.npz`` file (arrays) -- see :meth:`load`."""
+        """Write the history to one ``.npz`` file at exactly ``path`` (no suffix added); see :meth:`load`."""
         import json
 
         arrays: dict[str, np.ndarray] = {
@@ -97,11 +97,14 @@ class History:
         }
         for k, v in self.scalars.items():
             arrays[f"scalar__{k}"] = np.asarray(v)
-        for i, (w, h) in enumerate(zip(self.W, self.H)):
+        for i, (w, h) in enumerate(zip(self.W, self.H, strict=True)):
             arrays[f"W__{i}"] = w
             arrays[f"H__{i}"] = h
         arrays["meta"] = np.asarray(json.dumps(self.meta, default=str))
-        np.savez_compressed(path, **arrays)
+        # through a file handle: np.savez_compressed(str) would append ".npz" to a path without that
+        # suffix, and load(path) would then not find the file
+        with open(path, "wb") as fh:
+            np.savez_compressed(fh, **arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> History:
@@ -111,7 +114,8 @@ class History:
         with np.load(path, allow_pickle=False) as z:
             hist = cls(meta=json.loads(str(z["meta"])))
             hist.steps = [int(s) for s in z["steps"]]
-            hist.scalars = {k[len("scalar__"):]: [float(x) for x in z[k]] for k in z.files if k.startswith("scalar__")}
+            hist.scalars = {k[len("scalar__"):]: [float(x) for x in z[k]]
+                            for k in z.files if k.startswith("scalar__")}
             for i, s in enumerate(z["snap_steps"]):
                 hist.snapshot(int(s), z[f"W__{i}"], z[f"H__{i}"])
         return hist

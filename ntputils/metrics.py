@@ -49,7 +49,8 @@ def sim(A: np.ndarray, B: np.ndarray, C: float = SIM_C) -> float:
     A = np.asarray(A)
     B = np.asarray(B)
     if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
-        raise ValueError(f"sim compares column geometries: need equal column counts, got {A.shape} and {B.shape}")
+        raise ValueError(f"sim compares column geometries: need equal column counts, "
+                         f"got {A.shape} and {B.shape}")
     return structural_similarity(corr(A), corr(B), C)
 
 

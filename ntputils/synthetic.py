@@ -113,3 +113,20 @@ def random_supports(V: int, m: int, min_size: int = 1, max_size: int = 3, seed: 
     ranks = np.empty_like(order)
     ranks[order, np.arange(m)] = np.arange(V)[:, None]
     return (ranks < sizes).astype(np.float64)
+
+
+def random_ntp_data(V: int, m: int, min_size: int = 1, max_size: int = 3, max_count: int = 4, seed: int = 0,
+                    zipf_exponent: float | None = None):
+    """Small random NTP data: supports from :func:`random_supports`, counts uniform in ``{1..max_count}``.
+
+    The soft labels are ``p_j = counts[:, j] / sum_z counts[z, j]`` on the random support ``S_j``, as in
+    the spec's sanity checks (V = 8, m = 10, counts 1-4). Returns an :class:`ntputils.data.NTPData`.
+    """
+    from ntputils.data import from_counts
+
+    if max_count < 1:
+        raise ValueError(f"max_count must be >= 1, got {max_count}")
+    S = random_supports(V, m, min_size, max_size, seed=seed, zipf_exponent=zipf_exponent)
+    rng = np.random.default_rng([seed, 1])
+    counts = S * rng.integers(1, max_count + 1, size=S.shape)
+    return from_counts(counts.astype(np.int64))

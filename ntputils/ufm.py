@@ -51,7 +51,8 @@ def ce_loss(L: torch.Tensor, P: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
 
 
 def _init_factors(kind: str, V: int, m: int, d: int, scale: float, gen: torch.Generator,
-                  dtype: torch.dtype, target: np.ndarray | None, delta: float) -> tuple[torch.Tensor, torch.Tensor]:
+                  dtype: torch.dtype, target: np.ndarray | None, delta: float
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
     if kind == "normal":
         W = torch.randn(V, d, generator=gen, dtype=dtype) * scale
         H = torch.randn(d, m, generator=gen, dtype=dtype) * scale
@@ -169,7 +170,8 @@ def train(
     if snapshot_steps is None:
         snap_at = log_at
     else:
-        snap_at = set(log_spaced_steps(steps, snapshot_steps) if isinstance(snapshot_steps, int) else snapshot_steps)
+        snap_at = set(log_spaced_steps(steps, snapshot_steps) if isinstance(snapshot_steps, int)
+                      else snapshot_steps)
     entropy = data.entropy
 
     def objective() -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -205,7 +207,8 @@ def train(
         opt.step()
         sched.step()
         if not math.isfinite(obj.item()):
-            raise FloatingPointError(f"NTP-UFM training diverged at step {step} (loss {obj.item()}); lower lr")
+            raise FloatingPointError(f"NTP-UFM training diverged at step {step} (loss {obj.item()}); "
+                                     "lower the learning rate")
     hist.meta["seconds"] = time.perf_counter() - t0
     return hist
 
@@ -256,7 +259,9 @@ def nuclear_prox_gradient(
         X_new, nuc = _svt(Y - step * G, step * lam)
         ce, Gx = _ce_and_grad(X_new, P, pi)
         obj = ce + lam * nuc
-        if obj > obj_prev:  # adaptive restart (O'Donoghue & Candes)
+        if obj > obj_prev and tk > 1.0:  # adaptive restart (O'Donoghue & Candes)
+            # (never twice in a row: the step after a restart is a plain proximal-gradient step,
+            # a descent step up to rounding; restarting again would repeat it forever at the optimum)
             Y, tk = X.copy(), 1.0
             continue
         t_next = 0.5 * (1 + math.sqrt(1 + 4 * tk * tk))

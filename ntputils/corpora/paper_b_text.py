@@ -1,0 +1,245 @@
+"""Paper B's "Simplified TinyStories" / "Simplified WikiText" and paper A's TinyStories-100 (Fig. 3).
+
+Paper B (sec. 4.1, [B:L140]): "V = 1,000 vocabulary, m = 10,000 contexts, sampling frequent contexts
+of lengths 2-6". Tokenizer, thresholds and the out-of-vocabulary policy are UNKNOWN; the figures mark
+word-initial tokens with ``#``, so a subword tokenizer was used. Our RECONSTRUCTION
+(:func:`paper_b_text`):
+
+1. text: TinyStories -- the 5,042 stories of the local sample, one sequence per story;
+   WikiText -- the WikiText-2 train paragraphs (non-blank, non-heading lines), one sequence each;
+2. tokens: byte-level BPE with ``bpe_vocab_size`` = 8,192 trained on that text (``tokenizer="bpe"``,
+   tokens shown with ``#`` for a leading space) or whitespace/punctuation words (``"word"``);
+3. next-token vocabulary: the ``V`` most frequent tokens of the text (rows in that order);
+4. pairs: every window of length ``T`` in ``context_lengths`` inside a sequence, with the token that
+   follows it; OOV policy: a pair whose next token is outside the ``V`` is dropped;
+5. contexts: the ``m`` most frequent windows, counted over their in-vocabulary pairs, with an equal
+   quota per length (``m / len(context_lengths)``; ``selection="global"`` takes the overall most
+   frequent instead, which favours short contexts); contexts are never empty by construction;
+6. ``counts[z, j]`` = number of times token ``z`` follows context ``j`` (real corpus counts).
+
+Paper A Fig. 3 (:func:`tinystories_bpe64`): a BPE of 64 tokens trained on the first 2,000 stories,
+the first 100 stories encoded as ``<s> story </s>``, every window of 6 consecutive tokens inside a
+story with its next token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ntputils.corpora import readers
+from ntputils.corpora.cache import cached, cached_arrays
+from ntputils.corpora.ngrams import Corpus, pair_counts, top_counts
+from ntputils.corpora.tokenize import (
+    WordVocab,
+    encode_all,
+    normalize_simple,
+    token_strings,
+    train_bpe,
+    train_char_bpe,
+    word_split,
+)
+from ntputils.data import NTPData, from_counts
+
+CORPORA = ("tinystories", "wikitext")
+TOKENIZERS = ("bpe", "word")
+SELECTIONS = ("per_length", "global")
+BPE_VOCAB_SIZE = 8192
+
+
+def corpus_texts(name: str) -> list[str]:
+    """The sequences of a corpus: TinyStories stories, or WikiText-2 train paragraphs (no headings)."""
+    if name == "tinystories":
+        return readers.read_tinystories()
+    if name == "wikitext":
+        return [line for line in readers.read_wikitext("train") if not readers.is_heading(line)]
+    raise ValueError(f"unknown corpus {name!r}; valid: {CORPORA}")
+
+
+def tokenize_corpus(name: str, tokenizer: str = "bpe", bpe_vocab_size: int = BPE_VOCAB_SIZE
+                    ) -> tuple[list[np.ndarray], list[str]]:
+    """Token-id sequences of a corpus and the display string of every id (cached for BPE)."""
+    texts = corpus_texts(name)
+    if tokenizer == "bpe":
+        tok = train_bpe(texts, bpe_vocab_size, name=name, unk="<unk>" if name == "wikitext" else None)
+        strings = token_strings(tok)
+
+        def encode() -> dict[str, np.ndarray]:
+            seqs = encode_all(tok, texts)
+            return {"tokens": np.concatenate(seqs), "lengths": np.array([s.size for s in seqs])}
+
+        fingerprint = hashlib.sha256(tok.to_str().encode()).hexdigest()[:16]
+        key = {"corpus": name, "size": bpe_vocab_size, "tokenizer": fingerprint}
+        arrays = cached_arrays("encoded", key, encode)
+        seqs = np.split(arrays["tokens"].astype(np.int64), np.cumsum(arrays["lengths"])[:-1])
+        return seqs, strings
+    if tokenizer == "word":
+        words = [word_split(t) for t in texts]
+        vocab = WordVocab(words)
+        return [vocab.encode(w) for w in words], vocab.words
+    raise ValueError(f"unknown tokenizer {tokenizer!r}; valid: {TOKENIZERS}")
+
+
+def select_contexts(corpus: Corpus, next_row: np.ndarray, lengths: Sequence[int], m: int, selection: str
+                    ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, ...]]]:
+    """Columns and rows of all kept pairs, and the token tuples of the kept contexts.
+
+    ``next_row[t]`` is the row of token ``t`` (``-1`` = outside the vocabulary, pair dropped).
+    """
+    windows = {w.length: w for w in corpus.window_ids(max(lengths))}
+    per_length: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []  # (T, ctx ids, rows, first)
+    for T in lengths:
+        if T not in windows:
+            continue
+        ctx, nxt, _ = corpus.pairs(windows[T])
+        rows = next_row[nxt]
+        keep = rows >= 0
+        per_length.append((T, ctx[keep], rows[keep], windows[T].first))
+    if not per_length:
+        raise ValueError(f"empty corpus: no sequence is longer than the context lengths {list(lengths)}")
+    if selection == "per_length":
+        quotas = [m // len(per_length) + (i < m % len(per_length)) for i in range(len(per_length))]
+        chosen = [top_counts(ctx, q) for (_, ctx, _, _), q in zip(per_length, quotas, strict=True)]
+    elif selection == "global":
+        cand = [top_counts(ctx, m) for _, ctx, _, _ in per_length]
+        tags = np.concatenate([np.full(c[0].size, i) for i, c in enumerate(cand)])
+        ids = np.concatenate([c[0] for c in cand])
+        freq = np.concatenate([c[1] for c in cand])
+        order = np.lexsort((ids, tags, -freq))[:m]
+        chosen = [(ids[order][tags[order] == i], freq[order][tags[order] == i]) for i in range(len(cand))]
+    else:
+        raise ValueError(f"unknown selection {selection!r}; valid: {SELECTIONS}")
+
+    cols_all, rows_all, contexts, offset = [], [], [], 0
+    for (T, ctx, rows, first), (ids, _) in zip(per_length, chosen, strict=True):
+        col_of = np.full(int(ctx.max(initial=0)) + 1, -1, dtype=np.int64)
+        col_of[ids] = offset + np.arange(ids.size)
+        cols = col_of[ctx]
+        sel = cols >= 0
+        cols_all.append(cols[sel])
+        rows_all.append(rows[sel])
+        contexts += [tuple(int(t) for t in corpus.tokens[first[k]:first[k] + T]) for k in ids]
+        offset += ids.size
+    return np.concatenate(cols_all), np.concatenate(rows_all), contexts
+
+
+def _build_paper_b(name: str, V: int, m: int, lengths: tuple[int, ...], tokenizer: str, bpe_vocab_size: int,
+                   selection: str) -> tuple[NTPData, dict[str, np.ndarray]]:
+    start = time.perf_counter()
+    seqs, strings = tokenize_corpus(name, tokenizer, bpe_vocab_size)
+    corpus = Corpus.from_sequences(seqs, bound=len(strings))
+    freq = np.bincount(corpus.tokens, minlength=len(strings))
+    top = np.lexsort((np.arange(freq.size), -freq))[:V]
+    top = top[freq[top] > 0]
+    next_row = np.full(len(strings), -1, dtype=np.int64)
+    next_row[top] = np.arange(top.size)
+    cols, rows, contexts = select_contexts(corpus, next_row, lengths, m, selection)
+    r, c, n = pair_counts(cols, rows, top.size)
+    counts = sp.coo_array((n, (r, c)), shape=(top.size, len(contexts))).tocsc()
+    data = from_counts(counts, contexts, [strings[t] for t in top], strings)
+    return data, {"next_token_ids": top, "build_seconds": np.array(time.perf_counter() - start)}
+
+
+def paper_b_text(name: str = "tinystories", V: int = 1000, m: int = 10000,
+                 context_lengths: Sequence[int] = (2, 3, 4, 5, 6), tokenizer: str = "bpe",
+                 bpe_vocab_size: int = BPE_VOCAB_SIZE, selection: str = "per_length", use_cache: bool = True
+                 ) -> NTPData:
+    """Paper B's Simplified TinyStories (``name="tinystories"``) or Simplified WikiText (``"wikitext"``).
+
+    Returns V x m counts: rows = the ``V`` most frequent tokens (``vocab``, ``#`` = word start),
+    columns = the ``m`` selected contexts (token-id tuples into ``context_vocab``, the whole tokenizer
+    vocabulary). See the module docstring for the recipe and the OOV policy (drop). Built once per
+    parameter set and cached.
+    """
+    if name not in CORPORA:
+        raise ValueError(f"unknown corpus {name!r}; valid: {CORPORA}")
+    if tokenizer not in TOKENIZERS:
+        raise ValueError(f"unknown tokenizer {tokenizer!r}; valid: {TOKENIZERS}")
+    if selection not in SELECTIONS:
+        raise ValueError(f"unknown selection {selection!r}; valid: {SELECTIONS}")
+    lengths = tuple(sorted({int(T) for T in context_lengths}))
+    if not lengths or lengths[0] < 1:
+        raise ValueError(f"context_lengths must be positive integers, got {context_lengths}")
+    if V < 1 or m < 1:
+        raise ValueError(f"V and m must be positive, got V={V}, m={m}")
+    params: dict[str, Any] = {"name": name, "V": V, "m": m, "lengths": lengths, "tokenizer": tokenizer,
+                              "bpe": bpe_vocab_size if tokenizer == "bpe" else None, "selection": selection}
+    data, _ = cached("paper_b_text", params,
+                     lambda: _build_paper_b(name, V, m, lengths, tokenizer, bpe_vocab_size, selection),
+                     use_cache)
+    return data
+
+
+# ----------------------------------------------------------------------------------------------
+# paper A Fig. 3: TinyStories-100 with a 64-token BPE
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WindowedStories:
+    """Windows of a tokenized corpus for next-token training, with their NTP summary.
+
+    ``windows`` (N x T) are all windows of ``T`` tokens inside a story, ``targets`` (N,) the tokens
+    that follow them and ``columns`` (N,) the column of ``data`` (distinct context) of each window;
+    ``data`` has V = the tokenizer's vocabulary (rows that never occur as next token stay empty).
+    """
+
+    data: NTPData
+    windows: np.ndarray
+    targets: np.ndarray
+    columns: np.ndarray
+    tokenizer: Any
+    token_strings: list[str]
+
+
+def tinystories_bpe64(n_stories: int = 100, vocab_size: int = 64, context_length: int = 6,
+                      tokenizer_stories: int = 2000, alphabet_size: int = 40, use_cache: bool = True
+                      ) -> WindowedStories:
+    """Paper A's TinyStories-100 data (Fig. 3; spec sec. 4.3, legacy code).
+
+    A character BPE with ``vocab_size`` = 64 tokens (``<unk>, <s>, </s>``, the ``alphabet_size`` most
+    frequent characters of the lower-cased text, merges) is trained on the first
+    ``tokenizer_stories`` stories of TinyStories-train; the first ``n_stories`` stories are encoded
+    as ``<s> story </s>`` and every window of ``context_length`` consecutive tokens inside a story
+    becomes a (context, next token) pair. RECONSTRUCTED: the legacy code used sentencepiece (case
+    kept, byte fallback); we lower-case so that 64 tokens cover the alphabet.
+    """
+    if min(n_stories, vocab_size, context_length, tokenizer_stories) < 1:
+        raise ValueError("n_stories, vocab_size, context_length and tokenizer_stories must be positive")
+    train_texts = readers.read_tinystories(files=[readers.TINYSTORIES_TRAIN_HEAD],
+                                           max_stories=max(tokenizer_stories, n_stories))
+    tok = train_char_bpe(train_texts[:tokenizer_stories], vocab_size, alphabet_size, name="tinystories")
+    strings = token_strings(tok)
+    bos, eos = tok.token_to_id("<s>"), tok.token_to_id("</s>")
+
+    def build() -> tuple[NTPData, dict[str, np.ndarray]]:
+        stories = [normalize_simple(s) for s in train_texts[:n_stories]]
+        seqs = [np.concatenate([[bos], ids, [eos]]) for ids in encode_all(tok, stories)]
+        corpus = Corpus.from_sequences(seqs, bound=tok.get_vocab_size())
+        windows = corpus.window_ids(context_length)[-1]
+        ctx, nxt, starts = corpus.pairs(windows)
+        if ctx.size == 0:
+            raise ValueError(f"no story is longer than context_length={context_length}")
+        distinct, first_pair, column = np.unique(ctx, return_index=True, return_inverse=True)
+        order = np.argsort(first_pair, kind="stable")  # columns in order of first appearance
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        column = rank[column.ravel()]
+        r, c, n = pair_counts(column, nxt, tok.get_vocab_size())
+        counts = sp.coo_array((n, (r, c)), shape=(tok.get_vocab_size(), distinct.size)).tocsc()
+        first = windows.first[distinct[order]]
+        contexts = [tuple(int(t) for t in corpus.tokens[f:f + context_length]) for f in first]
+        win = corpus.tokens[starts[:, None] + np.arange(context_length)]
+        return from_counts(counts, contexts, strings), {"windows": win, "targets": nxt, "columns": column}
+
+    params = {"n_stories": n_stories, "vocab_size": vocab_size, "context_length": context_length,
+              "tokenizer_stories": tokenizer_stories, "alphabet_size": alphabet_size}
+    data, extra = cached("tinystories_bpe64", params, build, use_cache)
+    return WindowedStories(data, extra["windows"].astype(np.int64), extra["targets"].astype(np.int64),
+                           extra["columns"].astype(np.int64), tok, strings)
