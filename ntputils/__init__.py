@@ -9,6 +9,12 @@ Small modules, one concern each (see ``book/api.md`` for the formula each functi
 * :mod:`ntputils.dynamics`  -- closed-form square-loss dynamics (Saxe et al.).
 * :mod:`ntputils.synthetic` -- STEP-imbalanced and random support matrices.
 * :mod:`ntputils.history`   -- the snapshot format shared by UFM and network training.
+* :mod:`ntputils.lmm_fast`  -- a fast, certified first-order solver for L^mm (CPU or CUDA).
+* :mod:`ntputils.spectral`  -- top-k SVD of S~ from sparse S (implicit centering), the sign rule.
+* :mod:`ntputils.corpora`   -- the papers' datasets (Synthetic, Simplified TinyStories, organism, ...).
+* :mod:`ntputils.models`    -- decoder-only transformer, LSTM and CNN with a common interface.
+* :mod:`ntputils.train`     -- the one training loop (AdamW, schedules, snapshots, resume).
+* :mod:`ntputils.pretrained` -- GPT-2 loading and its offline fallback.
 * :mod:`ntputils.runtime`   -- chapter set-up (profiles, seeds, device) and check cells.
 * :mod:`ntputils.paths`     -- where data and caches live.
 """

@@ -1,0 +1,354 @@
+"""Pretrained language models: GPT-2 through Hugging Face ``transformers``, or a real offline fallback.
+
+Paper B (sec. 4.6 / spec 4.6, Figs. 7, 15-17) reads the *decoder* ``W`` of GPT-2 (50257 x 768; tied
+with the input embedding) and the last-layer representations ``H`` (d x m, after the final layer
+norm, i.e. the input of the decoder) of 500k contexts = the prefixes of lengths 1..10 of 50k random
+11-token sequences. This module provides
+
+* :func:`load_gpt2` -- ``GPT2LMHeadModel.from_pretrained`` from a model name, a local folder or the
+  Hugging Face cache (``NTP_GPT2_PATH`` overrides the name; ``HF_HUB_OFFLINE=1`` forbids downloads);
+* :func:`decoder_weight`, :func:`last_layer_context_embeddings`, :func:`prefix_context_embeddings`
+  -- ``W`` and ``H`` of a GPT-2 *or* of our :class:`~ntputils.models.NTPTransformer`;
+* :func:`sample_windows`, :func:`prefix_contexts` -- the 11-token sequences and their prefixes;
+* :func:`pretrained_or_fallback` -- GPT-2 when it can be loaded, otherwise a small transformer LM
+  that we train on WikiText-2 with a byte-level BPE (cached), exposed the same way. The fallback
+  is a real language model of real text, but it is *not* GPT-2: chapters must print the
+  description that comes back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from . import paths
+from .models import NTPTransformer, TransformerConfig, seeded
+from .runtime import resolve_device
+
+GPT2_ENV = "NTP_GPT2_PATH"
+
+
+class PretrainedUnavailableError(OSError):
+    """GPT-2 weights could not be found (no local copy, no cache, no network)."""
+
+
+def gpt2_source(name_or_path: str | os.PathLike | None = None) -> str:
+    """The GPT-2 to load: the argument, else ``$NTP_GPT2_PATH``, else ``"gpt2"`` (124M)."""
+    return str(name_or_path) if name_or_path is not None else os.environ.get(GPT2_ENV, "gpt2")
+
+
+def load_gpt2(name_or_path: str | os.PathLike | None = None, device: str = "auto"):  # noqa: ANN201
+    """``transformers.GPT2LMHeadModel`` in eval mode on ``device``.
+
+    A local folder is read with ``local_files_only``; a hub name uses the Hugging Face cache (and the
+    network unless ``HF_HUB_OFFLINE=1``). Raises :class:`PretrainedUnavailableError` when neither works.
+    """
+    try:
+        from transformers import GPT2LMHeadModel
+    except ImportError as err:  # pragma: no cover - transformers is a project dependency
+        raise PretrainedUnavailableError("the 'transformers' package is not installed") from err
+    src = gpt2_source(name_or_path)
+    local = Path(src).expanduser().exists()
+    try:
+        model = GPT2LMHeadModel.from_pretrained(src, local_files_only=local)
+    except (OSError, ValueError) as err:
+        raise PretrainedUnavailableError(
+            f"GPT-2 {src!r} is not available ({type(err).__name__}: {str(err).splitlines()[0]}); set "
+            f"{GPT2_ENV} to a local folder saved with save_pretrained, or fill the Hugging Face cache"
+        ) from err
+    return model.eval().to(resolve_device(device))
+
+
+def load_gpt2_tokens(name_or_path: str | os.PathLike | None = None) -> list[str] | None:
+    """Readable token strings of GPT-2's tokenizer (``#`` marks a word start), or ``None`` if absent."""
+    try:
+        from transformers import AutoTokenizer
+
+        src = gpt2_source(name_or_path)
+        tok = AutoTokenizer.from_pretrained(src, local_files_only=Path(src).expanduser().exists())
+    except (OSError, ValueError, ImportError):
+        return None
+    from .corpora.tokenize import token_strings
+
+    return token_strings(tok.backend_tokenizer)
+
+
+def decoder_weight(model: torch.nn.Module) -> np.ndarray:
+    """The decoder / word-embedding matrix ``W`` (V x d, float32), rows = words.
+
+    Works for a Hugging Face causal LM (``get_output_embeddings``; tied with ``wte`` in GPT-2) and
+    for our :class:`~ntputils.models.common.NTPModel` (``output_weight``).
+    """
+    if hasattr(model, "output_weight"):
+        weight = model.output_weight()
+    elif hasattr(model, "get_output_embeddings") and model.get_output_embeddings() is not None:
+        weight = model.get_output_embeddings().weight
+    else:
+        raise ValueError(f"{type(model).__name__} has no decoder (output embedding) to read")
+    return weight.detach().float().cpu().numpy()
+
+
+def _final_states(model: torch.nn.Module, ids: torch.Tensor) -> torch.Tensor:
+    """Decoder inputs at every position ``[B, T, d]`` (after the final norm)."""
+    if isinstance(model, NTPTransformer):
+        return model.hidden_states(ids)
+    backbone = getattr(model, "transformer", None)
+    if backbone is None:
+        raise ValueError(f"cannot read hidden states of {type(model).__name__}")
+    return backbone(input_ids=ids).last_hidden_state  # GPT-2 applies ln_f here: the lm_head input
+
+
+def _device_of(model: torch.nn.Module) -> torch.device:
+    return next(model.parameters()).device
+
+
+def prefix_context_embeddings(model: torch.nn.Module, windows: np.ndarray | torch.Tensor,
+                              batch_size: int = 256, progress: bool = True) -> np.ndarray:
+    """``H`` (d x n(L-1), float32) of all prefixes of lengths 1..L-1 of ``n`` windows ``[n, L]``.
+
+    Column ``i (L-1) + (t-1)`` is the last-layer state after the prefix ``windows[i, :t]`` -- by
+    causality the state at position ``t-1`` of one forward pass over ``windows[i, :L-1]``, so the
+    n(L-1) contexts cost n forward passes (GPT-2 positions start at 0 for every window).
+    """
+    ids = torch.as_tensor(np.asarray(windows), dtype=torch.long)
+    if ids.ndim != 2 or ids.shape[1] < 2:
+        raise ValueError(f"windows must be [n, L] with L >= 2, got shape {tuple(ids.shape)}")
+    device, out = _device_of(model), []
+    with torch.no_grad():
+        for start in tqdm(range(0, len(ids), batch_size), disable=None if progress else True, desc="windows"):
+            states = _final_states(model, ids[start:start + batch_size, :-1].to(device))
+            out.append(states.float().cpu().reshape(-1, states.shape[-1]))
+    return torch.cat(out).T.numpy()
+
+
+def last_layer_context_embeddings(model: torch.nn.Module, contexts: Sequence[Sequence[int]] | torch.Tensor,
+                                  batch_size: int = 256, progress: bool = True) -> np.ndarray:
+    """``H`` (d x m, float32): the decoder input after the last token of each context.
+
+    Contexts may have different lengths; they are batched by length (no padding, so absolute
+    positions start at 0 as in pre-training). Columns follow the order of ``contexts``.
+    """
+    seqs = contexts.tolist() if isinstance(contexts, torch.Tensor) else contexts
+    rows = [list(map(int, c)) for c in seqs]
+    if not rows or min(len(r) for r in rows) == 0:
+        raise ValueError("contexts must be a non-empty list of non-empty token sequences")
+    lengths = np.array([len(r) for r in rows])
+    device, H = _device_of(model), None
+    with torch.no_grad():
+        for length in tqdm(np.unique(lengths), disable=None if progress else True, desc="contexts by length"):
+            members = np.flatnonzero(lengths == length)
+            for start in range(0, len(members), batch_size):
+                chunk = members[start:start + batch_size]
+                ids = torch.tensor([rows[j] for j in chunk], dtype=torch.long, device=device)
+                last = _final_states(model, ids)[:, -1].float().cpu()
+                if H is None:
+                    H = torch.empty(last.shape[1], len(rows))
+                H[:, torch.as_tensor(chunk)] = last.T
+    return H.numpy()  # type: ignore[union-attr]
+
+
+def sample_windows(token_stream: np.ndarray | Sequence[np.ndarray], n_sequences: int, length: int = 11,
+                   seed: int = 0) -> np.ndarray:
+    """``n_sequences`` windows ``[n, length]`` of consecutive tokens, uniform over all valid starts.
+
+    ``token_stream`` is one token array or a list of documents; windows never cross a document
+    boundary. Drawn without replacement when there are enough starts (paper B: 50k x 11 tokens of
+    OpenWebText; the paper's sampling is UNKNOWN -- this is the PROPOSED "random offsets in random
+    documents", uniform over positions).
+    """
+    if length < 1 or n_sequences < 1:
+        raise ValueError(f"length and n_sequences must be >= 1, got {length}, {n_sequences}")
+    if len(token_stream) == 0:
+        raise ValueError("empty corpus: no tokens to sample windows from")
+    single = np.ndim(token_stream[0]) == 0
+    docs = [np.asarray(token_stream)] if single else [np.asarray(d) for d in token_stream]
+    starts = np.array([max(0, len(d) - length + 1) for d in docs])
+    total = int(starts.sum())
+    if total == 0:
+        raise ValueError(f"no document has {length} tokens (empty corpus for windows)")
+    rng = np.random.default_rng(seed)
+    flat = np.sort(rng.choice(total, size=n_sequences, replace=n_sequences > total))
+    bounds = np.cumsum(starts)
+    doc = np.searchsorted(bounds, flat, side="right")
+    offset = flat - (bounds[doc] - starts[doc])
+    order = rng.permutation(n_sequences)
+    doc, offset = doc[order], offset[order]
+    return np.stack([docs[i][o:o + length] for i, o in zip(doc, offset, strict=True)])
+
+
+def prefix_contexts(windows: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """Contexts = prefixes of lengths 1..L-1 of each window, next tokens = the token after each prefix.
+
+    Ordered as in :func:`prefix_context_embeddings` (window-major). Repeated contexts are kept; use
+    :func:`ntputils.data.from_pairs` to merge them into distinct contexts with counts.
+    """
+    w = np.asarray(windows)
+    if w.ndim != 2 or w.shape[1] < 2:
+        raise ValueError(f"windows must be [n, L] with L >= 2, got shape {w.shape}")
+    contexts = [tuple(int(t) for t in row[:k]) for row in w for k in range(1, w.shape[1])]
+    return contexts, w[:, 1:].reshape(-1).copy()
+
+
+# ----------------------------------------------------------------------------------------------
+# offline fallback: a small transformer LM trained on WikiText-2
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FallbackConfig:
+    """The fallback LM: byte-level BPE on WikiText-2 train + a pre-RMSNorm transformer with RoPE.
+
+    The defaults train in about 2 minutes of one CPU core (~0.1 s per step of 32 x 32 tokens) plus
+    ~15 s of BPE training and encoding; both are cached, so later calls only load.
+    """
+
+    bpe_vocab: int = 2048
+    d: int = 128
+    n_layers: int = 2
+    n_heads: int = 4
+    context: int = 32
+    batch_size: int = 32
+    steps: int = 1000
+    lr: float = 3e-3
+    warmup_steps: int = 100
+    weight_decay: float = 0.01
+    seed: int = 0
+
+    def key(self, texts_fingerprint: str) -> str:
+        text = json.dumps(asdict(self), sort_keys=True) + texts_fingerprint
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+@dataclass
+class PretrainedLM:
+    """A pretrained LM with its decoder ``W`` (V x d), readable token strings and what it is."""
+
+    model: torch.nn.Module
+    tokens: list[str]
+    description: str
+    source: str  # "gpt2" or "fallback"
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def W(self) -> np.ndarray:
+        return decoder_weight(self.model)
+
+
+def lm_loss(model: NTPTransformer, windows: torch.Tensor) -> torch.Tensor:
+    """Mean next-token cross-entropy over every position of ``windows [B, T+1]`` (autoregressive LM)."""
+    states = model.hidden_states(windows[:, :-1])
+    logits = model.output(states)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), windows[:, 1:].reshape(-1))
+
+
+def _random_windows(stream: torch.Tensor, batch: int, length: int, gen: torch.Generator) -> torch.Tensor:
+    starts = torch.randint(0, len(stream) - length + 1, (batch,), generator=gen)
+    return stream[starts[:, None] + torch.arange(length)]
+
+
+def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str] | None = None,
+                      valid_texts: Sequence[str] | None = None, device: str = "auto",
+                      progress: bool = True, use_cache: bool = True) -> PretrainedLM:
+    """Train (or load from ``cache_dir("pretrained")``) the fallback LM on WikiText-2 (or ``texts``).
+
+    Objective: mean next-token CE on every position of random ``context+1``-token windows of the
+    BPE-encoded corpus; AdamW with linear warm-up and cosine decay. The validation CE (nats/token)
+    is measured on WikiText-2 valid (or ``valid_texts``) and reported in the description.
+    """
+    from .corpora.readers import read_wikitext
+    from .corpora.tokenize import encode_all, token_strings, train_bpe
+
+    cfg = config or FallbackConfig()
+    if texts is None:
+        name, texts = "WikiText-2", read_wikitext("train")
+        valid_texts = read_wikitext("valid") if valid_texts is None else valid_texts
+    else:
+        name, texts = "custom texts", list(texts)
+        valid_texts = texts[-max(1, len(texts) // 20):] if valid_texts is None else valid_texts
+    tok = train_bpe(texts, vocab_size=cfg.bpe_vocab, name="fallback-lm", unk="<unk>")
+    vocab = tok.get_vocab_size()
+    digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
+    path = paths.cache_dir("pretrained") / f"fallback-lm-{cfg.key(digest)}.pt"
+    dev = torch.device(resolve_device(device))
+    model_cfg = TransformerConfig(vocab_size=vocab, d=cfg.d, n_layers=cfg.n_layers, n_heads=cfg.n_heads,
+                                  pos_encoding="rope", max_len=cfg.context)
+    model = seeded(lambda: NTPTransformer(model_cfg), cfg.seed).to(dev)
+    if use_cache and path.exists():
+        state = torch.load(path, map_location=dev, weights_only=True)
+        model.load_state_dict(state["model"])
+        valid_ce = float(state["valid_ce"])
+    else:
+        stream = torch.as_tensor(np.concatenate(encode_all(tok, texts)), device=dev)
+        valid = torch.as_tensor(np.concatenate(encode_all(tok, valid_texts)), device=dev)
+        if len(stream) <= cfg.context + 1 or len(valid) <= cfg.context + 1:
+            raise ValueError(f"corpus too short for {cfg.context + 1}-token windows")
+        gen = torch.Generator().manual_seed(cfg.seed)
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay,
+                                betas=(0.9, 0.95))
+        model.train()
+        for step in tqdm(range(cfg.steps), disable=None if progress else True, desc="fallback LM"):
+            warm = min(1.0, (step + 1) / max(1, cfg.warmup_steps))
+            for group in opt.param_groups:
+                group["lr"] = cfg.lr * warm * 0.5 * (1 + math.cos(math.pi * step / max(1, cfg.steps)))
+            loss = lm_loss(model, _random_windows(stream, cfg.batch_size, cfg.context + 1, gen).to(dev))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        model.eval()
+        with torch.no_grad():
+            vgen = torch.Generator().manual_seed(12345)
+            batches = [_random_windows(valid, 64, cfg.context + 1, vgen) for _ in range(8)]
+            valid_ce = float(np.mean([lm_loss(model, b).item() for b in batches]))
+        if use_cache:
+            tmp = path.with_suffix(".tmp")
+            torch.save({"model": model.state_dict(), "valid_ce": valid_ce}, tmp)
+            tmp.replace(path)
+    model.eval()
+    description = (
+        f"fallback (not GPT-2): {cfg.n_layers}-layer d={cfg.d} transformer LM (pre-RMSNorm, SwiGLU, RoPE) "
+        f"trained {cfg.steps} steps x {cfg.batch_size} windows of {cfg.context} tokens on {name} with a "
+        f"byte-level BPE of {vocab} tokens; validation CE {valid_ce:.3f} nats/token"
+    )
+    return PretrainedLM(model, token_strings(tok), description, "fallback",
+                        {"valid_ce": valid_ce, "tokenizer": tok, "config": asdict(cfg)})
+
+
+def load_pretrained_lm(name_or_path: str | os.PathLike | None = None, *, fallback: bool = True,
+                       fallback_config: FallbackConfig | None = None,
+                       fallback_texts: Sequence[str] | None = None, device: str = "auto",
+                       progress: bool = True) -> PretrainedLM:
+    """GPT-2 (see :func:`load_gpt2`) if available, else (``fallback=True``) :func:`train_fallback_lm`."""
+    try:
+        model = load_gpt2(name_or_path, device=device)
+    except PretrainedUnavailableError as err:
+        if not fallback:
+            raise
+        lm = train_fallback_lm(fallback_config, texts=fallback_texts, device=device, progress=progress)
+        lm.description = f"{lm.description} [GPT-2 unavailable: {str(err).split(';')[0]}]"
+        return lm
+    src = gpt2_source(name_or_path)
+    tokens = load_gpt2_tokens(name_or_path) or [str(i) for i in range(model.config.vocab_size)]
+    cfg = model.config
+    description = (f"GPT-2 {src!r}: {cfg.n_layer} layers, d={cfg.n_embd}, V={cfg.vocab_size}, "
+                   f"{sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters")
+    return PretrainedLM(model, tokens, description, "gpt2")
+
+
+def pretrained_or_fallback(name_or_path: str | os.PathLike | None = None,
+                           **kwargs) -> tuple[np.ndarray, list[str], str]:
+    """``(W, token strings, description)`` of GPT-2, or of the WikiText-2 fallback LM if GPT-2 is missing.
+
+    ``kwargs`` go to :func:`load_pretrained_lm` (``fallback``, ``fallback_config``, ``device`` ...).
+    """
+    lm = load_pretrained_lm(name_or_path, **kwargs)
+    return lm.W, lm.tokens, lm.description

@@ -1,0 +1,140 @@
+"""Tests of ntputils.pretrained on a tiny GPT-2 saved to disk (the real loading path) and the fallback LM."""
+
+import numpy as np
+import pytest
+import torch
+
+from ntputils.models import build_model
+from ntputils.pretrained import (
+    FallbackConfig,
+    PretrainedUnavailableError,
+    decoder_weight,
+    last_layer_context_embeddings,
+    load_gpt2,
+    load_pretrained_lm,
+    prefix_context_embeddings,
+    prefix_contexts,
+    pretrained_or_fallback,
+    sample_windows,
+)
+
+transformers = pytest.importorskip("transformers")
+
+TEXTS = [
+    "the cat sat on the mat and the dog sat on the log",
+    "a little girl named lily liked to play in the park with her dog",
+    "once upon a time there was a tiny boat on a big blue sea",
+    "the sun was warm and the birds sang in the tall green trees",
+] * 5
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory):
+    """A 2-layer, d=32 GPT-2 with a 300-token byte-level BPE, written with save_pretrained."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(TEXTS, trainers.BpeTrainer(vocab_size=300, show_progress=False,
+                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    folder = tmp_path_factory.mktemp("tiny-gpt2")
+    transformers.PreTrainedTokenizerFast(tokenizer_object=tok).save_pretrained(folder)
+    config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, n_positions=32,
+                                     vocab_size=tok.get_vocab_size())
+    torch.manual_seed(0)
+    transformers.GPT2LMHeadModel(config).save_pretrained(folder)
+    return folder, tok.get_vocab_size()
+
+
+def test_load_gpt2_from_a_local_folder_and_env(tiny_gpt2, monkeypatch):
+    folder, vocab = tiny_gpt2
+    model = load_gpt2(folder, device="cpu")
+    W = decoder_weight(model)
+    assert W.shape == (vocab, 32) and W.dtype == np.float32
+    np.testing.assert_array_equal(W, model.transformer.wte.weight.detach().numpy())  # tied decoder
+    monkeypatch.setenv("NTP_GPT2_PATH", str(folder))
+    np.testing.assert_array_equal(decoder_weight(load_gpt2(device="cpu")), W)
+
+
+def test_missing_gpt2_raises_a_clear_error(tmp_path):
+    with pytest.raises(PretrainedUnavailableError, match="NTP_GPT2_PATH"):
+        load_gpt2(tmp_path)  # an existing folder without weights: no network is tried
+
+
+def test_context_embeddings_reproduce_gpt2_logits(tiny_gpt2):
+    folder, vocab = tiny_gpt2
+    model = load_gpt2(folder, device="cpu")
+    contexts = [(5, 9, 30), (7,), (100, 2, 3, 4, 5, 6), (11, 12, 13)]
+    H = last_layer_context_embeddings(model, contexts, batch_size=2, progress=False)
+    assert H.shape == (32, 4)
+    L = decoder_weight(model) @ H  # V x m logits of the NTP view
+    with torch.no_grad():
+        for j, c in enumerate(contexts):
+            logits = model(torch.tensor([c])).logits[0, -1].numpy()
+            np.testing.assert_allclose(L[:, j], logits, atol=1e-4)
+
+
+def test_prefix_embeddings_equal_embeddings_of_the_prefixes(tiny_gpt2):
+    folder, vocab = tiny_gpt2
+    model = load_gpt2(folder, device="cpu")
+    windows = sample_windows(np.arange(200) % vocab, n_sequences=5, length=11, seed=0)
+    contexts, next_tokens = prefix_contexts(windows)
+    assert len(contexts) == 50 and [len(c) for c in contexts[:10]] == list(range(1, 11))
+    np.testing.assert_array_equal(next_tokens[:10], windows[0, 1:])
+    H_fast = prefix_context_embeddings(model, windows, batch_size=2, progress=False)
+    H_slow = last_layer_context_embeddings(model, contexts, progress=False)
+    np.testing.assert_allclose(H_fast, H_slow, atol=1e-5)
+
+
+def test_prefix_embeddings_of_our_transformer():
+    model = build_model("transformer", vocab_size=20, d=16, n_layers=2, n_heads=2, seed=0).eval()
+    windows = sample_windows(np.arange(100) % 20, n_sequences=3, length=5, seed=1)
+    contexts, _ = prefix_contexts(windows)
+    np.testing.assert_allclose(prefix_context_embeddings(model, windows, progress=False),
+                               last_layer_context_embeddings(model, contexts, progress=False), atol=1e-5)
+
+
+def test_sample_windows_stay_inside_documents():
+    docs = [np.arange(0, 15), np.arange(100, 104), np.arange(200, 230)]  # the middle one is too short
+    w = sample_windows(docs, n_sequences=20, length=6, seed=3)
+    assert w.shape == (20, 6)
+    assert (np.diff(w, axis=1) == 1).all()  # consecutive tokens of one document
+    assert not ((w >= 100) & (w < 104)).any()
+    np.testing.assert_array_equal(w, sample_windows(docs, n_sequences=20, length=6, seed=3))
+    assert len({tuple(r) for r in w}) == 20  # without replacement when possible
+    with pytest.raises(ValueError, match="no document"):
+        sample_windows([np.arange(3)], n_sequences=2, length=6)
+    with pytest.raises(ValueError, match="empty corpus"):
+        sample_windows([], n_sequences=2)
+
+
+def test_fallback_is_a_trained_lm_and_is_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("NTP_CACHE_DIR", str(tmp_path / "cache"))
+    cfg = FallbackConfig(bpe_vocab=300, d=16, n_layers=1, n_heads=2, context=8, batch_size=8, steps=60,
+                         lr=1e-2, warmup_steps=5)
+    W, tokens, description = pretrained_or_fallback(tmp_path, fallback_config=cfg, fallback_texts=TEXTS,
+                                                    device="cpu", progress=False)
+    assert description.startswith("fallback (not GPT-2)") and "GPT-2 unavailable" in description
+    assert W.shape == (len(tokens), 16)
+    assert any(t.startswith("#") for t in tokens)  # word-start marker of the corpora convention
+    lm = load_pretrained_lm(tmp_path, fallback_config=cfg, fallback_texts=TEXTS, device="cpu", progress=False)
+    np.testing.assert_array_equal(lm.W, W)  # second call: loaded from the cache, not retrained
+    assert lm.extra["valid_ce"] < np.log(len(tokens))  # better than uniform: it learned the text
+    with pytest.raises(PretrainedUnavailableError):
+        load_pretrained_lm(tmp_path, fallback=False)
+
+
+def test_gpt2_description_and_tokens(tiny_gpt2):
+    folder, vocab = tiny_gpt2
+    W, tokens, description = pretrained_or_fallback(folder, device="cpu")
+    assert description.startswith("GPT-2") and W.shape == (vocab, 32) and len(tokens) == vocab
+    assert "#cat" in tokens or "#the" in tokens

@@ -1,0 +1,198 @@
+"""Tests of ntputils.train: objective, convergence, determinism, checkpoint/resume, snapshots, classifier."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from ntputils.data import from_counts
+from ntputils.models import build_model, imbalanced_digits, left_pad
+from ntputils.train import lr_factor, train_classifier, train_ntp, training_set
+
+V, CTX_VOCAB, M = 8, 6, 20
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def data():
+    """20 distinct 4-token contexts with random supports and counts 1..3 (a tiny NTPData)."""
+    rng = np.random.default_rng(0)
+    counts = (rng.random((V, M)) < 0.3) * rng.integers(1, 4, (V, M))
+    counts[rng.integers(0, V, M), np.arange(M)] += 1
+    contexts = set()
+    while len(contexts) < M:
+        contexts.add(tuple(int(t) for t in rng.integers(0, CTX_VOCAB, 4)))
+    return from_counts(counts, sorted(contexts))
+
+
+def model(kind="transformer", seed=0):
+    if kind == "lstm":
+        return build_model("lstm", vocab_size=V, context_vocab_size=CTX_VOCAB, d=16, seed=seed)
+    return build_model("transformer", vocab_size=V, context_vocab_size=CTX_VOCAB, d=16, n_layers=2, n_heads=2,
+                       seed=seed)
+
+
+FAST = dict(lr=1e-2, schedule="constant", progress=False)
+
+
+def params(m):
+    return [p.detach().clone() for p in m.parameters()]
+
+
+def assert_same_history(a, b):
+    assert a.steps == b.steps and a.snap_steps == b.snap_steps
+    assert a.scalars == b.scalars
+    for x, y in zip(a.W + a.H, b.W + b.H, strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_logged_ce_is_the_authors_sample_summed_ce_over_n(data):
+    net = model()
+    hist = train_ntp(net, data, steps=0, progress=False)
+    # expand the counts into the n (context, next token) samples of the authors' code
+    z, j = data.counts.nonzero()
+    reps = data.counts[z, j]
+    tokens = left_pad(data.contexts, net.pad_id)[np.repeat(j, reps)]
+    targets = torch.as_tensor(np.repeat(z, reps)).long()
+    with torch.no_grad():
+        summed = F.cross_entropy(net(tokens).double(), targets, reduction="sum").item()
+    assert hist.scalars["ce"][0] == pytest.approx(summed / data.n, rel=1e-6)
+    assert hist.meta["entropy"] == pytest.approx(data.entropy)
+
+
+@pytest.mark.parametrize("kind", ["transformer", "lstm"])
+def test_training_drives_ce_to_the_entropy(data, kind):
+    hist = train_ntp(model(kind), data, steps=250, log_steps=10, **FAST)
+    gap = np.array(hist.scalars["ce_minus_H"])
+    assert gap.min() > -1e-6  # CE >= H always
+    assert gap[-1] < 0.05 * gap[0]
+    assert hist.scalars["norm_W"][-1] > hist.scalars["norm_W"][0]  # norms grow toward the entropy
+
+
+def test_snapshots_have_history_shapes(data):
+    net = model()
+    hist = train_ntp(net, data, steps=20, log_steps=[0, 5, 20], snapshot_steps=[0, 20], **FAST)
+    assert hist.steps == [0, 5, 20] and hist.snap_steps == [0, 20]
+    assert set(hist.scalars) == {"loss", "ce", "ce_minus_H", "norm_W", "norm_H", "norm_L", "lr"}
+    W, H, L = hist.W[-1], hist.H[-1], hist.L[-1]
+    assert W.shape == (V, 16) and H.shape == (16, M) and L.shape == (V, M)
+    with torch.no_grad():
+        h = net.context_embeddings(left_pad(data.contexts, net.pad_id)).double().numpy()
+        logits = net(left_pad(data.contexts, net.pad_id)).double().numpy()
+    np.testing.assert_allclose(H, h.T, atol=1e-6)
+    np.testing.assert_allclose(L, logits.T, atol=1e-5)  # L = W H are the model's logits
+    assert hist.scalars["norm_L"][-1] == pytest.approx(np.linalg.norm(L), rel=1e-5)
+
+
+def test_snapshot_contexts_subset_in_given_order(data):
+    hist = train_ntp(model(), data, steps=3, log_steps=[3], snapshot_contexts=[7, 2, 11], **FAST)
+    full = train_ntp(model(), data, steps=3, log_steps=[3], **FAST)
+    np.testing.assert_array_equal(hist.H[-1], full.H[-1][:, [7, 2, 11]])
+    assert hist.meta["snapshot_contexts"] == [7, 2, 11]
+    with pytest.raises(ValueError, match="distinct"):
+        train_ntp(model(), data, steps=1, snapshot_contexts=[1, 1], **FAST)
+
+
+def test_same_seed_gives_identical_weights(data):
+    a, b = model(seed=3), model(seed=3)
+    ha = train_ntp(a, data, steps=30, batch_size=8, seed=1, **FAST)
+    hb = train_ntp(b, data, steps=30, batch_size=8, seed=1, **FAST)
+    for pa, pb in zip(params(a), params(b), strict=True):
+        assert torch.equal(pa, pb)
+    assert_same_history(ha, hb)
+    c = model(seed=3)
+    train_ntp(c, data, steps=30, batch_size=8, seed=2, **FAST)  # another batch order
+    assert not torch.equal(params(a)[-1], params(c)[-1])
+
+
+@pytest.mark.parametrize("batch_size", [None, 6])
+def test_resume_after_interruption_matches_uninterrupted_run(data, tmp_path, batch_size):
+    kw = dict(steps=40, batch_size=batch_size, log_steps=12, schedule="multistep", milestones=(10, 25),
+              gamma=0.5, lr=1e-2, progress=False)
+    straight = model()
+    h_straight = train_ntp(straight, data, **kw)
+    first = model()
+    h_part = train_ntp(first, data, checkpoint_dir=tmp_path, checkpoint_every=10, stop_after=17, **kw)
+    assert h_part.meta["stopped_at"] == 17 and h_part.steps[-1] <= 17
+    resumed = model()  # a fresh process would rebuild the model from its seed
+    h_resumed = train_ntp(resumed, data, checkpoint_dir=tmp_path, checkpoint_every=10, **kw)
+    assert h_resumed.meta["resumed_from"] == 17
+    for pa, pb in zip(params(straight), params(resumed), strict=True):
+        assert torch.equal(pa, pb)
+    assert_same_history(h_straight, h_resumed)
+    # a finished run comes back from its final checkpoint without training
+    again = model()
+    h_again = train_ntp(again, data, checkpoint_dir=tmp_path, checkpoint_every=10, **kw)
+    assert h_again.meta["resumed_from"] == 40
+    assert_same_history(h_straight, h_again)
+    assert torch.equal(params(again)[-1], params(straight)[-1])
+
+
+def test_checkpoint_of_another_run_is_refused(data, tmp_path):
+    train_ntp(model(), data, steps=4, checkpoint_dir=tmp_path, **FAST)
+    with pytest.raises(ValueError, match="another run"):
+        train_ntp(model(), data, steps=4, checkpoint_dir=tmp_path, **{**FAST, "lr": 0.5})
+    with pytest.raises(ValueError, match="another run"):
+        train_ntp(model(seed=9), data, steps=4, checkpoint_dir=tmp_path, **FAST)
+    train_ntp(model(), data, steps=4, checkpoint_dir=tmp_path, resume=False, **{**FAST, "lr": 0.5})
+
+
+def test_device_auto_resolves_to_cpu_without_cuda(data):
+    hist = train_ntp(model(), data, steps=1, device="auto", **FAST)
+    assert hist.meta["device"] == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_float64_and_summed_loss(data):
+    net = model()
+    hist = train_ntp(net, data, steps=5, dtype="float64", reduction="sum", **FAST)
+    assert net.output_weight().dtype == torch.float64
+    assert hist.scalars["ce"][-1] < hist.scalars["ce"][0]
+
+
+def test_multistep_factor_matches_torch_multisteplr():
+    p = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([p], lr=1.0)
+    sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=[3, 7], gamma=0.4)
+    for update in range(10):
+        factor = lr_factor(update, schedule="multistep", steps=10, milestones=(3, 7), gamma=0.4)
+        assert factor == pytest.approx(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert lr_factor(0, schedule="cosine", steps=10) == 1.0
+    assert lr_factor(10, schedule="cosine", steps=10) == pytest.approx(0.0)
+    assert lr_factor(1, schedule="constant", steps=10, warmup_steps=4) == 0.5
+    with pytest.raises(ValueError, match="unknown schedule"):
+        lr_factor(0, schedule="step", steps=1)
+
+
+def test_bad_inputs_raise_value_error(data):
+    with pytest.raises(ValueError, match="shape mismatch"):
+        train_ntp(build_model("transformer", vocab_size=V + 1, context_vocab_size=CTX_VOCAB, d=8, n_heads=2),
+                  data, steps=1, progress=False)
+    with pytest.raises(ValueError, match="rows summing to 1"):
+        training_set(model(), (torch.zeros(3, 2, dtype=torch.long), torch.ones(3, V)))
+    with pytest.raises(ValueError, match="unknown optimizer"):
+        train_ntp(model(), data, steps=1, optimizer="lbfgs")
+    with pytest.raises(ValueError, match="needs the sample count"):
+        train_ntp(model(), (torch.zeros(3, 2, dtype=torch.long), torch.tensor([0, 1, 2])), steps=1,
+                  reduction="sum")
+
+
+def test_classifier_records_confusion_matrices():
+    images, labels = imbalanced_digits(classes=(0, 1, 2), per_class=(30, 30, 6), seed=0)
+    cnn = build_model("cnn", n_classes=3, channels=(8, 16, 16), seed=0)
+    hist = train_classifier(cnn, images, labels, steps=40, lr=0.05, optimizer="adamw",
+                            log_steps=[0, 10, 40], progress=False)
+    conf = np.array(hist.meta["confusion"])
+    assert hist.meta["confusion_steps"] == [0, 10, 40] and conf.shape == (3, 3, 3)
+    assert (conf.sum(axis=2) == [30, 30, 6]).all()  # rows = true classes
+    assert hist.scalars["accuracy"][-1] > 0.9 and hist.scalars["accuracy"][-1] > hist.scalars["accuracy"][0]
+    assert hist.H[-1].shape == (16, 66) and hist.W[-1].shape == (3, 16)
+    assert hist.meta["entropy"] == 0.0
