@@ -8,6 +8,8 @@ Small modules, one concern each (see ``book/api.md`` for the formula each functi
 * :mod:`ntputils.ufm`       -- NTP-UFM training and the nuclear-norm regularization path.
 * :mod:`ntputils.dynamics`  -- closed-form square-loss dynamics (Saxe et al.).
 * :mod:`ntputils.synthetic` -- STEP-imbalanced and random support matrices.
+* :mod:`ntputils.mode_dynamics` -- singular-value curves, learning times, 1/sigma fits.
+* :mod:`ntputils.concept_analysis` -- orthant clusters, typicality, concept representations.
 * :mod:`ntputils.history`   -- the snapshot format shared by UFM and network training.
 * :mod:`ntputils.lmm_fast`  -- a fast, certified first-order solver for L^mm (CPU or CUDA).
 * :mod:`ntputils.spectral`  -- top-k SVD of S~ from sparse S (implicit centering), the sign rule.

@@ -1,0 +1,362 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # STEP imbalance: concepts in one-hot classification, and reweighting the rate of learning
+#
+# Paper B {cite}`zhao2025semantics` (App. A.4, D.1) connects its concepts to neural collapse. With one-hot
+# labels and **balanced** classes, $\boldsymbol S=\mathbb I_V\otimes\mathbb 1_{m/V}^\top$ and all singular values
+# of $\widetilde{\boldsymbol S}$ are equal: no concept is more important than another. A small deviation from
+# balance creates a hierarchy. **STEP imbalance** with ratio $R$: $V/2$ majority words with $R$ contexts each
+# and $V/2$ minority words with one context each,
+#
+# $$\boldsymbol S=\begin{bmatrix}\mathbb I_{V/2}\otimes\mathbb 1_R^\top&\boldsymbol 0\\
+# \boldsymbol 0&\mathbb I_{V/2}\end{bmatrix}\in\{0,1\}^{V\times m},\qquad m=(R+1)V/2 .$$
+#
+# Its centered support matrix has three tiers of singular values,
+# $\sigma_1=\dots=\sigma_{V/2-1}=\sqrt R>\sigma_{V/2}=\sqrt{(R+1)/2}>\sigma_{V/2+1}=\dots=\sigma_{V-1}=1$,
+# with singular vectors in closed form: the DCT-II block $\mathbb F[i,j]=\sqrt{4/V}\cos(\pi(2i-1)j/V)$
+# separates majorities among themselves (tier 1) and minorities among themselves (tier 3), and one vector
+# separates majorities from minorities (tier 2). By Prop. 1 (chapter b02) the square-loss NTP-UFM learns
+# the tiers one after the other (**Fig. 13, middle**).
+#
+# **Reweighting (eq. 10).** Minimizing $\|(\widetilde{\boldsymbol S}-\boldsymbol W\boldsymbol H)\boldsymbol\Omega\|_F^2$
+# with $\boldsymbol\Omega=\mathrm{diag}(\sqrt{1/R}\,\mathbb 1_{RV/2}^\top,\mathbb 1_{V/2}^\top)$ (eq. 12) gives
+# $\widetilde{\boldsymbol S}\boldsymbol\Omega=\boldsymbol U\widetilde{\boldsymbol V}^\top$: all singular values
+# equal 1, so all modes are learned at once (**Fig. 13, bottom**).
+#
+# **Corrections to the printed formulas** (found by checking them numerically, spec sec. 1.9): the top
+# block of $\boldsymbol V^\top$ needs a factor $1/\sqrt R$ ($\mathbb F^\top\otimes\mathbb 1_R^\top/\sqrt R$), else
+# $\boldsymbol V^\top\boldsymbol V\ne\mathbb I$; the last index of the three-tier list is $V-1$, not $V$
+# (rank $V-1$). **UNKNOWN:** $V$ and $R$ of Fig. 13; we take $V=10$, $R=5$ (so $\sigma=\sqrt5$ four
+# times, $\sqrt3$, and $1$ four times), $d=16$, the SVD initialization of Fig. 12 with $\delta=8$, and GD with
+# step $\eta=0.01$ on the halved losses.
+
+# %%
+PROFILES = {
+    "cpu": {"V": 10, "R": 5, "d": 16, "delta": 8.0, "lr": 0.01, "t_max": 25.0, "dt": 0.1},
+    "paper": {"V": 10, "R": 5, "d": 16, "delta": 8.0, "lr": 0.002, "t_max": 25.0, "dt": 0.05},
+}
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+device = "auto"
+V = None  # vocabulary size (even); V/2 majority and V/2 minority classes
+R = None  # imbalance ratio: contexts per majority class
+d = None  # embedding dimension (d > V)
+delta = None  # SVD initialization W(0) = e^{-delta} U R^T, H(0) = e^{-delta} R V^T
+lr = None  # GD step on the halved (weighted) square loss; time t = lr * step
+t_max = None  # simulated time
+dt = None  # time between snapshots
+
+# %%
+# %matplotlib inline
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import torch
+
+from ntputils.data import from_counts
+from ntputils.dynamics import aligned_init, saxe_singular_values
+from ntputils.geometry import centered_support, svd_factors
+from ntputils.mode_dynamics import complement_norm, crossing_times, mode_amplitudes, relative_error
+from ntputils.runtime import check, setup_chapter
+from ntputils.synthetic import (
+    one_hot_balanced_support,
+    step_closed_form,
+    step_imbalanced_support,
+    step_weights,
+)
+from ntputils.ufm import train
+
+cfg = setup_chapter(PROFILES, globals())
+torch.set_num_threads(1)  # tiny matrices: one thread is fastest
+
+# %% [markdown]
+# ## Fig. 13 (top): the support matrix and the closed-form SVD
+#
+# We compare the closed form (`ntputils.synthetic.step_closed_form`, with the $1/\sqrt R$ fix) with the
+# numerical SVD. Inside a tier the singular value is repeated, so individual singular vectors are not
+# unique; we compare the projector onto each tier's singular subspace instead.
+
+# %%
+S = step_imbalanced_support(cfg.V, cfg.R)
+data = from_counts(sp.csc_array(S.astype(np.int64)))
+S_t = centered_support(S)
+U_num, s_num, Vt_num = svd_factors(S_t)
+U_cf, s_cf, Vt_cf = step_closed_form(cfg.V, cfg.R)
+r = s_cf.size
+half = cfg.V // 2
+tiers = {"tier 1: majority vs majority": np.arange(half - 1), "tier 2: majorities vs minorities": np.array([half - 1]),
+         "tier 3: minority vs minority": np.arange(half, cfg.V - 1)}
+tier_of_mode = np.empty(r, dtype=int)
+for i, idx in enumerate(tiers.values()):
+    tier_of_mode[idx] = i
+
+sigma_err = np.abs(s_num - s_cf).max()
+recon_err = np.abs((U_cf * s_cf) @ Vt_cf - S_t).max()
+orth_err = max(np.abs(U_cf.T @ U_cf - np.eye(r)).max(), np.abs(Vt_cf @ Vt_cf.T - np.eye(r)).max())
+proj_err = max(max(np.abs(U_cf[:, i] @ U_cf[:, i].T - U_num[:, i] @ U_num[:, i].T).max(),
+                   np.abs(Vt_cf[i].T @ Vt_cf[i] - Vt_num[i].T @ Vt_num[i]).max()) for i in tiers.values())
+Vt_printed = Vt_cf.copy()
+Vt_printed[: half - 1] *= np.sqrt(cfg.R)  # the top block as printed: F^T (x) 1_R^T without 1/sqrt(R)
+printed_orth_err = np.abs(Vt_printed @ Vt_printed.T - np.eye(r)).max()
+expected = np.r_[np.full(half - 1, np.sqrt(cfg.R)), np.sqrt((cfg.R + 1) / 2), np.ones(half - 1)]
+display(pd.DataFrame({"k": np.arange(1, r + 1), "tier": tier_of_mode + 1, "sigma_k numerical": s_num.round(12),
+                      "sigma_k closed form": s_cf.round(12), "paper": [
+                          "sqrt(R)" if t == 0 else ("sqrt((R+1)/2)" if t == 1 else "1") for t in tier_of_mode]}))
+print(f"max |sigma_num - sigma_closed| = {sigma_err:.1e};  max |U Sigma V^T - S~| = {recon_err:.1e};  "
+      f"orthonormality error of U, V = {orth_err:.1e};  tier projector error = {proj_err:.1e}")
+print(f"printed V^T (no 1/sqrt(R)): max |V^T V - I| = {printed_orth_err:.3f} (= R - 1 = {cfg.R - 1})")
+
+# %%
+fig, axes = plt.subplots(1, 4, figsize=(18, 3.9), layout="constrained",
+                         gridspec_kw={"width_ratios": [S.shape[1], r + 2, r + 2, S.shape[1]]})
+axes[0].imshow(S, cmap="Greys", vmin=0, vmax=1, aspect="auto")
+axes[0].set_title(f"support S (V={cfg.V}, R={cfg.R}, m={S.shape[1]})")
+axes[0].set_xlabel("context j")
+axes[0].set_ylabel("word z (majorities first)")
+lim = np.abs(np.r_[U_cf.ravel(), Vt_cf.ravel()]).max()
+im = axes[1].imshow(U_cf, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
+axes[1].set_title("U (closed form)")
+axes[1].set_xlabel("k")
+axes[1].set_xticks(range(r), range(1, r + 1))
+tier_colors = np.array(["tab:red", "tab:purple", "tab:blue"])
+axes[2].bar(np.arange(1, r + 1), s_cf, color=tier_colors[tier_of_mode])
+axes[2].plot(np.arange(1, r + 1), s_num, "k_", ms=14, label="numerical SVD")
+axes[2].set_title(r"$\Sigma$: three tiers")
+axes[2].set_xlabel("k")
+axes[2].set_xticks(range(1, r + 1))
+axes[2].legend(fontsize=8)
+axes[3].imshow(Vt_cf, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
+axes[3].set_title(r"$V^\top$ (closed form, with the $1/\sqrt{R}$ fix)")
+axes[3].set_xlabel("context j")
+axes[3].set_ylabel("k")
+axes[3].set_yticks(range(r), range(1, r + 1))
+fig.colorbar(im, ax=axes[3], shrink=0.8, label="entry")
+fig.suptitle(r"Fig. 13 (top): one-hot STEP-imbalanced S and the SVD of $\widetilde{S}$")
+plt.show()
+
+# %% [markdown]
+# ## Fig. 13 (middle): square loss, three learning tiers
+#
+# GD on $\tfrac12\|\widetilde{\boldsymbol S}-\boldsymbol W\boldsymbol H\|_F^2$ from the SVD initialization. We follow
+# every concept by identity through its *mode amplitude* $c_k(t)=\boldsymbol u_k^\top\boldsymbol L_t\boldsymbol v_k$
+# (for the aligned dynamics of Prop. 1 these are exactly the singular values $\sigma_ka_k(t)$ of
+# $\boldsymbol L_t$; unlike sorted singular values they stay attached to a concept when curves cross). The
+# *learning time* of a mode is the first $t$ at which $c_k$ reaches $90\%$ of $\sigma_k$.
+
+# %%
+W0, H0 = aligned_init(U_num, Vt_num, cfg.d, cfg.delta, seed=cfg.seed)
+steps = int(round(cfg.t_max / cfg.lr))
+log_steps = list(range(0, steps + 1, max(1, int(round(cfg.dt / cfg.lr)))))
+
+
+def run(loss: str, **kw):
+    """GD run of the (weighted) square-loss NTP-UFM from the SVD init; returns times and the History."""
+    hist = train(data, d=cfg.d, loss=loss, steps=steps, lr=cfg.lr, optimizer="gd", seed=cfg.seed,
+                 device=cfg.device, log_steps=log_steps, **kw)
+    return np.asarray(hist.snap_steps) * cfg.lr, hist
+
+
+def learning_times(t, amplitudes, limit):
+    """First time each mode amplitude reaches 90% of its limit."""
+    return crossing_times(t, amplitudes, 0.9 * limit)
+
+
+def dynamics_panels(axes, t, hist, target, U, s, Vt, closed=None, title=""):
+    """The four panels of Fig. 12 for one run: loss/norms, errors to the limit, mode amplitudes, complement."""
+    Lw = hist.L
+    sv = mode_amplitudes(Lw, U, Vt)
+    axes[0].semilogy(t, hist.scalars["loss"], "k", label="loss")
+    axes[0].semilogy(t, hist.scalars["norm_W"], "k--", label=r"$\|W\|_F$")
+    axes[0].semilogy(t, hist.scalars["norm_H"], "k:", label=r"$\|H\|_F$")
+    axes[1].semilogy(t, [relative_error(L, target) for L in Lw], label="logits vs limit")
+    axes[1].semilogy(t, [relative_error(W @ W.T, (U * s) @ U.T) for W in hist.W], label=r"$WW^\top$ vs $U\Sigma U^\top$")
+    for k in range(s.size):
+        axes[2].plot(t, sv[:, k], color=tier_colors[tier_of_mode[k]], lw=1.5)
+    if closed is not None:
+        axes[2].plot(t, closed, "k--", lw=0.8)
+    axes[3].semilogy(t, [max(complement_norm(L, U, Vt), 1e-18) for L in Lw])
+    axes[0].set_title("loss and norms")
+    axes[1].set_title("relative error to the limit")
+    axes[2].set_title(title)
+    axes[3].set_title(r"$\|L - UU^\top L VV^\top\|_F$")
+    for ax in axes:
+        ax.set_xlabel(r"time $t=\eta\cdot$step")
+    axes[0].legend(fontsize=8)
+    axes[1].legend(fontsize=8)
+    axes[2].set_ylabel(r"$u_k^\top L_t v_k$")
+    return sv
+
+
+t, hist_sq = run("square", init=(W0, H0))
+fig, axes = plt.subplots(1, 4, figsize=(19, 4.2), layout="constrained")
+sv_sq = dynamics_panels(axes, t, hist_sq, S_t, U_num, s_num, Vt_num,
+                        closed=saxe_singular_values(t, s_num, cfg.delta),
+                        title=r"$u_k^\top L_t v_k = s_k(L_t)$: tier 1 red, 2 purple, 3 blue (dashed: eq. 7)")
+fig.suptitle(r"Fig. 13 (middle): square loss $\frac{1}{2}\|\widetilde{S}-WH\|_F^2$, SVD init $\delta$="
+             f"{cfg.delta:g}, d={cfg.d}, GD step {cfg.lr:g}")
+plt.show()
+t90_sq = learning_times(t, sv_sq, s_num)
+
+# %% [markdown]
+# ## Fig. 13 (bottom): the reweighted loss (eq. 10, $\boldsymbol\Omega$ of eq. 12)
+#
+# The derivation in App. D.1 applies Prop. 1 to the target $\widetilde{\boldsymbol S}\boldsymbol\Omega=\boldsymbol U\widetilde{\boldsymbol V}^\top$,
+# i.e. to the free variables $(\boldsymbol W,\boldsymbol H'=\boldsymbol H\boldsymbol\Omega)$: with free context
+# embeddings, $\boldsymbol H'$ is just another set of context embeddings, and
+# $\|(\widetilde{\boldsymbol S}-\boldsymbol W\boldsymbol H)\boldsymbol\Omega\|_F=\|\widetilde{\boldsymbol S}\boldsymbol\Omega-\boldsymbol W\boldsymbol H'\|_F$.
+# We run exactly that (GD on $(\boldsymbol W,\boldsymbol H')$, SVD init of $\widetilde{\boldsymbol S}\boldsymbol\Omega$),
+# plot the weighted logits $\boldsymbol L\boldsymbol\Omega=\boldsymbol W\boldsymbol H'$, and then also report the
+# logits $\boldsymbol L=\boldsymbol W\boldsymbol H'\boldsymbol\Omega^{-1}=\boldsymbol U\boldsymbol A(t)\boldsymbol\Sigma\boldsymbol V^\top$.
+
+# %%
+omega = step_weights(cfg.V, cfg.R)
+S_omega = S_t * omega
+U_w, s_w, Vt_w = svd_factors(S_omega)
+Vtilde_t = s_cf[:, None] * Vt_cf * omega  # paper: V~^T = Sigma V^T Omega (with the 1/sqrt(R) fix)
+omega_sigma_err = np.abs(s_w - 1).max()
+vtilde_err = max(np.abs(Vtilde_t @ Vtilde_t.T - np.eye(r)).max(), np.abs(U_cf @ Vtilde_t - S_omega).max())
+print(f"singular values of S~ Omega: {np.round(s_w, 12)};  V~ orthonormal and S~ Omega = U V~^T up to {vtilde_err:.1e}")
+
+Ww0, Hw0 = aligned_init(U_w, Vt_w, cfg.d, cfg.delta, seed=cfg.seed)
+t, hist_w = run("square", init=(Ww0, Hw0), target=S_omega)
+L_unweighted = [L / omega for L in hist_w.L]  # L = W H' Omega^{-1}
+amp_w_logits = mode_amplitudes(L_unweighted, U_num, Vt_num)  # = sigma_k a(t): the tiers of S~
+fig, axes = plt.subplots(1, 4, figsize=(19, 4.2), layout="constrained")
+sv_w = dynamics_panels(axes, t, hist_w, S_omega, U_w, s_w, Vt_w, closed=saxe_singular_values(t, s_w, cfg.delta),
+                       title=r"black: $L_t\Omega$ ($\to 1$); colors: $u_k^\top L_t v_k\to\sigma_k$")
+for line in axes[2].lines[: s_w.size]:
+    line.set_color("k")
+for k in range(r):
+    axes[2].plot(t, amp_w_logits[:, k], color=tier_colors[tier_of_mode[k]], lw=1.5)
+fig.suptitle(r"Fig. 13 (bottom): weighted loss $\frac{1}{2}\|(\widetilde{S}-WH)\Omega\|_F^2$ (eq. 10, $\Omega$ of eq. 12) "
+             r"in the variables $(W, H\Omega)$ of App. D.1")
+plt.show()
+t90_w = learning_times(t, sv_w, np.ones(r))
+t90_w_logits = learning_times(t, amp_w_logits, s_num)
+
+# %% [markdown]
+# ### The same loss with gradient descent on $\boldsymbol H$ itself
+#
+# If instead GD runs on $(\boldsymbol W,\boldsymbol H)$ with the weighted loss (eq. 10 taken literally), the
+# weight also rescales the step of every majority context embedding by $\omega^2=1/R$. A mode supported on
+# majority contexts then grows at rate $2\omega^2\sigma=2/\sqrt R$ instead of $2\sigma=2\sqrt R$, a minority
+# mode at rate $2$: the reweighting over-corrects, and the order of the tiers **reverses** (majorities last). Weights
+# $\omega_{\rm maj}=R^{-1/4}$ gives tiers 1 and 3 equal growth rates in this parameterization (their 90%-times
+# then differ only through the $\log\sigma$ term of eq. 7). Both runs start from the
+# SVD initialization of the unweighted problem.
+
+# %%
+t, hist_lit = run("weighted_square", init=(W0, H0), omega=omega)
+omega_quarter = np.where(omega < 1, cfg.R ** -0.25, 1.0)
+t, hist_q = run("weighted_square", init=(W0, H0), omega=omega_quarter)
+sv_lit = mode_amplitudes(hist_lit.L, U_num, Vt_num)
+sv_q = mode_amplitudes(hist_q.L, U_num, Vt_num)
+t90_lit = learning_times(t, sv_lit, s_num)
+t90_q = learning_times(t, sv_q, s_num)
+
+fig, axes = plt.subplots(1, 3, figsize=(17, 4.2), layout="constrained", sharey=True)
+for ax, sv, ttl in [(axes[0], sv_sq, "unweighted (Fig. 13 middle)"),
+                    (axes[1], sv_lit, r"eq. (10), GD on $(W,H)$, $\omega_{maj}=R^{-1/2}$"),
+                    (axes[2], sv_q, r"GD on $(W,H)$, $\omega_{maj}=R^{-1/4}$")]:
+    for k in range(r):
+        ax.plot(t, sv[:, k], color=tier_colors[tier_of_mode[k]])
+    ax.set_title(ttl)
+    ax.set_xlabel(r"time $t=\eta\cdot$step")
+axes[0].set_ylabel(r"$u_k^\top L_t v_k$ (tier 1 red, 2 purple, 3 blue)")
+fig.suptitle("Mode amplitudes of the logits L = WH for three weightings, all from the same SVD initialization")
+plt.show()
+
+
+def spread(times):
+    return float(np.nanmax(times) / np.nanmin(times))
+
+
+summary = pd.DataFrame({
+    "run": ["square loss (middle)", "weighted, variables (W, H Omega): L Omega", "   same run: L = W H", "weighted, GD on (W, H)",
+            "GD on (W, H), omega = R^-1/4"],
+    "t90 tier 1": [t90_sq[0], t90_w[0], t90_w_logits[0], t90_lit[0], t90_q[0]],
+    "t90 tier 2": [t90_sq[half - 1], t90_w[half - 1], t90_w_logits[half - 1], t90_lit[half - 1], t90_q[half - 1]],
+    "t90 tier 3": [t90_sq[-1], t90_w[-1], t90_w_logits[-1], t90_lit[-1], t90_q[-1]],
+    "max / min over all modes": [spread(t90_sq), spread(t90_w), spread(t90_w_logits), spread(t90_lit), spread(t90_q)],
+}).round(3)
+summary
+
+# %% [markdown]
+# ## The balanced one-hot case (App. A.4)
+#
+# $\boldsymbol S=\mathbb I_V\otimes\mathbb 1_{k}^\top$: every singular value of $\widetilde{\boldsymbol S}$ equals
+# $\sqrt k$ (rank $V-1$), so the square-loss dynamics has a single tier and no concept is learned first.
+
+# %%
+per_class = cfg.R
+S_bal = one_hot_balanced_support(cfg.V, per_class)
+s_bal = np.linalg.svd(centered_support(S_bal), compute_uv=False)
+rank_bal = int(np.sum(s_bal > 1e-9 * s_bal[0]))
+bal_spread = float(np.ptp(s_bal[:rank_bal]))
+print(f"balanced one-hot (V={cfg.V}, {per_class} contexts per word): rank {rank_bal}, singular values "
+      f"{np.round(s_bal[:rank_bal], 12)} (sqrt({per_class}) = {np.sqrt(per_class):.6f})")
+fig, ax = plt.subplots(figsize=(6.5, 3.4), layout="constrained")
+ax.bar(np.arange(1, rank_bal + 1) - 0.2, s_bal[:rank_bal], width=0.4, color="tab:green", label="balanced")
+ax.bar(np.arange(1, r + 1) + 0.2, s_num, width=0.4, color=tier_colors[tier_of_mode], label=f"STEP, R={cfg.R}")
+ax.set_xlabel("k")
+ax.set_ylabel(r"$\sigma_k(\widetilde{S})$")
+ax.set_title("balanced one-hot: one tier; STEP imbalance: three tiers")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# ## Checks
+
+# %%
+tier1, tier2, tier3 = (t90_sq[idx] for idx in tiers.values())
+check("A.4: closed-form singular values vs numerical SVD: max error", sigma_err < 1e-10, measured=sigma_err,
+      paper="sqrt(R) x (V/2-1), sqrt((R+1)/2), 1 x (V/2-1)", tol="1e-10")
+check("A.4/D.1: closed-form U, V^T (with 1/sqrt(R) fix): reconstruction, orthonormality, tier subspaces",
+      max(recon_err, orth_err, proj_err) < 1e-10, measured=max(recon_err, orth_err, proj_err), paper="exact",
+      tol="1e-10")
+check("D.1 as printed (no 1/sqrt(R) in V^T) is not orthonormal: max |V^T V - I| = R - 1",
+      abs(printed_orth_err - (cfg.R - 1)) < 1e-10, measured=printed_orth_err, paper="(typo)", tol="1e-10")
+check("Fig. 13 middle: three learning tiers, tier 1 < tier 2 < tier 3 (t90), equal within each tier",
+      tier1.max() < tier2.min() and tier2.max() < tier3.min() and np.ptp(tier1) < cfg.dt and np.ptp(tier3) < cfg.dt,
+      measured=[round(float(tier1.mean()), 2), round(float(tier2.mean()), 2), round(float(tier3.mean()), 2)],
+      paper="staggered by sigma", tol=f"ties within dt={cfg.dt}")
+check("eq. (12): all singular values of S~ Omega equal 1; S~ Omega = U V~^T with V~ orthonormal",
+      max(omega_sigma_err, vtilde_err) < 1e-10, measured=max(omega_sigma_err, vtilde_err), paper="1", tol="1e-10")
+check("Fig. 13 bottom: with the weights all modes reach 90% within 2% of each other (t90 max/min)",
+      spread(t90_w) < 1.02 and spread(t90_w_logits) < 1.02, measured=max(spread(t90_w), spread(t90_w_logits)),
+      paper="learned simultaneously", tol="< 1.02")
+lit_tiers = [float(t90_lit[idx].mean()) for idx in tiers.values()]
+check("eq. (10) with GD on H itself over-corrects: tier order reversed (t90 tier 3 < tier 2 < tier 1)",
+      lit_tiers[2] < lit_tiers[1] < lit_tiers[0], measured=[round(x, 2) for x in lit_tiers],
+      paper="(not discussed)")
+check("A.4 balanced one-hot: all singular values equal (sqrt(k)), rank V-1", bal_spread < 1e-10 and rank_bal == cfg.V - 1,
+      measured=bal_spread, paper="all equal", tol="1e-10")
+
+# %% [markdown]
+# ## What differs from the paper and why
+#
+# * $V$, $R$, $d$, the step size and the initialization of Fig. 13 are not given; ours are stated above. The
+#   figure therefore shows our times, not the paper's; the paper gives no numbers for this figure.
+# * Two typos of App. A.4/D.1 are corrected (the $1/\sqrt R$ in $\boldsymbol V^\top$ and $\widetilde{\boldsymbol V}^\top$,
+#   and $\sigma_{V-1}$ as the last singular value); the checks show the printed $\boldsymbol V^\top$ is not orthonormal.
+# * **Which variables does GD update under the weighted loss?** The paper's argument (and Fig. 13's "all
+#   singular factors are learned simultaneously") holds for gradient flow in $(\boldsymbol W,\boldsymbol H\boldsymbol\Omega)$,
+#   which is what the bottom panel shows: all modes reach 90% at the same time (max/min ratio in the table).
+#   Running GD on $(\boldsymbol W,\boldsymbol H)$ with eq. (10) literally preconditions the context embeddings by
+#   $\boldsymbol\Omega^2$: the tiers stay staggered, in reversed order (majorities last);
+#   $\omega_{\rm maj}=R^{-1/4}$ equalizes the growth rates of tiers 1 and 3 in that parameterization. The paper does
+#   not say which of the two it ran.
