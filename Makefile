@@ -1,0 +1,58 @@
+# The NTP Geometry Book. Two commands (see README.md):
+#   make book   create .venv if missing, install the project, execute every changed chapter at the
+#               cpu profile (papermill) and build the HTML into _build/html
+#   make test   ruff + the fast test suite
+# Knobs: PROFILE=cpu|paper  JOBS=N  BOOK_ARGS='--only a01 -p steps=100'  PYTHON=python3.11
+#        CHAPTER_TIMEOUT=S (default 900 when CI is set, else none)
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PROFILE ?= cpu
+JOBS ?= 1
+BOOK_ARGS ?=
+# in CI a hanging chapter fails after 15 minutes instead of eating the whole 90-minute job
+CHAPTER_TIMEOUT ?= $(if $(CI),900,)
+# re-install only when pyproject.toml changes (stamp named by its hash; no mtimes)
+PYPROJECT_HASH := $(shell $(PYTHON) -c "import hashlib;print(hashlib.sha256(open('pyproject.toml','rb').read()).hexdigest()[:16])")
+STAMP := $(VENV)/.ntpbook-installed-$(PYPROJECT_HASH)
+
+# MPLBACKEND=Agg in the environment silently drops every figure from papermill-run notebooks
+unexport MPLBACKEND
+export MPLCONFIGDIR ?= $(CURDIR)/.mplconfig
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: book test lint pytest browser-test install status clean help
+
+book: $(STAMP)
+	$(PY) -m ntputils.book build --profile $(PROFILE) --jobs $(JOBS) \
+	    $(if $(CHAPTER_TIMEOUT),--timeout $(CHAPTER_TIMEOUT)) $(BOOK_ARGS)
+
+test: lint pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+pytest: $(STAMP)
+	$(PY) -m pytest -q -m "not slow" || test $$? -eq 5   # 5 = no tests collected
+
+browser-test: $(STAMP)
+	$(PY) -m ntputils.book browser --screenshot a01
+
+status: $(STAMP)
+	$(PY) -m ntputils.book status
+
+install: $(STAMP)
+
+$(STAMP):
+	@test -x $(PY) || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	$(PY) -m pip install -e '.[dev]'
+	@rm -f $(VENV)/.ntpbook-installed-*
+	@touch $@
+
+clean:
+	rm -rf _build .cache/book book/*.ipynb book/status.md
+
+help:
+	@sed -n '1,8p' Makefile

@@ -1,0 +1,23 @@
+"""The book runner: ``python -m ntputils.book build`` executes the chapters and builds the HTML.
+
+Pipeline per chapter: jupytext ``notebooks/<chapter>.py`` -> ipynb -> papermill (parameters
+injected, profile ``cpu`` or ``paper``) -> ``book/<chapter>.ipynb``; then the status page
+``book/status.md`` is generated and ``jupyter-book build -W -n --keep-going`` renders the book with
+``execute_notebooks: off`` (papermill is the only executor).
+
+A chapter is re-executed only when its cache key -- the hash of (chapter source, resolved
+parameters, ``ntputils`` sources, pinned dependency versions) -- changed (see
+:mod:`ntputils.book.fingerprint`); the key is stored in the executed notebook's metadata, so a
+notebook is current exactly when its stored key equals the recomputed one.
+
+Modules: :mod:`~ntputils.book.project` (layout, chapter names, the toc),
+:mod:`~ntputils.book.params` (static parameter checks), :mod:`~ntputils.book.fingerprint`,
+:mod:`~ntputils.book.execute` (papermill in a worker process), :mod:`~ntputils.book.status`,
+:mod:`~ntputils.book.html` (jupyter-book), :mod:`~ntputils.book.browser` (headless Chromium check),
+:mod:`~ntputils.book.cli`.
+"""
+
+from ntputils.book.cli import main
+from ntputils.book.project import Chapter, Project
+
+__all__ = ["Chapter", "Project", "main"]

@@ -1,0 +1,274 @@
+"""Command line: ``python -m ntputils.book build|list|status|browser``.
+
+``build [--profile cpu|paper] [--only CHAPTER ...] [-p NAME=VALUE ...] [--force] [--jobs N] [--no-html]
+[--partial]`` executes every selected chapter whose cache key changed (all of them, even after a
+failure), then -- if none failed -- writes the status page and runs jupyter-book. Exit codes: 0 ok,
+1 a chapter or the HTML build failed, 2 bad usage (unknown chapter, unknown or ill-typed parameter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ntputils.book import html
+from ntputils.book.execute import RunResult, read_meta, run_chapter
+from ntputils.book.fingerprint import chapter_key, dependency_pins, ntputils_digest
+from ntputils.book.params import ChapterSpec, chapter_spec, parse_overrides, read_source
+from ntputils.book.project import Chapter, Project, ProjectError
+from ntputils.book.status import write_status
+from ntputils.runtime import DEFAULT_PROFILE, ParameterError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def say(*args: Any) -> None:
+    print(*args, flush=True)
+
+
+@dataclass
+class Planned:
+    chapter: Chapter
+    parameters: dict[str, Any]
+    resolved: dict[str, Any]
+    key: str
+
+
+class KeyCalculator:
+    """Cache keys for a project (the package digest and pins are computed once)."""
+
+    def __init__(self, project: Project):
+        self.project = project
+        self.digest = ntputils_digest()
+        self.pins = dependency_pins(project.pyproject)
+        self._specs: dict[str, tuple[ChapterSpec, str]] = {}
+
+    def spec(self, chapter: Chapter) -> tuple[ChapterSpec, str]:
+        """(spec, source text) of a chapter; raises ``ParameterError`` for a malformed chapter."""
+        if chapter.name not in self._specs:
+            text = chapter.source.read_text()
+            self._specs[chapter.name] = (chapter_spec(chapter.name, read_source(chapter.source)), text)
+        return self._specs[chapter.name]
+
+    def key(self, chapter: Chapter, parameters: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        spec, text = self.spec(chapter)
+        resolved = spec.resolve(parameters)
+        return resolved, chapter_key(text, resolved, self.digest, self.pins)
+
+    def is_current(self, chapter: Chapter) -> bool:
+        """The executed notebook exists, succeeded and its stored key equals the recomputed one."""
+        meta = read_meta(self.project.executed(chapter))
+        if meta.get("status") != "ok":
+            return False
+        try:
+            _, key = self.key(chapter, dict(meta.get("parameters", {})))
+        except (ParameterError, SyntaxError, OSError):
+            return False
+        return key == meta.get("key")
+
+
+def _print_failures(failures: list[RunResult]) -> None:
+    for r in failures:
+        say("")
+        say("=" * 100)
+        say(f"FAILED: {r.chapter.name}: {r.error}")
+        if r.log is not None:
+            say(f"(log: {r.log})")
+        say("-" * 100)
+        say(r.traceback.rstrip() or "(no traceback)")
+    say("=" * 100)
+    say(f"{len(failures)} chapter(s) failed: {', '.join(r.chapter.name for r in failures)}")
+
+
+def build(project: Project, *, profile: str | None = None, only: list[str] | None = None,
+          overrides: dict[str, Any] | None = None, force: bool = False, jobs: int = 1, make_html: bool = True,
+          partial: bool = False, timeout: float | None = None) -> int:
+    """Execute the selected chapters (cache permitting) and build the HTML; return the exit code."""
+    overrides = dict(overrides or {})
+    parameters = {"profile": overrides.pop("profile", None) or profile or DEFAULT_PROFILE, **overrides}
+    try:
+        selected = project.select(only)
+    except ProjectError as err:
+        say(f"error: {err}")
+        return EXIT_USAGE
+    keys = KeyCalculator(project)
+
+    # 1. static checks of every selected chapter, before any kernel starts
+    planned: list[Planned] = []
+    broken: list[RunResult] = []
+    usage_errors: list[str] = []
+    for chapter in selected:
+        try:
+            keys.spec(chapter)
+        except (ParameterError, SyntaxError) as err:  # the chapter itself is malformed
+            project.executed(chapter).unlink(missing_ok=True)
+            broken.append(RunResult(chapter, "failed", error=f"{type(err).__name__}: {err}",
+                                    traceback="(static check of the chapter source; nothing was executed)"))
+            continue
+        try:
+            resolved, key = keys.key(chapter, parameters)
+        except ParameterError as err:
+            usage_errors.append(str(err))
+            continue
+        planned.append(Planned(chapter, parameters, resolved, key))
+    if usage_errors:
+        for msg in usage_errors:
+            say(f"error: {msg}")
+        return EXIT_USAGE
+
+    # 2. cache
+    to_run: list[Planned] = []
+    results: list[RunResult] = list(broken)
+    for plan in planned:
+        meta = read_meta(project.executed(plan.chapter))
+        if not force and meta.get("status") == "ok" and meta.get("key") == plan.key:
+            say(f"[cached] {plan.chapter.name}: up to date ({meta.get('seconds', 0):.1f} s when executed)")
+            results.append(RunResult(plan.chapter, "cached", meta.get("seconds", 0.0), meta=meta))
+        else:
+            to_run.append(plan)
+
+    # 3. execute (all of them, whatever fails)
+    toc_has_status = _toc_has_status(project)
+    threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
+    if to_run:
+        say(f"executing {len(to_run)} chapter(s) at profile {parameters['profile']!r} with {jobs} job(s)")
+
+    def execute(plan: Planned) -> RunResult:
+        say(f"[run]    {plan.chapter.name} ...")
+        r = run_chapter(project, plan.chapter, plan.parameters, plan.resolved, plan.key, timeout=timeout,
+                        threads=threads, link_status=toc_has_status)
+        checks = r.meta.get("checks", [])
+        passed = sum(1 for c in checks if c.get("passed"))
+        outcome = "ok" if r.status == "ok" else f"FAILED ({r.error.splitlines()[0] if r.error else ''})"
+        say(f"[{r.status:6s}] {plan.chapter.name}: {outcome} in {r.seconds:.1f} s, "
+            f"checks {passed}/{len(checks)}")
+        return r
+
+    t0 = time.time()
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        results += list(pool.map(execute, to_run))
+    if to_run:
+        say(f"executed {len(to_run)} chapter(s) in {time.time() - t0:.1f} s")
+
+    executed_now = {r.chapter.name for r in results if r.status == "ok"}
+    current = {c.name: keys.is_current(c) for c in project.chapters()}
+    if project.toc_path.exists():
+        write_status(project, project.toc_chapters(), executed_now, current)
+    failures = [r for r in results if r.status == "failed"]
+    if failures:
+        _print_failures(failures)
+        if make_html:
+            say("HTML build skipped because chapters failed.")
+        return EXIT_FAILED
+    if not make_html:
+        return EXIT_OK
+
+    # 4. HTML (the status page above links exactly the current chapters, i.e. those rendered)
+    toc_path = None
+    try:
+        html.check_ready(project, current, partial=partial)
+        if partial:
+            keep = {name for name, ok in current.items() if ok}
+            toc_path = html.partial_toc(project, keep)
+            dropped = [f for f in project.toc_files() if f not in project.toc_files_of(toc_path)]
+            if dropped:
+                say(f"partial build: leaving out {len(dropped)} toc entries without a current page: "
+                    + ", ".join(dropped))
+    except ProjectError as err:
+        say(f"error: {err}")
+        return EXIT_FAILED
+    say("building HTML: jupyter-book build -W -n --keep-going")
+    t0 = time.time()
+    code = html.jupyter_book(project, toc=toc_path)
+    if code != 0:
+        say(f"jupyter-book build failed (exit {code}); warnings are errors (-W)")
+        return EXIT_FAILED
+    say(f"HTML built in {time.time() - t0:.1f} s: {project.html_dir / 'index.html'}")
+    return EXIT_OK
+
+
+def _toc_has_status(project: Project) -> bool:
+    try:
+        rel = project.status_page.relative_to(project.root).with_suffix("").as_posix()
+        return rel in project.toc_files()
+    except (ProjectError, OSError):
+        return False
+
+
+def list_chapters(project: Project) -> int:
+    keys = KeyCalculator(project)
+    for chapter in project.chapters():
+        meta = read_meta(project.executed(chapter))
+        if not meta:
+            state = "not executed"
+        else:
+            state = "current" if keys.is_current(chapter) else "stale"
+            state += f" ({meta.get('profile')}, {meta.get('seconds', 0):.1f} s)"
+        say(f"{chapter.short:5s} {chapter.name:40s} {state}")
+    return EXIT_OK
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m ntputils.book", description=__doc__.split("\n")[0])
+    ap.add_argument("--root", type=Path, default=None, help="project root (default: this checkout)")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("build", help="execute changed chapters with papermill, then build the HTML")
+    b.add_argument("--profile", default=None, help="parameter profile: cpu (default) or paper")
+    b.add_argument("--only", nargs="+", metavar="CHAPTER",
+                   help="chapters to execute (name or prefix, e.g. a01)")
+    b.add_argument("-p", "--param", action="append", metavar="NAME=VALUE", dest="params",
+                   help="override a chapter parameter (Python literal), repeatable")
+    b.add_argument("--force", action="store_true", help="re-execute even if the cache key is unchanged")
+    b.add_argument("--jobs", type=int, default=1, help="chapters executed in parallel (default 1)")
+    b.add_argument("--no-html", dest="html", action="store_false", help="only execute, skip jupyter-book")
+    b.add_argument("--partial", action="store_true",
+                   help="build the HTML from the chapters with a current notebook, leaving out the others")
+    b.add_argument("--timeout", type=float, default=None, help="seconds allowed per chapter (default: none)")
+
+    sub.add_parser("list", help="chapters and whether their executed notebook is current")
+    sub.add_parser("status", help="regenerate book/status.md only")
+
+    br = sub.add_parser("browser", help="check the built HTML in headless Chromium")
+    br.add_argument("--screenshot", default="a01", help="chapter (prefix) to screenshot")
+    br.add_argument("--chromium", default=None, help="chromium binary (default: chromium on PATH)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    project = Project(args.root.resolve()) if args.root else Project.default()
+    if args.command == "build":
+        try:
+            overrides = parse_overrides(args.params)
+        except ParameterError as err:
+            say(f"error: {err}")
+            return EXIT_USAGE
+        if args.jobs < 1:
+            say("error: --jobs must be >= 1")
+            return EXIT_USAGE
+        return build(project, profile=args.profile, only=args.only, overrides=overrides, force=args.force,
+                     jobs=args.jobs, make_html=args.html, partial=args.partial, timeout=args.timeout)
+    if args.command == "list":
+        return list_chapters(project)
+    if args.command == "status":
+        keys = KeyCalculator(project)
+        current = {c.name: keys.is_current(c) for c in project.chapters()}
+        write_status(project, project.toc_chapters(), current=current)
+        say(f"wrote {project.status_page}")
+        return EXIT_OK
+    if args.command == "browser":
+        from ntputils.book.browser import run_browser_check
+
+        return run_browser_check(project, screenshot=args.screenshot, chromium=args.chromium)
+    return EXIT_USAGE  # pragma: no cover
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""Versions and git commit recorded with every executed chapter and shown on the status page."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+REPORTED_PACKAGES = ("torch", "numpy", "cvxpy", "scipy", "papermill", "jupyter-book")
+
+
+def package_versions(names: tuple[str, ...] = REPORTED_PACKAGES) -> dict[str, str]:
+    """``python`` and the installed versions of ``names`` (``"not installed"`` when missing)."""
+    out = {"python": platform.python_version()}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def git_commit(root: Path) -> str:
+    """Short commit of ``root`` plus ``+dirty`` when tracked files changed; ``"none"`` without git/commits."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True,
+                              timeout=20).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "--short=12", "HEAD")
+    except (OSError, subprocess.SubprocessError):
+        return "none (no git commit)"
+    try:
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError):
+        dirty = False
+    return commit + ("+dirty" if dirty else "")
+
+
+def machine() -> str:
+    """``Linux x86_64, 2 CPUs`` style description."""
+    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs"

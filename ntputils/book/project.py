@@ -1,0 +1,171 @@
+"""Project layout: where chapter sources, executed notebooks, caches and the toc live.
+
+The layout is configurable (``Project(root=...)`` or ``--root``) so the tests can run the whole
+runner on a throw-away project in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT_ENV = "NTPBOOK_ROOT"
+
+
+class ProjectError(RuntimeError):
+    """The project is inconsistent (unknown chapter, toc/notebook mismatch, ...)."""
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter: ``name`` (e.g. ``a01_ntp_as_soft_labels``) and its jupytext source."""
+
+    name: str
+    source: Path
+
+    @property
+    def short(self) -> str:
+        """The stable prefix, e.g. ``a01``."""
+        return self.name.split("_", 1)[0]
+
+
+@dataclass(frozen=True)
+class Project:
+    """A book project rooted at ``root`` (holds ``_config.yml``, ``_toc.yml``, ``notebooks/``, ``book/``)."""
+
+    root: Path
+
+    @classmethod
+    def default(cls) -> Project:
+        """``$NTPBOOK_ROOT`` or the checkout that holds this package."""
+        env = os.environ.get(ROOT_ENV)
+        if env:
+            return cls(Path(env).resolve())
+        from ntputils.paths import REPO_ROOT
+
+        return cls(REPO_ROOT)
+
+    # ------------------------------------------------------------------ paths
+    @property
+    def notebooks_dir(self) -> Path:
+        return self.root / "notebooks"
+
+    @property
+    def book_dir(self) -> Path:
+        return self.root / "book"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.root / ".cache" / "book"
+
+    @property
+    def build_dir(self) -> Path:
+        return self.root / "_build"
+
+    @property
+    def html_dir(self) -> Path:
+        return self.build_dir / "html"
+
+    @property
+    def toc_path(self) -> Path:
+        return self.root / "_toc.yml"
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "_config.yml"
+
+    @property
+    def pyproject(self) -> Path:
+        return self.root / "pyproject.toml"
+
+    @property
+    def status_page(self) -> Path:
+        return self.book_dir / "status.md"
+
+    def executed(self, chapter: Chapter) -> Path:
+        """The executed notebook ``book/<chapter>.ipynb`` that the book renders."""
+        return self.book_dir / f"{chapter.name}.ipynb"
+
+    def failed_dir(self) -> Path:
+        return self.cache_dir / "failed"
+
+    # ------------------------------------------------------------------ chapters
+    def chapters(self) -> list[Chapter]:
+        """Every ``notebooks/*.py`` chapter source, sorted by name (= reading order within a paper)."""
+        if not self.notebooks_dir.is_dir():
+            return []
+        sources = sorted(self.notebooks_dir.glob("*.py"))
+        return [Chapter(p.stem, p) for p in sources if not p.name.startswith("_")]
+
+    def select(self, selectors: Iterable[str] | None) -> list[Chapter]:
+        """Chapters named by ``selectors`` (full name, or a prefix such as ``a01``); all if empty."""
+        chapters = self.chapters()
+        if not selectors:
+            return chapters
+        picked: list[Chapter] = []
+        for sel in selectors:
+            sel = Path(sel).stem if sel.endswith((".py", ".ipynb")) else sel
+            matches = [c for c in chapters if c.name == sel or c.name.startswith(sel + "_") or c.short == sel]
+            if len(matches) != 1:
+                names = ", ".join(c.name for c in chapters) or "(none)"
+                what = "no chapter" if not matches else f"{len(matches)} chapters"
+                raise ProjectError(f"{what} matches {sel!r}; chapters in {self.notebooks_dir}: {names}")
+            if matches[0] not in picked:
+                picked.append(matches[0])
+        return picked
+
+    # ------------------------------------------------------------------ toc
+    def toc(self) -> dict[str, Any]:
+        """The parsed ``_toc.yml``."""
+        import yaml
+
+        if not self.toc_path.exists():
+            raise ProjectError(f"no table of contents at {self.toc_path}")
+        return yaml.safe_load(self.toc_path.read_text()) or {}
+
+    def toc_files(self) -> list[str]:
+        """Every ``file:`` entry of the toc (root first), in reading order, without suffix."""
+        return self.toc_files_of(self.toc_path)
+
+    def toc_files_of(self, toc_path: Path) -> list[str]:
+        """Every ``file:`` entry of the toc at ``toc_path`` (root first), without suffix."""
+        import yaml
+
+        if not toc_path.exists():
+            raise ProjectError(f"no table of contents at {toc_path}")
+        toc = yaml.safe_load(toc_path.read_text()) or {}
+        files = [strip_suffix(toc["root"])] if "root" in toc else []
+        files += [strip_suffix(f) for f in _walk_files(toc)]
+        return files
+
+    def toc_chapters(self) -> list[Chapter]:
+        """Chapters in toc order (toc entries ``book/<name>`` whose source ``notebooks/<name>.py`` exists)."""
+        by_name = {c.name: c for c in self.chapters()}
+        rel = self.book_dir.relative_to(self.root).as_posix()
+        out = []
+        for entry in self.toc_files():
+            folder, _, name = entry.rpartition("/")
+            if folder == rel and name in by_name:
+                out.append(by_name[name])
+        return out
+
+
+def strip_suffix(path: str) -> str:
+    for suffix in (".md", ".ipynb", ".rst"):
+        if path.endswith(suffix):
+            return path[: -len(suffix)]
+    return path
+
+
+def _walk_files(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        if "file" in node:
+            yield node["file"]
+        for key in ("parts", "chapters", "sections"):
+            yield from _walk_files(node.get(key, []))
+    elif isinstance(node, list):
+        for item in node:
+            yield from _walk_files(item)

@@ -1,0 +1,350 @@
+"""The book runner on a throw-away project: static parameter checks, cache hits and misses, failure
+handling (every chapter runs, no stale notebook survives), toc consistency and the status page."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ntputils.book import cli, html
+from ntputils.book.execute import read_meta, run_chapter
+from ntputils.book.params import parse_overrides
+from ntputils.book.project import Project, ProjectError
+from ntputils.book.status import render_status
+from ntputils.runtime import ParameterError
+
+REPO = Path(__file__).resolve().parents[1]
+
+GOOD = '''\
+# %% [markdown]
+# # A good chapter
+#
+# Narrative with math $x^2$.
+
+# %%
+PROFILES = {"cpu": {"steps": 3, "lr": 0.5}, "paper": {"steps": 30, "lr": 0.1}}
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+device = "auto"
+steps = None
+lr = None
+
+# %%
+from ntputils.runtime import check, setup_chapter
+
+cfg = setup_chapter(PROFILES, globals())
+
+# %%
+check("steps positive", cfg.steps > 0, measured=cfg.steps, paper="> 0")
+'''
+
+FAILING = '''\
+# %% [markdown]
+# # A failing chapter
+
+# %%
+PROFILES = {"cpu": {"n": 1, "steps": 1}, "paper": {"n": 2, "steps": 2}}
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+device = "auto"
+n = None
+steps = None
+
+# %%
+from ntputils.runtime import check, setup_chapter
+
+cfg = setup_chapter(PROFILES, globals())
+
+# %%
+check("n exceeds five", cfg.n > 5, measured=cfg.n, paper="> 5")
+'''
+
+TOC = """\
+format: jb-book
+root: book/intro
+parts:
+  - caption: Chapters
+    chapters:
+      - file: book/a01_good
+      - file: book/a02_failing
+  - caption: Reference
+    chapters:
+      - file: book/status
+"""
+
+
+def make_project(root: Path, chapters: dict[str, str], toc: str = TOC) -> Project:
+    (root / "notebooks").mkdir(parents=True)
+    (root / "book").mkdir()
+    for name, text in chapters.items():
+        (root / "notebooks" / f"{name}.py").write_text(text)
+    (root / "_toc.yml").write_text(toc)
+    (root / "book" / "intro.md").write_text("# Intro\n\nSee $a+b$.\n")
+    return Project(root)
+
+
+@pytest.fixture(autouse=True)
+def fixed_package_digest(monkeypatch):
+    """Other people edit ntputils while tests run; pin the digest so cache tests are deterministic."""
+    monkeypatch.setattr(cli, "ntputils_digest", lambda: "fixed-digest")
+
+
+def test_select_by_prefix_and_unknown_chapter(tmp_path):
+    project = make_project(tmp_path, {"a01_good": GOOD, "a02_failing": FAILING})
+    assert [c.name for c in project.select(["a01"])] == ["a01_good"]
+    assert [c.name for c in project.select(["a02_failing.py", "a01_good"])] == ["a02_failing", "a01_good"]
+    with pytest.raises(ProjectError, match="no chapter matches 'b01'.*a01_good, a02_failing"):
+        project.select(["b01"])
+    assert [c.name for c in project.toc_chapters()] == ["a01_good", "a02_failing"]
+
+
+def test_unknown_parameter_fails_at_once_naming_it(tmp_path, capsys):
+    project = make_project(tmp_path, {"a01_good": GOOD})
+    code = cli.main(["--root", str(tmp_path), "build", "--only", "a01", "-p", "foo=1"])
+    out = capsys.readouterr().out
+    assert code == cli.EXIT_USAGE
+    assert "unknown parameter 'foo'" in out
+    assert "valid parameters: profile, seed, device, lr, steps" in out
+    assert not project.cache_dir.exists()  # nothing was executed
+
+
+def test_ill_typed_parameter_and_unknown_profile_fail_at_once(tmp_path, capsys):
+    make_project(tmp_path, {"a01_good": GOOD})
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01", "-p", "steps=2.5"]) == cli.EXIT_USAGE
+    assert "'steps' must be of type int" in capsys.readouterr().out
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01", "--profile", "gpu"]) == cli.EXIT_USAGE
+    assert "unknown profile 'gpu'" in capsys.readouterr().out
+
+
+def test_parse_overrides():
+    assert parse_overrides(["steps=10", "lr=1e-3", "device=cpu", "sizes=[1, 2]", "flag=True"]) == {
+        "steps": 10, "lr": 1e-3, "device": "cpu", "sizes": [1, 2], "flag": True}
+    with pytest.raises(ParameterError, match="NAME=VALUE"):
+        parse_overrides(["steps"])
+
+
+def test_malformed_parameters_cell_fails_that_chapter_only(tmp_path, capsys, monkeypatch):
+    bad = GOOD.replace("steps = None", "steps = int('3')")
+    project = make_project(tmp_path, {"a01_good": bad})
+    stale = project.executed(project.chapters()[0])
+    stale.write_text("{}")
+    assert cli.build(project, make_html=False) == cli.EXIT_FAILED
+    out = capsys.readouterr().out
+    assert "must be a literal" in out and "a01_good" in out
+    assert not stale.exists()
+
+
+def test_cache_logic_without_kernels(tmp_path, monkeypatch, capsys):
+    """Hit when nothing changed; miss on source, parameter or package change; --force overrides."""
+    project = make_project(tmp_path, {"a01_good": GOOD})
+    chapter = project.chapters()[0]
+    calls = []
+
+    def fake_run(project, chapter, parameters, resolved, key, **kw):
+        calls.append(parameters)
+        meta = {"key": key, "status": "ok", "parameters": parameters, "resolved": resolved, "seconds": 1.0}
+        project.executed(chapter).write_text(json.dumps({"cells": [], "metadata": {"ntpbook": meta}}))
+        return cli.RunResult(chapter, "ok", 1.0, meta=meta)
+
+    monkeypatch.setattr(cli, "run_chapter", fake_run)
+    assert cli.build(project, make_html=False) == 0
+    assert cli.build(project, make_html=False) == 0
+    assert len(calls) == 1 and "[cached] a01_good" in capsys.readouterr().out
+    assert cli.build(project, make_html=False, overrides={"steps": 4}) == 0  # parameter change
+    assert cli.build(project, make_html=False, overrides={"steps": 4}) == 0
+    assert cli.build(project, make_html=False, force=True, overrides={"steps": 4}) == 0
+    assert calls == [{"profile": "cpu"}, {"profile": "cpu", "steps": 4}, {"profile": "cpu", "steps": 4}]
+    keys = cli.KeyCalculator(project)
+    assert keys.is_current(chapter)
+    monkeypatch.setattr(cli, "ntputils_digest", lambda: "edited-package")
+    assert not cli.KeyCalculator(project).is_current(chapter)  # ntputils changed
+    monkeypatch.setattr(cli, "ntputils_digest", lambda: "fixed-digest")
+    chapter.source.write_text(GOOD.replace("> 0", ">= 1"))
+    assert not cli.KeyCalculator(project).is_current(chapter)  # source changed
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["numpy==1.0"]\n')
+    chapter.source.write_text(GOOD.replace("> 0", ">= 1").replace(">= 1", "> 0"))
+    assert not cli.KeyCalculator(project).is_current(chapter)  # pins changed
+
+
+def test_every_chapter_runs_failure_is_reported_and_leaves_no_notebook(tmp_path, capsys):
+    """Real papermill runs: a02 fails its check, a01 still executes (with the injected steps=5);
+    then a01 is a cache hit."""
+    project = make_project(tmp_path, {"a01_good": GOOD, "a02_failing": FAILING})
+    good, failing = project.chapters()
+    project.executed(failing).write_text('{"metadata": {"ntpbook": {"status": "ok", "key": "old"}}}')
+
+    assert cli.build(project, make_html=True, overrides={"steps": 5}) == cli.EXIT_FAILED
+    out = capsys.readouterr().out
+    assert "FAILED: a02_failing: AssertionError: check failed: n exceeds five" in out
+    assert "Traceback" in out or "----> 1 check(" in out  # the failing cell's traceback
+    assert "1 chapter(s) failed: a02_failing" in out
+    assert "HTML build skipped" in out
+    assert not project.executed(failing).exists()  # the stale notebook is gone
+    assert (project.failed_dir() / "a02_failing.ipynb").exists()
+
+    meta = read_meta(project.executed(good))
+    assert meta["status"] == "ok" and meta["profile"] == "cpu" and meta["device"] == "cpu"
+    assert meta["resolved"]["steps"] == 5 and meta["checks"][0]["passed"] is True  # injected by papermill
+    assert meta["parameters"] == {"profile": "cpu", "steps": 5}
+    nb = json.loads(project.executed(good).read_text())
+    injected = [c for c in nb["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
+    assert injected and "remove-cell" in injected[0]["metadata"]["tags"]
+    assert "How this page was produced" in "".join(nb["cells"][1]["source"])
+
+    status = project.status_page.read_text()
+    assert "| [a01_good](a01_good.ipynb) | ok | cpu | cpu |" in status
+    assert "| a02\\_failing | failed |" in status and "**FAIL**" in status
+
+    before = project.executed(good).read_bytes()
+    assert cli.build(project, only=["a01"], make_html=False, overrides={"steps": 5}) == 0
+    assert "[cached] a01_good" in capsys.readouterr().out
+    assert project.executed(good).read_bytes() == before
+
+
+def test_kernel_rejects_unknown_injected_parameter(tmp_path):
+    """Bypass the runner's static check: setup_chapter itself fails on a papermill-injected name."""
+    project = make_project(tmp_path, {"a01_good": GOOD})
+    chapter = project.chapters()[0]
+    result = run_chapter(project, chapter, {"profile": "cpu", "foo": 1}, {}, "key")
+    assert result.status == "failed"
+    assert "ParameterError" in result.error and "'foo'" in result.error and "valid parameters" in result.error
+    assert not project.executed(chapter).exists()
+
+
+def test_toc_problems_and_partial_toc(tmp_path):
+    project = make_project(tmp_path, {"a01_good": GOOD, "a02_failing": FAILING, "a03_extra": GOOD})
+    (tmp_path / "book" / "status.md").write_text("# Status\n")
+    problems = html.toc_problems(project, current={})
+    assert any("notebooks/a03_extra.py is not in _toc.yml" in p for p in problems)
+    assert any("book/a01_good has no executed notebook" in p for p in problems)
+    project.executed(project.chapters()[0]).write_text("{}")
+    problems = html.toc_problems(project, current={"a01_good": False})
+    assert any("book/a01_good: executed notebook is stale" in p for p in problems)
+    with pytest.raises(ProjectError, match="cannot build the HTML"):
+        html.check_ready(project, current={})
+    partial = html.toc_problems(project, current={}, partial=True)
+    assert len(partial) == 1 and "a03_extra" in partial[0]
+    pruned = html.partial_toc(project, keep={"a01_good"}).read_text()
+    assert "book/a01_good" in pruned and "a02_failing" not in pruned and "book/status" in pruned
+
+
+def test_status_page_escapes_and_sums(tmp_path):
+    project = make_project(tmp_path, {"a01_good": GOOD, "a02_failing": FAILING})
+    good, failing = project.chapters()
+    meta = {"status": "ok", "key": "k", "profile": "cpu", "device": "cpu", "seed": 0, "seconds": 270.0,
+            "resolved": {"profile": "cpu", "seed": 0, "device": "cpu", "steps": 3},
+            "checks": [{"claim": "|L| < $1$", "passed": True, "measured": 0.5, "paper": "x|y", "tol": None}],
+            "versions": {"python": "3.11", "torch": "2.13.0"}, "git": "abc"}
+    project.executed(good).write_text(json.dumps({"metadata": {"ntpbook": meta}}))
+    text = render_status(project, [good, failing])
+    assert "| 270.0 | 10.0 % | 1/1 passed |" in text
+    assert "\\|L\\| \\< \\$1\\$" in text and "x\\|y" in text
+    assert "Not executed yet." in text and "`steps=3`" in text
+    assert "| a02\\_failing | not executed | - |" in text
+    assert "versions: python 3.11, torch 2.13.0" in text
+
+
+@pytest.mark.slow
+def test_html_build_and_browser_check(tmp_path):
+    """End to end on a tiny book: papermill, jupyter-book -W, and (if Chromium exists) the browser check."""
+    project = make_project(tmp_path, {"a01_good": GOOD + PLOT})
+    toc = TOC.replace("      - file: book/a02_failing\n", "") + "      - file: book/references\n"
+    (tmp_path / "_toc.yml").write_text(toc)
+    shutil.copy(REPO / "_config.yml", tmp_path / "_config.yml")
+    shutil.copy(REPO / "book" / "references.bib", tmp_path / "book" / "references.bib")
+    shutil.copy(REPO / "book" / "references.md", tmp_path / "book" / "references.md")
+    (tmp_path / "book" / "intro.md").write_text("# Intro\n\nSee $a+b$ and {cite}`zhao2024implicit`.\n")
+    assert cli.build(project) == 0
+    assert (project.html_dir / "index.html").exists()
+    assert (project.html_dir / "book" / "a01_good.html").exists()
+    assert (project.html_dir / "book" / "status.html").exists()
+    if shutil.which("chromium") is None:
+        pytest.skip("chromium not installed")
+    from ntputils.book.browser import check_book
+
+    results, shot = check_book(project, screenshot="a01", out=lambda *a: None)
+    assert all(not r.problems for r in results), [r.problems for r in results if r.problems]
+    assert shot is not None and shot.stat().st_size > 10_000
+    page = next(r for r in results if r.page.name == "a01_good.html")
+    assert page.images >= 1 and page.mjx >= 1
+
+
+PLOT = textwrap.dedent('''
+    # %%
+    # %matplotlib inline
+    import matplotlib.pyplot as plt
+
+    plt.plot([0, 1], [1, 0])
+    plt.title("a line")
+    plt.show()
+''')
+
+
+def test_environment_yml_agrees_with_pyproject():
+    """environment.yml installs the project itself (so the pins are pyproject's) on the same Python."""
+    import tomllib
+
+    import yaml
+
+    env = yaml.safe_load((REPO / "environment.yml").read_text())
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    deps = env["dependencies"]
+    python = next(d for d in deps if isinstance(d, str) and d.startswith("python="))
+    assert project["requires-python"] == ">=" + python.split("=")[1]
+    pip = next(d["pip"] for d in deps if isinstance(d, dict))
+    assert pip == ['-e ".[dev]"'] or pip == ["-e .[dev]"]
+    pins = project["dependencies"] + project["optional-dependencies"]["dev"]
+    assert all("==" in p for p in pins), [p for p in pins if "==" not in p]
+    assert "torch==2.13.0" in pins
+
+
+def test_kernel_environment_and_progress_bar_cleanup(tmp_path, monkeypatch):
+    import nbformat
+
+    from ntputils.book.execute import drop_progress_bars, worker_env
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    env = worker_env(Project(tmp_path), tmp_path / "rec.json", threads=1)
+    assert "MPLBACKEND" not in env  # it would silently drop every figure
+    assert env["NTPBOOK_RECORD"] == str(tmp_path / "rec.json") and env["OMP_NUM_THREADS"] == "1"
+    assert env["MPLCONFIGDIR"] and "ignore:IProgress not found" in env["PYTHONWARNINGS"]
+
+    def stream(name, text):
+        return nbformat.v4.new_output("stream", name=name, text=text)
+
+    cell = nbformat.v4.new_code_cell("train()")
+    cell.outputs = [stream("stderr", "\rUFM:   0%|          | 0/10 [00:00<?, ?it/s]\rUFM: 100%|##| 10/10\n"),
+                    stream("stderr", "UserWarning: something real\n"), stream("stdout", "50%| not stderr")]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    assert drop_progress_bars(nb) == 1
+    assert [o["text"] for o in nb.cells[0].outputs] == ["UserWarning: something real\n", "50%| not stderr"]
+
+
+@pytest.mark.slow
+def test_timeout_stops_worker_and_kernel(tmp_path):
+    record_pid_then_hang = ('import os, time\nopen("kernel.pid", "w").write(str(os.getpid()))\n'
+                            'time.sleep(600)\n')
+    sleeper = GOOD.replace('check("steps positive"', record_pid_then_hang + 'check("steps positive"')
+    project = make_project(tmp_path, {"a01_good": sleeper})
+    result = run_chapter(project, project.chapters()[0], {"profile": "cpu"}, {}, "key", timeout=40)
+    assert result.status == "failed" and "did not finish within 40 s" in result.error
+    import os
+    import time
+
+    pid = int((tmp_path / "kernel.pid").read_text())
+    for _ in range(30):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(1)
+    else:
+        pytest.fail(f"kernel {pid} still alive after the timeout")

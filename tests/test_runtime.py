@@ -1,0 +1,153 @@
+"""Chapter runtime: profile merging, parameter validation, seeding, device, banner and check records."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from ntputils import runtime
+from ntputils.runtime import ChapterConfig, ParameterError, check, setup_chapter
+
+PROFILES = {"cpu": {"steps": 10, "lr": 0.5, "sizes": [1, 2], "note": None},
+            "paper": {"steps": 1000, "lr": 0.1, "sizes": [8, 16], "note": None}}
+
+
+def namespace(**values):
+    ns = {"profile": "cpu", "seed": 0, "device": "auto"}
+    ns.update(dict.fromkeys(PROFILES["cpu"]))
+    ns.update(values)
+    return ns
+
+
+@pytest.fixture(autouse=True)
+def no_record_file(monkeypatch):
+    monkeypatch.delenv(runtime.RECORD_ENV, raising=False)
+
+
+def test_profile_values_fill_none_parameters_and_are_written_back():
+    ns = namespace()
+    cfg = setup_chapter(PROFILES, ns)
+    assert isinstance(cfg, ChapterConfig)
+    assert (cfg.steps, cfg.lr, cfg.sizes, cfg.note) == (10, 0.5, [1, 2], None)
+    assert cfg.as_dict() == {"profile": "cpu", "seed": 0, "device": "cpu", "steps": 10, "lr": 0.5,
+                             "sizes": [1, 2], "note": None}
+    assert ns["steps"] == 10 and ns["device"] == "cpu"
+    assert cfg["lr"] == 0.5
+
+
+def test_named_profile_and_overrides():
+    cfg = setup_chapter(PROFILES, namespace(profile="paper", steps=7, lr=1, sizes=(3,), note="x"))
+    assert cfg.profile == "paper"
+    assert cfg.steps == 7
+    assert cfg.lr == 1.0 and isinstance(cfg.lr, float)  # int accepted where a float is expected
+    assert cfg.sizes == [3]  # tuple -> the profile's list type
+    assert cfg.note == "x"  # None-valued profile entries accept anything
+
+
+def test_unknown_attribute_names_the_valid_parameters():
+    cfg = setup_chapter(PROFILES, namespace())
+    with pytest.raises(AttributeError, match="steps"):
+        _ = cfg.stepz
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [("steps", "10", "must be of type int"), ("steps", 2.5, "must be of type int"),
+     ("lr", "fast", "must be of type float"), ("steps", True, "must be of type int"),
+     ("sizes", 3, "must be of type list"), ("seed", 1.5, "'seed' must be of type int")],
+)
+def test_ill_typed_parameters_are_rejected(name, value, expected):
+    with pytest.raises(ParameterError, match=expected):
+        setup_chapter(PROFILES, namespace(**{name: value}))
+
+
+def test_unknown_profile_is_rejected():
+    with pytest.raises(ParameterError, match="unknown profile 'gpu'.*cpu.*paper"):
+        setup_chapter(PROFILES, namespace(profile="gpu"))
+
+
+def test_injected_unknown_parameter_is_rejected_with_valid_names():
+    # papermill injects a cell starting with "# Parameters"; IPython keeps the sources in `In`
+    ns = namespace(foo=1, In=["", "import x", "# Parameters\nprofile = \"cpu\"\nfoo = 1\n", "cfg = ..."])
+    with pytest.raises(ParameterError) as err:
+        setup_chapter(PROFILES, ns)
+    msg = str(err.value)
+    assert "'foo'" in msg
+    for valid in ("profile", "seed", "device", "steps", "lr", "sizes", "note"):
+        assert valid in msg
+
+
+def test_injected_known_parameters_pass():
+    ns = namespace(steps=3, In=["# Parameters\nprofile = \"cpu\"\nsteps = 3\n"])
+    assert setup_chapter(PROFILES, ns).steps == 3
+
+
+def test_inconsistent_profiles_are_rejected():
+    with pytest.raises(ParameterError, match="same keys"):
+        setup_chapter({"cpu": {"steps": 1}, "paper": {"steps": 2, "d": 3}}, namespace())
+    with pytest.raises(ParameterError, match="'cpu' profile"):
+        setup_chapter({"paper": {"steps": 2}}, {})
+    with pytest.raises(ParameterError, match="reserved"):
+        setup_chapter({"cpu": {"seed": 2}}, {})
+
+
+def test_seeding_makes_python_numpy_and_torch_reproducible():
+    import torch
+
+    def draw():
+        setup_chapter(PROFILES, namespace(seed=123))
+        return random.random(), float(np.random.rand()), float(torch.rand(1))
+
+    assert draw() == draw()
+    setup_chapter(PROFILES, namespace(seed=124))
+    assert float(np.random.rand()) != draw()[1]
+
+
+def test_device_resolution():
+    import torch
+
+    assert setup_chapter(PROFILES, namespace(device="cpu")).device == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(ParameterError, match="no CUDA"):
+            setup_chapter(PROFILES, namespace(device="cuda"))
+    with pytest.raises(ParameterError, match="unknown device"):
+        setup_chapter(PROFILES, namespace(device="tpu"))
+
+
+def test_banner_shows_profile_device_and_parameters(capsys):
+    setup_chapter(PROFILES, namespace(steps=5))
+    out = capsys.readouterr().out  # outside IPython, display() prints the text/plain form
+    assert "profile=cpu" in out and "device=cpu" in out and "seed=0" in out
+    assert "steps = 5 (overridden)" in out and "lr = 0.5" in out
+
+
+def test_check_prints_records_and_raises_on_failure(capsys):
+    setup_chapter(PROFILES, namespace())
+    gap = np.float64(1e-4)
+    assert check("gap is small", gap < 1e-3, measured=gap, paper="~1e-3", tol=1e-3) is None
+    assert "PASS | gap is small | measured: 0.0001 | paper: ~1e-3 | tol: 0.001" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="check failed: rank is 2"):
+        check("rank is 2", False, measured=3, paper=2)
+    checks = runtime.current_record()["checks"]
+    assert [c["passed"] for c in checks] == [True, False]
+    assert checks[0]["measured"] == pytest.approx(1e-4) and checks[1]["paper"] == 2
+    with pytest.raises(ValueError, match="single boolean"):
+        check("ambiguous", np.array([True, False]))
+
+
+def test_record_file_for_the_status_page(tmp_path, monkeypatch):
+    path = tmp_path / "records" / "a01.json"
+    monkeypatch.setenv(runtime.RECORD_ENV, str(path))
+    setup_chapter(PROFILES, namespace(steps=4))
+    check("one", True, measured=np.arange(3))
+    with pytest.raises(AssertionError):
+        check("two", False, measured=float("nan"))
+    record = json.loads(path.read_text())
+    assert record["profile"] == "cpu" and record["device"] == "cpu" and record["seed"] == 0
+    assert record["params"] == {"steps": 4, "lr": 0.5, "sizes": [1, 2], "note": None}
+    assert [c["claim"] for c in record["checks"]] == ["one", "two"]
+    assert record["checks"][0]["measured"] == [0, 1, 2] and record["checks"][1]["measured"] == "nan"
+    assert record["wall_s"] >= 0
