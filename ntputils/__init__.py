@@ -11,6 +11,8 @@ Small modules, one concern each (see ``book/api.md`` for the formula each functi
 * :mod:`ntputils.mode_dynamics` -- singular-value curves, learning times, 1/sigma fits.
 * :mod:`ntputils.concept_analysis` -- orthant clusters, typicality, concept representations.
 * :mod:`ntputils.history`   -- the snapshot format shared by UFM and network training.
+* :mod:`ntputils.ufm_metrics` -- the metric series of paper A Fig. 6 from a History; cached L^mm.
+* :mod:`ntputils.plots`     -- labelled heatmaps, Fig. 1/4 grids and Fig. 6 panels.
 * :mod:`ntputils.lmm_fast`  -- a fast, certified first-order solver for L^mm (CPU or CUDA).
 * :mod:`ntputils.spectral`  -- top-k SVD of S~ from sparse S (implicit centering), the sign rule.
 * :mod:`ntputils.corpora`   -- the papers' datasets (Synthetic, Simplified TinyStories, organism, ...).

@@ -1,0 +1,366 @@
+"""Reusable figures of the book: labelled heatmaps, paper A Fig. 1 / Fig. 4 grids and Fig. 6 curve panels.
+
+Conventions (spec sec. 3): cosine-similarity heatmaps in ``viridis`` on [-1, 1]; logit heatmaps in
+``hot``; curves against the training step on log axes, drawn at ``step + 1`` so the initialization
+(step 0) is visible. Matrices follow the book's V x m convention: rows = words z, columns =
+contexts j; ``corr`` of a matrix is the cosine similarity of its *columns* (so ``corr(H)`` compares
+contexts and ``corr(W.T)`` words, :func:`ntputils.metrics.corr`).
+
+The panel functions take :class:`~ntputils.history.History` objects (or the
+:class:`~ntputils.ufm_metrics.Fig6Series` computed from them), so the NTP-UFM chapter and the
+network chapters draw the same figures from their own runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+
+from ntputils.history import History
+from ntputils.metrics import corr, structural_similarity
+from ntputils.ufm_metrics import Fig6Series, GeometryReference
+
+CORR_CMAP = "viridis"
+LOGIT_CMAP = "hot"
+#: colours of the paper's Fig. 6 runs (authors' plotting code)
+PAPER_COLORS = {"Synthetic UFM": "gold", "Synthetic TF": "darkorange", "STS UFM": "deepskyblue",
+                "STS TF": "steelblue"}
+
+
+# ---------------------------------------------------------------------------------------------
+# heatmaps
+# ---------------------------------------------------------------------------------------------
+def thinned_ticks(n: int, max_labels: int, candidates: Sequence[int] | None = None) -> np.ndarray:
+    """At most ``max_labels`` tick positions in ``range(n)``, at least ``ceil(n / max_labels)`` apart.
+
+    Without ``candidates``: evenly spaced (all positions when ``n <= max_labels``). With
+    ``candidates`` (e.g. the first item of every block): kept greedily in increasing order, skipping
+    any closer than the minimum spacing to the last kept one, so labels never overlap.
+    """
+    if n < 0 or max_labels < 1:
+        raise ValueError(f"need n >= 0 and max_labels >= 1, got n={n}, max_labels={max_labels}")
+    step = max(1, int(np.ceil(n / max_labels)))
+    if candidates is None:
+        return np.arange(0, n, step)
+    cand = np.unique(np.asarray(candidates, dtype=int))
+    if cand.size and (cand[0] < 0 or cand[-1] >= n):
+        raise ValueError(f"tick positions must lie in [0, {n})")
+    kept: list[int] = []
+    for c in cand:
+        if not kept or c - kept[-1] >= step:
+            kept.append(int(c))
+    return np.asarray(kept, dtype=int)
+
+
+def _label_axis(ax: Axes, which: str, labels: Sequence[str] | None, n: int, max_labels: int,
+                ticks: Sequence[int] | None, fontsize: float | None) -> None:
+    if labels is None:
+        return
+    if len(labels) != n:
+        raise ValueError(f"shape mismatch: {len(labels)} {which}-labels for {n} {which} entries")
+    pos = thinned_ticks(n, max_labels, ticks)
+    size = fontsize if fontsize is not None else float(np.clip(300 / max(len(pos), 1), 3, 8))
+    text = [labels[i] for i in pos]
+    if which == "x":
+        ax.set_xticks(pos, text, rotation=90, fontsize=size)
+    else:
+        ax.set_yticks(pos, text, fontsize=size)
+
+
+def heatmap(ax: Axes, M: np.ndarray, *, cmap: str, vmin: float | None = None, vmax: float | None = None,
+            title: str = "", xlabel: str = "", ylabel: str = "", xticklabels: Sequence[str] | None = None,
+            yticklabels: Sequence[str] | None = None, max_labels: int = 40,
+            xticks: Sequence[int] | None = None, yticks: Sequence[int] | None = None,
+            fontsize: float | None = None, colorbar: str | None = "") -> AxesImage:
+    """Draw matrix ``M`` with labelled axes; ``colorbar=None`` omits the colour bar, a string labels it.
+
+    Tick labels are thinned to at most ``max_labels`` per axis (:func:`thinned_ticks`; ``xticks`` /
+    ``yticks`` give candidate positions, e.g. block starts).
+    """
+    M = np.asarray(M, dtype=np.float64)
+    if M.ndim != 2:
+        raise ValueError(f"heatmap expects a 2-D matrix, got shape {M.shape}")
+    im = ax.imshow(M, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest", aspect="auto")
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if xticklabels is None:
+        ax.set_xticks([])
+    if yticklabels is None:
+        ax.set_yticks([])
+    _label_axis(ax, "x", xticklabels, M.shape[1], max_labels, xticks, fontsize)
+    _label_axis(ax, "y", yticklabels, M.shape[0], max_labels, yticks, fontsize)
+    if colorbar is not None:
+        cb = ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.02)
+        cb.set_label(colorbar, fontsize=7)
+        cb.ax.tick_params(labelsize=6)
+    return im
+
+
+def corr_heatmap(ax: Axes, A: np.ndarray, labels: Sequence[str] | None = None, *, title: str = "",
+                 kind: str = "context", order: Sequence[int] | None = None, max_labels: int = 40,
+                 ticks: Sequence[int] | None = None, tick_axes: str = "xy", fontsize: float | None = None,
+                 colorbar: str | None = "cosine similarity", is_corr: bool = False) -> AxesImage:
+    """Heatmap of ``corr(A)`` (cosine similarity of the columns of ``A``; viridis on [-1, 1]).
+
+    ``kind`` names what the columns are (``"context"`` -> axes "context j", ``"word"`` -> "word z");
+    ``order`` permutes the items (e.g. :func:`ntputils.ufm_metrics.support_group_order`), ``labels``
+    are in the original item order and go on the axes named in ``tick_axes`` (``"xy"``, ``"x"``,
+    ``"y"`` or ``""``); ``ticks`` are candidate positions in the *ordered* matrix.
+    ``is_corr=True`` means ``A`` already is a correlation matrix.
+    """
+    C = np.asarray(A, dtype=np.float64) if is_corr else corr(A)
+    if C.ndim != 2 or C.shape[0] != C.shape[1]:
+        raise ValueError(f"a correlation matrix is square, got shape {C.shape}")
+    idx = np.arange(C.shape[0]) if order is None else np.asarray(order)
+    if idx.shape != (C.shape[0],):
+        raise ValueError(f"shape mismatch: order has {idx.size} entries for {C.shape[0]} items")
+    if labels is not None and len(labels) != C.shape[0]:
+        raise ValueError(f"shape mismatch: {len(labels)} labels for {C.shape[0]} items")
+    names = None if labels is None else [labels[i] for i in idx]
+    axis = {"context": "context j", "word": "word z"}.get(kind, kind)
+    return heatmap(ax, C[np.ix_(idx, idx)], cmap=CORR_CMAP, vmin=-1.0, vmax=1.0, title=title, xlabel=axis,
+                   ylabel=axis, xticklabels=names if "x" in tick_axes else None,
+                   yticklabels=names if "y" in tick_axes else None, max_labels=max_labels, xticks=ticks,
+                   yticks=ticks, fontsize=fontsize, colorbar=colorbar)
+
+
+def logit_heatmap(ax: Axes, L: np.ndarray, *, word_labels: Sequence[str] | None = None,
+                  context_labels: Sequence[str] | None = None, title: str = "", vmin: float | None = None,
+                  vmax: float | None = None, word_order: Sequence[int] | None = None,
+                  context_order: Sequence[int] | None = None, max_labels: int = 40,
+                  colorbar: str | None = "logit") -> AxesImage:
+    """Heatmap (``hot``) of a V x m logit-like matrix: rows = words z, columns = contexts j.
+
+    Default colour range: the 1st to 99th percentile of the entries.
+    """
+    L = np.asarray(L, dtype=np.float64)
+    if L.ndim != 2:
+        raise ValueError(f"logit heatmap expects a V x m matrix, got shape {L.shape}")
+    r = np.arange(L.shape[0]) if word_order is None else np.asarray(word_order)
+    c = np.arange(L.shape[1]) if context_order is None else np.asarray(context_order)
+    lo, hi = np.percentile(L, [1, 99])
+    for labels, n, what in ((word_labels, L.shape[0], "word"), (context_labels, L.shape[1], "context")):
+        if labels is not None and len(labels) != n:
+            raise ValueError(f"shape mismatch: {len(labels)} {what} labels for {n} {what}s")
+    return heatmap(ax, L[np.ix_(r, c)], cmap=LOGIT_CMAP, vmin=lo if vmin is None else vmin,
+                   vmax=hi if vmax is None else vmax, title=title, xlabel="context j", ylabel="word z",
+                   xticklabels=None if context_labels is None else [context_labels[i] for i in c],
+                   yticklabels=None if word_labels is None else [word_labels[i] for i in r],
+                   max_labels=max_labels, colorbar=colorbar)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fig. 1 and Fig. 4 grids
+# ---------------------------------------------------------------------------------------------
+def geometry_comparison(panels: Mapping[str, tuple[np.ndarray, np.ndarray]], *,
+                        context_labels: Sequence[str] | None = None, word_labels: Sequence[str] | None = None,
+                        context_order: Sequence[int] | None = None, word_order: Sequence[int] | None = None,
+                        context_ticks: Sequence[int] | None = None, max_labels: int = 40,
+                        panel_size: float = 4.2, suptitle: str = "") -> Figure:
+    """Paper A Fig. 1 layout: one column per source, rows ``corr`` of contexts and of words.
+
+    ``panels`` maps a column title to ``(context_matrix, word_matrix)`` whose *columns* are the items:
+    e.g. ``{"NTP-UFM": (H, W.T), "theory": (H_mm, W_mm.T), "proxy": (S_tilde, S_tilde.T)}``. Every
+    panel after the first is annotated with its ``SIM`` to the first column (paper A Fig. 6 metric).
+    Context labels go on the first column's y axis (candidate positions ``context_ticks``, e.g. the
+    first context of every support group); word labels on the first column's y axis and every x axis.
+    """
+    if not panels:
+        raise ValueError("geometry_comparison needs at least one panel")
+    names = list(panels)
+    fig, axes = plt.subplots(2, len(names), figsize=(panel_size * len(names), 2 * panel_size), squeeze=False,
+                             layout="constrained")
+    first = [corr(panels[names[0]][0]), corr(panels[names[0]][1])]
+    rows = (("context", context_labels, context_order, context_ticks),
+            ("word", word_labels, word_order, None))
+    for col, name in enumerate(names):
+        for row, (kind, labels, order, ticks) in enumerate(rows):
+            C = corr(panels[name][row])
+            what = "corr(contexts)" if row == 0 else "corr(words)"
+            title = f"{name}: {what}"
+            if col > 0:
+                title += f"\nsim to {names[0]} = {structural_similarity(C, first[row]):.3f}"
+            bar = "cosine similarity" if col == len(names) - 1 else None
+            tick_axes = ("y" if col == 0 else "") + ("x" if kind == "word" else "")
+            corr_heatmap(axes[row, col], C, labels, title=title, kind=kind, order=order,
+                         max_labels=max_labels, ticks=ticks, tick_axes=tick_axes, is_corr=True, colorbar=bar)
+    if suptitle:
+        fig.suptitle(suptitle)
+    return fig
+
+
+def nearest_snapshots(hist: History, steps: Sequence[int]) -> list[int]:
+    """Indices (into ``hist.snap_steps``) of the snapshots closest to the requested steps."""
+    if not hist.snap_steps:
+        raise ValueError("history has no snapshots")
+    have = np.asarray(hist.snap_steps)
+    return [int(np.argmin(np.abs(have - s))) for s in steps]
+
+
+def snapshot_grid(hist: History, ref: GeometryReference, steps: Sequence[int], *,
+                  context_order: Sequence[int] | None = None, word_order: Sequence[int] | None = None,
+                  context_labels: Sequence[str] | None = None, word_labels: Sequence[str] | None = None,
+                  max_labels: int = 40, theory: bool = True, proxy: bool = True, panel_size: float = 2.6,
+                  suptitle: str = "") -> Figure:
+    """Paper A Fig. 4 layout: rows ``corr(H_k)``, ``corr(W_k^T)``, ``L_k``; one column per snapshot.
+
+    The snapshots nearest to ``steps`` come first, then (``theory``) ``H^mm, W^mm, L^mm`` and
+    (``proxy``) ``S~`` (contexts), ``S~^T`` (words), ``S~`` (logits). Logit panels use their own colour
+    range (they grow during training); ``L^mm`` and ``S~`` use [-0.5, 1] as the authors' plots.
+    ``context_labels`` / ``word_labels`` (original item order) label the first column's axes.
+    """
+    cols: list[tuple[str, np.ndarray, np.ndarray, np.ndarray, tuple[float | None, float | None]]] = []
+    for i in nearest_snapshots(hist, steps):
+        cols.append((f"step {hist.snap_steps[i]}", hist.H[i], hist.W[i].T, hist.L[i], (None, None)))
+    if theory:
+        if ref.L_mm is None:
+            raise ValueError("theory=True needs a GeometryReference with L_mm")
+        cols.append(("theory (mm)", ref.H_mm, ref.W_mm.T, ref.L_mm, (-0.5, 1.0)))
+    if proxy:
+        cols.append(("proxy (S~)", ref.S_tilde, ref.S_tilde.T, ref.S_tilde, (-0.5, 1.0)))
+    fig, axes = plt.subplots(3, len(cols), figsize=(panel_size * len(cols), 3 * panel_size), squeeze=False,
+                             layout="constrained")
+    for c, (name, Hc, Wc, Lc, (lo, hi)) in enumerate(cols):
+        bar = "cosine similarity" if c == len(cols) - 1 else None
+        ctx, words = (context_labels, word_labels) if c == 0 else (None, None)
+        corr_heatmap(axes[0, c], Hc, ctx, title=f"{name}\ncorr(H)", kind="context", order=context_order,
+                     max_labels=max_labels, tick_axes="y", colorbar=bar)
+        corr_heatmap(axes[1, c], Wc, words, title=f"{name}\ncorr(W^T)", kind="word", order=word_order,
+                     max_labels=max_labels, tick_axes="y", colorbar=bar)
+        logit_heatmap(axes[2, c], Lc, word_labels=words, title=f"{name}\nlogits", vmin=lo, vmax=hi,
+                      word_order=word_order, context_order=context_order, max_labels=max_labels,
+                      colorbar="logit")
+    if suptitle:
+        fig.suptitle(suptitle)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Fig. 6 curves
+# ---------------------------------------------------------------------------------------------
+def _color(colors: Mapping[str, str] | None, label: str, i: int) -> str:
+    if colors and label in colors:
+        return colors[label]
+    return PAPER_COLORS.get(label, f"C{i}")
+
+
+def _scalar_curve(run: History | Fig6Series, name: str) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(run, Fig6Series):
+        return run.steps, getattr(run, name)
+    if isinstance(run, History):
+        return run.curve(name)
+    raise TypeError(f"expected a History or Fig6Series, got {type(run).__name__}")
+
+
+def plot_ce_gap(ax: Axes, runs: Mapping[str, History | Fig6Series], colors: Mapping[str, str] | None = None
+                ) -> Axes:
+    """Fig. 6(a): CE - H against step + 1, log-log."""
+    for i, (label, run) in enumerate(runs.items()):
+        s, v = _scalar_curve(run, "ce_minus_H")
+        ax.loglog(s + 1, np.maximum(v, np.finfo(float).tiny), color=_color(colors, label, i), label=label)
+    ax.set(xlabel="step k + 1", ylabel="CE - H", title="(a) CE approaches H")
+    ax.legend(fontsize=7)
+    return ax
+
+
+def plot_norms(ax: Axes, runs: Mapping[str, History | Fig6Series], colors: Mapping[str, str] | None = None
+                ) -> Axes:
+    """Fig. 6(b): ``||W_k||_F`` (dashed) and ``||H_k||_F`` (solid), log-log."""
+    for i, (label, run) in enumerate(runs.items()):
+        c = _color(colors, label, i)
+        s, w = _scalar_curve(run, "norm_W")
+        _, h = _scalar_curve(run, "norm_H")
+        ax.loglog(s + 1, h, color=c, ls="-", label=f"{label} ||H||")
+        ax.loglog(s + 1, w, color=c, ls="--", label=f"{label} ||W||")
+    ax.set(xlabel="step k + 1", ylabel="Frobenius norm", title="(b) norms grow")
+    ax.legend(fontsize=7)
+    return ax
+
+
+def _series(run: Fig6Series) -> Fig6Series:
+    if not isinstance(run, Fig6Series):
+        raise TypeError("snapshot panels need Fig6Series (ntputils.ufm_metrics.fig6_series), "
+                        f"got {type(run).__name__}")
+    return run
+
+
+def plot_projection_error(ax: Axes, runs: Mapping[str, Fig6Series], colors: Mapping[str, str] | None = None
+                ) -> Axes:
+    """Fig. 6(c): ``||P_F(L_k) - L^in||_F``, log-log."""
+    for i, (label, run) in enumerate(runs.items()):
+        r = _series(run)
+        ax.loglog(r.snap_steps + 1, r.proj_error, color=_color(colors, label, i), label=label)
+    ax.set(xlabel="step k + 1", ylabel="||P_F(L_k) - L^in||_F", title="(c) projection on F -> L^in")
+    ax.legend(fontsize=7)
+    return ax
+
+
+def plot_sim_curves(ax: Axes, runs: Mapping[str, Fig6Series], target: str = "proxy",
+                    colors: Mapping[str, str] | None = None
+                ) -> Axes:
+    """Fig. 6(d) (``target="proxy"``: vs S~) or 6(e) (``"mm"``: vs H^mm, W^mm); H solid, W dashed."""
+    if target not in ("proxy", "mm"):
+        raise ValueError(f"unknown target {target!r}; valid: 'proxy', 'mm'")
+    tname = ("S~", "S~^T") if target == "proxy" else ("H^mm", "W^mm^T")
+    for i, (label, run) in enumerate(runs.items()):
+        r = _series(run)
+        c = _color(colors, label, i)
+        ax.semilogx(r.snap_steps + 1, getattr(r, f"sim_H_{target}"), color=c, ls="-",
+                    label=f"{label} sim(H_k, {tname[0]})")
+        ax.semilogx(r.snap_steps + 1, getattr(r, f"sim_W_{target}"), color=c, ls="--",
+                    label=f"{label} sim(W_k^T, {tname[1]})")
+    ax.set(xlabel="step k + 1", ylabel="sim", ylim=(-0.05, 1.05),
+           title="(d) similarity to proxy" if target == "proxy" else "(e) similarity to theory")
+    ax.legend(fontsize=6)
+    return ax
+
+
+def plot_direction_distance(ax: Axes, runs: Mapping[str, Fig6Series], colors: Mapping[str, str] | None = None
+                ) -> Axes:
+    """Normalized distance of ``L_k`` to ``L^mm`` (solid) and to ``S~`` (dotted)."""
+    for i, (label, run) in enumerate(runs.items()):
+        r = _series(run)
+        c = _color(colors, label, i)
+        ax.semilogx(r.snap_steps + 1, r.dist_L_mm, color=c, ls="-", label=f"{label} vs L^mm")
+        ax.semilogx(r.snap_steps + 1, r.dist_L_proxy, color=c, ls=":", label=f"{label} vs S~")
+    ax.set(xlabel="step k + 1", ylabel="|| L_k/||L_k|| - T/||T|| ||_F", title="direction of L_k")
+    ax.legend(fontsize=6)
+    return ax
+
+
+FIG6_PANELS = ("ce", "norms", "proj", "sim_proxy", "sim_mm", "direction")
+
+
+def fig6_panels(runs: Mapping[str, Fig6Series], panels: Sequence[str] = FIG6_PANELS[:5],
+                colors: Mapping[str, str] | None = None, panel_size: float = 3.6, ncols: int | None = None,
+                suptitle: str = "") -> Figure:
+    """Paper A Fig. 6: the chosen panels (names in :data:`FIG6_PANELS`), one curve per run.
+
+    Panels fill a grid of ``ncols`` columns (default: all in one row); unused cells are hidden.
+    """
+    unknown = [p for p in panels if p not in FIG6_PANELS]
+    if unknown or not panels:
+        raise ValueError(f"unknown Fig. 6 panel(s) {unknown}; valid: {FIG6_PANELS}")
+    if not runs:
+        raise ValueError("fig6_panels needs at least one run")
+    ncols = len(panels) if ncols is None else max(1, min(ncols, len(panels)))
+    nrows = int(np.ceil(len(panels) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size * ncols, panel_size * nrows), squeeze=False,
+                             layout="constrained")
+    for ax in axes.ravel()[len(panels):]:
+        ax.set_visible(False)
+    draw = {"ce": plot_ce_gap, "norms": plot_norms, "proj": plot_projection_error,
+            "sim_proxy": lambda ax, r, colors: plot_sim_curves(ax, r, "proxy", colors),
+            "sim_mm": lambda ax, r, colors: plot_sim_curves(ax, r, "mm", colors),
+            "direction": plot_direction_distance}
+    for ax, name in zip(axes.ravel(), panels, strict=False):
+        draw[name](ax, runs, colors=colors)
+    if suptitle:
+        fig.suptitle(suptitle)
+    return fig

@@ -1,0 +1,373 @@
+"""The convergence metrics of paper A Fig. 6, computed from a training :class:`~ntputils.history.History`.
+
+Paper A (Thm. "reg path", Claims P logits / P directional / P proxy; spec sec. 1.6-1.8) predicts that,
+as NTP training drives the cross-entropy to its lower bound ``H``, the logits ``L_k = W_k H_k``
+split into
+
+* an in-support part: ``P_F(L_k) -> L^in`` (the soft-label log-odds; Fig. 6c), and
+* a diverging part in ``F^perp`` whose direction tends to ``L^mm`` (the nuclear-norm NTP-SVM),
+
+so that the embeddings align with the SVD factors ``W^mm = U Sigma^{1/2}``, ``H^mm = Sigma^{1/2} V^T``
+of ``L^mm`` (Fig. 6e) and, approximately, with the proxy ``S~`` (Fig. 6d). For every snapshot k this
+module evaluates, vectorized over snapshots,
+
+* ``||P_F(L_k) - L^in||_F``                                            (Fig. 6c),
+* ``sim(H_k, S~)``, ``sim(W_k^T, S~^T)``                               (Fig. 6d),
+* ``sim(H_k, H^mm)``, ``sim(W_k^T, W^mm^T)``                           (Fig. 6e),
+* ``|| L_k/||L_k||_F - L^mm/||L^mm||_F ||_F`` and the same with ``S~`` (normalized distances),
+
+with ``sim(A, B) = SIM(corr(A), corr(B))`` of :mod:`ntputils.metrics`; the logged curves CE - H,
+``||W_k||_F``, ``||H_k||_F`` (Fig. 6a, b) come from the history's scalars. The metrics only need a
+History (W, H, L snapshots), so they apply unchanged to NTP-UFM runs (:func:`ntputils.ufm.train`)
+and to networks (:func:`ntputils.train.train_ntp`, whose H may cover a subset of the contexts).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ntputils.data import NTPData
+from ntputils.geometry import centered_support, in_support_logits, max_margin_logits, mm_embeddings
+from ntputils.history import History
+from ntputils.metrics import SIM_C
+
+#: largest float64 working set (bytes) of one chunk of stacked m x m correlation matrices
+CHUNK_BYTES = 256 * 2**20
+
+
+# ---------------------------------------------------------------------------------------------
+# the data-determined targets
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class GeometryReference:
+    """What the data predicts, for a (sub)set of contexts: ``S``, ``L^in``, ``S~``, ``L^mm`` and its factors.
+
+    Attributes
+    ----------
+    support: boolean V x m support matrix S (``S[z, j]`` iff ``z`` follows context ``j``).
+    L_in: V x m in-support logits ``L^in`` (:func:`ntputils.geometry.in_support_logits`).
+    S_tilde: V x m centered support ``S~ = (I - 1 1^T/V) S`` (the proxy of ``L^mm``).
+    entropy: the empirical entropy ``H`` of the data.
+    L_mm: V x m max-margin logits ``L^mm`` or ``None`` (then the ``*_mm`` metrics are NaN).
+    W_mm, H_mm: ``U Sigma^{1/2}`` (V x r) and ``Sigma^{1/2} V^T`` (r x m) of ``L^mm`` (or ``None``).
+    columns: the context indices of the full data these columns are (``None`` = all, in order).
+    """
+
+    support: np.ndarray
+    L_in: np.ndarray
+    S_tilde: np.ndarray
+    entropy: float
+    L_mm: np.ndarray | None = None
+    W_mm: np.ndarray | None = None
+    H_mm: np.ndarray | None = None
+    columns: np.ndarray | None = None
+    info: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        rank = "none" if self.W_mm is None else self.W_mm.shape[1]
+        sub = "" if self.columns is None else f", subset of {self.columns.size} contexts"
+        return f"GeometryReference(V={self.V}, m={self.m}, H={self.entropy:.4f}, rank L^mm={rank}{sub})"
+
+    @property
+    def V(self) -> int:
+        """Vocabulary size (rows)."""
+        return self.support.shape[0]
+
+    @property
+    def m(self) -> int:
+        """Number of contexts (columns) covered."""
+        return self.support.shape[1]
+
+    @classmethod
+    def from_data(cls, data: NTPData, L_mm: np.ndarray | None = None,
+                  rank_tol: float = 1e-6) -> GeometryReference:
+        """Targets of ``data``; pass ``L_mm`` (e.g. from :func:`max_margin_cached`) for the theory metrics.
+
+        ``W^mm, H^mm`` are the SVD factors of ``L^mm`` with singular values below
+        ``rank_tol * sigma_max`` cut (:func:`ntputils.geometry.mm_embeddings`).
+        """
+        S = data.S.toarray() > 0
+        W_mm = H_mm = None
+        info: dict = {}
+        if L_mm is not None:
+            L_mm = np.asarray(L_mm, dtype=np.float64)
+            if L_mm.shape != S.shape:
+                raise ValueError(f"shape mismatch: L_mm is {L_mm.shape} but the data is V x m = {S.shape}")
+            W_mm, H_mm = mm_embeddings(L_mm, rank_tol=rank_tol)
+            info["rank_mm"] = W_mm.shape[1]
+        return cls(support=S, L_in=in_support_logits(data.P), S_tilde=centered_support(data.S),
+                   entropy=data.entropy, L_mm=L_mm, W_mm=W_mm, H_mm=H_mm, info=info)
+
+    def restrict(self, columns: Sequence[int] | np.ndarray | None) -> GeometryReference:
+        """The targets of a subset of contexts (``None`` = unchanged).
+
+        ``H^mm`` keeps the selected columns of the full factor (not the factor of the restricted
+        ``L^mm``), so ``corr(H^mm)`` of the subset is the corresponding block of the full one; ``W^mm``
+        and the word-side targets use all contexts, as the full-data theory does.
+        """
+        if columns is None:
+            return self
+        cols = np.asarray(columns, dtype=np.int64)
+        if cols.ndim != 1 or cols.size == 0 or cols.min() < 0 or cols.max() >= self.m:
+            raise ValueError(f"columns must be a non-empty list of indices in [0, {self.m})")
+        return GeometryReference(
+            support=self.support[:, cols], L_in=self.L_in[:, cols], S_tilde=self.S_tilde[:, cols],
+            entropy=self.entropy, L_mm=None if self.L_mm is None else self.L_mm[:, cols],
+            W_mm=self.W_mm, H_mm=None if self.H_mm is None else self.H_mm[:, cols],
+            columns=cols if self.columns is None else self.columns[cols], info=dict(self.info, full=self),
+        )
+
+    def word_targets(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """Matrices whose columns are the words: ``S~^T`` (m_full x V) and ``W^mm^T`` (r x V).
+
+        For restricted targets the word proxy uses all contexts of the full data.
+        """
+        full = self.info.get("full", self)
+        return full.S_tilde.T, None if full.W_mm is None else full.W_mm.T
+
+
+# ---------------------------------------------------------------------------------------------
+# L^mm with a disk cache
+# ---------------------------------------------------------------------------------------------
+def support_key(S: np.ndarray | sp.sparray | sp.spmatrix, solver: str, **opts) -> str:
+    """A stable hex key for ``(S, solver, opts)``: SHA-256 of shape, support pattern and options."""
+    Sd = (S.toarray() if sp.issparse(S) else np.asarray(S)) > 0
+    h = hashlib.sha256()
+    h.update(np.asarray(Sd.shape, dtype=np.int64).tobytes())
+    h.update(np.packbits(Sd, axis=None).tobytes())
+    h.update(repr((solver, sorted(opts.items()))).encode())
+    return h.hexdigest()[:24]
+
+
+def max_margin_cached(S: np.ndarray | sp.sparray | sp.spmatrix, solver: str = "cvxpy", cache: bool = True,
+                      **opts) -> tuple[np.ndarray, dict]:
+    """``L^mm`` of the support ``S`` (:func:`ntputils.geometry.max_margin_logits`), cached on disk.
+
+    The result is stored under ``ntputils.paths.cache_dir("lmm")`` as ``<key>.npz`` with the key of
+    :func:`support_key`, so every chapter that needs ``L^mm`` of the same support (and solver options)
+    solves the program once. Returns ``(L_mm, info)`` with ``info`` = nuclear norm, constraint
+    violation, solver, seconds, gap (where the solver certifies one) and ``cached`` (bool).
+    """
+    from ntputils.paths import cache_dir
+
+    path = cache_dir("lmm") / f"{support_key(S, solver, **opts)}.npz" if cache else None
+    if path is not None and path.exists():
+        with np.load(path, allow_pickle=False) as z:
+            info = {k: z[k].item() for k in z.files if k != "L"}
+            return np.array(z["L"]), dict(info, cached=True)
+    L, res = max_margin_logits(S, solver=solver, return_info=True, **opts)
+    info = dict(nuclear_norm=res.nuclear_norm, max_violation=res.max_violation, lower_bound=res.lower_bound,
+                rel_gap=res.rel_gap, solver=res.solver, seconds=res.seconds, converged=bool(res.converged))
+    if path is not None:
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez_compressed(tmp, L=L, **{k: np.asarray(v) for k, v in info.items()})
+        tmp.replace(path)
+    return L, dict(info, cached=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# batched primitives (stacks of snapshots along axis 0)
+# ---------------------------------------------------------------------------------------------
+def batched_corr(A: np.ndarray) -> np.ndarray:
+    """``corr`` of every matrix of a stack: (K, r, n) -> (K, n, n) cosine similarities of the columns.
+
+    Zero columns give zero rows/columns, as :func:`ntputils.metrics.corr`.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    if A.ndim != 3:
+        raise ValueError(f"batched_corr expects a (K, r, n) stack, got shape {A.shape}")
+    norms = np.linalg.norm(A, axis=1, keepdims=True)
+    An = np.divide(A, norms, out=np.zeros_like(A), where=norms > 0)
+    return np.matmul(An.transpose(0, 2, 1), An)
+
+
+def batched_structural_similarity(X: np.ndarray, Y: np.ndarray, C: float = SIM_C) -> np.ndarray:
+    """``SIM(X_k, Y)`` for a stack ``X`` (K, n, n) against one ``Y`` (n, n) (spec 1.8, ddof 0)."""
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    if X.ndim != 3 or X.shape[1:] != Y.shape:
+        raise ValueError(f"shape mismatch: stack {X.shape} vs target {Y.shape}")
+    xc = X - X.mean(axis=(1, 2), keepdims=True)
+    yc = Y - Y.mean()
+    cov = np.einsum("kij,ij->k", xc, yc) / Y.size
+    return (cov + C) / (X.std(axis=(1, 2)) * Y.std() + C)
+
+
+def batched_sim(As: Sequence[np.ndarray] | np.ndarray, B: np.ndarray, C: float = SIM_C,
+                chunk_bytes: int = CHUNK_BYTES) -> np.ndarray:
+    """``sim(A_k, B) = SIM(corr(A_k), corr(B))`` for every ``A_k`` (same column count as ``B``).
+
+    Snapshots are processed in chunks so that a chunk of stacked n x n matrices stays below
+    ``chunk_bytes`` (vectorized within a chunk).
+    """
+    B = np.asarray(B, dtype=np.float64)
+    if B.ndim != 2:
+        raise ValueError(f"target must be 2-D, got shape {B.shape}")
+    As = list(As)
+    if not As:
+        return np.zeros(0)
+    n = B.shape[1]
+    for A in As:
+        if np.ndim(A) != 2 or np.shape(A)[1] != n:
+            raise ValueError(f"sim compares column geometries: snapshot {np.shape(A)} vs target {B.shape}")
+    Y = batched_corr(B[None])[0]
+    per = max(1, int(chunk_bytes // (3 * 8 * n * n)))
+    out = [batched_structural_similarity(batched_corr(np.stack(As[i:i + per])), Y, C)
+           for i in range(0, len(As), per)]
+    return np.concatenate(out)
+
+
+def batched_project_F(Ls: np.ndarray, support: np.ndarray) -> np.ndarray:
+    """``P_F(L_k)`` for a stack (K, V, m): in-support entries minus their support mean, 0 elsewhere."""
+    Ls = np.asarray(Ls, dtype=np.float64)
+    S = np.asarray(support, dtype=bool)
+    if Ls.ndim != 3 or Ls.shape[1:] != S.shape:
+        raise ValueError(f"shape mismatch: logit stack {Ls.shape} vs support {S.shape}")
+    sizes = S.sum(axis=0)
+    if np.any(sizes == 0):
+        raise ValueError("support has an empty column")
+    means = np.where(S, Ls, 0.0).sum(axis=1, keepdims=True) / sizes
+    return np.where(S, Ls - means, 0.0)
+
+
+def batched_normalized_distance(Ls: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """``|| L_k/||L_k||_F - T/||T||_F ||_F`` for a stack (K, V, m); NaN for a zero ``L_k``."""
+    Ls = np.asarray(Ls, dtype=np.float64)
+    T = np.asarray(target, dtype=np.float64)
+    if Ls.ndim != 3 or Ls.shape[1:] != T.shape:
+        raise ValueError(f"shape mismatch: stack {Ls.shape} vs target {T.shape}")
+    nT = np.linalg.norm(T)
+    if nT == 0:
+        raise ValueError("normalized distance to a zero target is undefined")
+    nL = np.linalg.norm(Ls, axis=(1, 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        unit = Ls / np.where(nL > 0, nL, np.nan)[:, None, None]
+    return np.linalg.norm(unit - T / nT, axis=(1, 2))
+
+
+# ---------------------------------------------------------------------------------------------
+# the Fig. 6 series
+# ---------------------------------------------------------------------------------------------
+SNAPSHOT_METRICS = ("proj_error", "sim_H_proxy", "sim_W_proxy", "sim_H_mm", "sim_W_mm", "dist_L_mm",
+                    "dist_L_proxy")
+
+
+@dataclass
+class Fig6Series:
+    """Paper A Fig. 6 curves of one run.
+
+    ``steps`` index the logged scalars ``ce_minus_H``, ``norm_W``, ``norm_H`` (Frobenius norms);
+    ``snap_steps`` index the snapshot metrics (names in :data:`SNAPSHOT_METRICS`):
+    ``proj_error = ||P_F(L_k) - L^in||_F``, ``sim_H_proxy = sim(H_k, S~)``,
+    ``sim_W_proxy = sim(W_k^T, S~^T)``, ``sim_H_mm = sim(H_k, H^mm)``, ``sim_W_mm = sim(W_k^T, W^mm^T)``,
+    ``dist_L_mm`` / ``dist_L_proxy`` = normalized distance of ``L_k`` to ``L^mm`` / ``S~``.
+    """
+
+    steps: np.ndarray
+    ce_minus_H: np.ndarray
+    norm_W: np.ndarray
+    norm_H: np.ndarray
+    snap_steps: np.ndarray
+    proj_error: np.ndarray
+    sim_H_proxy: np.ndarray
+    sim_W_proxy: np.ndarray
+    sim_H_mm: np.ndarray
+    sim_W_mm: np.ndarray
+    dist_L_mm: np.ndarray
+    dist_L_proxy: np.ndarray
+    label: str = ""
+
+    @property
+    def final(self) -> dict[str, float]:
+        """The last value of every curve."""
+        names = ("ce_minus_H", "norm_W", "norm_H") + SNAPSHOT_METRICS
+        return {k: float(getattr(self, k)[-1]) for k in names}
+
+
+def _scalar(hist: History, name: str) -> np.ndarray:
+    if name not in hist.scalars:
+        raise ValueError(f"history has no logged scalar {name!r} (logged: {sorted(hist.scalars)})")
+    return np.asarray(hist.scalars[name], dtype=np.float64)
+
+
+def snapshot_metrics(hist: History, ref: GeometryReference,
+                     chunk_bytes: int = CHUNK_BYTES) -> dict[str, np.ndarray]:
+    """The metrics of :data:`SNAPSHOT_METRICS` at every snapshot of ``hist`` (arrays of length K).
+
+    When the history's H covers a subset of the contexts (``hist.meta["snapshot_contexts"]`` from
+    :func:`ntputils.train.train_ntp`), ``ref`` is restricted to it. Theory metrics are NaN when
+    ``ref`` has no ``L^mm``.
+    """
+    if not hist.snap_steps:
+        raise ValueError("history has no snapshots (W, H, L); train with snapshot_steps")
+    cols = hist.meta.get("snapshot_contexts")
+    sub = ref.restrict(cols) if cols is not None and ref.columns is None else ref
+    if hist.L[0].shape != sub.support.shape or hist.W[0].shape[0] != ref.V:
+        raise ValueError(f"shape mismatch: snapshots have L {hist.L[0].shape}, "
+                         f"targets are V x m = {sub.support.shape}")
+    K = len(hist.snap_steps)
+    Ls = np.stack(hist.L)
+    words_proxy, words_mm = sub.word_targets()
+    WT = [w.T for w in hist.W]
+    nan = np.full(K, np.nan)
+    out = {
+        "proj_error": np.linalg.norm(batched_project_F(Ls, sub.support) - sub.L_in, axis=(1, 2)),
+        "sim_H_proxy": batched_sim(hist.H, sub.S_tilde, chunk_bytes=chunk_bytes),
+        "sim_W_proxy": batched_sim(WT, words_proxy, chunk_bytes=chunk_bytes),
+        "sim_H_mm": nan if sub.H_mm is None else batched_sim(hist.H, sub.H_mm, chunk_bytes=chunk_bytes),
+        "sim_W_mm": nan if words_mm is None else batched_sim(WT, words_mm, chunk_bytes=chunk_bytes),
+        "dist_L_mm": nan if sub.L_mm is None else batched_normalized_distance(Ls, sub.L_mm),
+        "dist_L_proxy": batched_normalized_distance(Ls, sub.S_tilde),
+    }
+    return out
+
+
+def fig6_series(hist: History, ref: GeometryReference, label: str = "",
+                chunk_bytes: int = CHUNK_BYTES) -> Fig6Series:
+    """All Fig. 6 curves of one run: logged CE - H and norms plus :func:`snapshot_metrics`."""
+    snaps = snapshot_metrics(hist, ref, chunk_bytes=chunk_bytes)
+    return Fig6Series(
+        steps=np.asarray(hist.steps), ce_minus_H=_scalar(hist, "ce_minus_H"), norm_W=_scalar(hist, "norm_W"),
+        norm_H=_scalar(hist, "norm_H"), snap_steps=np.asarray(hist.snap_steps), label=label, **snaps,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# orderings for heatmaps
+# ---------------------------------------------------------------------------------------------
+def support_group_order(support: np.ndarray | sp.sparray | sp.spmatrix) -> tuple[np.ndarray, np.ndarray]:
+    """Order contexts so that those with identical supports are adjacent (subspace-collapse blocks).
+
+    Groups appear in the order of their first context; contexts keep their order inside a group.
+    Returns ``(order, group)``: the permutation of ``range(m)`` and the group id of each context in
+    the new order (0, 0, 1, 1, 1, 2, ...).
+    """
+    S = (support.toarray() if sp.issparse(support) else np.asarray(support)) > 0
+    if S.ndim != 2 or S.shape[1] == 0:
+        raise ValueError(f"support must be a non-empty V x m matrix, got shape {S.shape}")
+    _, first, inverse = np.unique(S.T, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    rank_of_group = np.empty_like(first)
+    rank_of_group[np.argsort(first, kind="stable")] = np.arange(first.size)
+    group = rank_of_group[inverse]
+    order = np.argsort(group, kind="stable")
+    return order, group[order]
+
+
+def word_order(support: np.ndarray | sp.sparray | sp.spmatrix,
+               context_order: np.ndarray | None = None) -> np.ndarray:
+    """Order words by the first (ordered) context whose support holds them, ties by word id.
+
+    With ``context_order`` from :func:`support_group_order`, words that share supports become
+    adjacent, so ``corr(W^T)`` shows the same blocks as ``corr(H)``.
+    """
+    S = (support.toarray() if sp.issparse(support) else np.asarray(support)) > 0
+    cols = np.arange(S.shape[1]) if context_order is None else np.asarray(context_order)
+    Sp = S[:, cols]
+    first = np.where(Sp.any(axis=1), Sp.argmax(axis=1), Sp.shape[1])
+    return np.lexsort((np.arange(S.shape[0]), first))
