@@ -10,6 +10,7 @@ Small modules, one concern each (see ``book/api.md`` for the formula each functi
 * :mod:`ntputils.synthetic` -- STEP-imbalanced and random support matrices.
 * :mod:`ntputils.mode_dynamics` -- singular-value curves, learning times, 1/sigma fits.
 * :mod:`ntputils.concept_analysis` -- orthant clusters, typicality, concept representations.
+* :mod:`ntputils.semantics` -- word clouds, cluster purity against lexical classes and random baselines.
 * :mod:`ntputils.history`   -- the snapshot format shared by UFM and network training.
 * :mod:`ntputils.ufm_metrics` -- the metric series of paper A Fig. 6 from a History; cached L^mm.
 * :mod:`ntputils.plots`     -- labelled heatmaps, Fig. 1/4 grids and Fig. 6 panels.

@@ -1,0 +1,508 @@
+"""Semantics of concept clusters in real text: word clouds and purity against lexical classes (chapter b04).
+
+Paper B (sec. 5, App. F) reads orthant clusters (Definition 1) and k-means clusters of the word-analyzer
+rows by eye, from word clouds of the 40 most typical members (font size proportional to
+``Typicality(z; C) = sum_{k in K} |u_k[z]|``). This module renders those clouds deterministically and,
+beyond the paper, *measures* how semantic a cluster is.
+
+Purity (our definition). Let ``labels`` assign every word a set of classes (part of speech, verb form,
+month, number, name, ...; classes overlap) and let a cluster ``C`` be the words shown for it (the top-40
+by typicality). For a class ``c``
+
+    purity(C, c) = |C ∩ c| / |C|,        base rate  b(c) = |c| / V,        excess(C, c) = purity - b(c).
+
+Unlabelled words count in ``|C|`` (they lower the purity of every class). The **best class** of ``C`` is
+``argmax_c excess(C, c)``: taking ``argmax purity`` would always prefer umbrella classes ("verb" contains
+every "past-tense verb"), while the excess over the base rate prefers the most specific class that the
+cluster is enriched in. ``b(c)`` is also the expected purity of a random cluster for the fixed class ``c``.
+
+Random baseline. For a cluster of size ``s``, ``n_draws`` sets of ``s`` distinct words are drawn
+uniformly from the vocabulary; each draw picks *its own* best class by the same rule. The cluster
+**beats random** when its best excess is above the 95th percentile of the draws' best excess -- a test that
+accounts for choosing the best of all classes. For display, the purity of the cluster's class in the
+draws (mean, 95th percentile) is reported as well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+NO_SPACE = "no leading space"
+TOKEN_START = "#"
+BLANK_TOKEN = "<sp>"
+
+
+# ---------------------------------------------------------------------------------------------
+# class labels
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ClassLabels:
+    """Boolean class membership of a vocabulary: ``member[z, c]`` is True iff word z is in class c."""
+
+    words: tuple[str, ...]
+    classes: tuple[str, ...]
+    member: np.ndarray
+
+    def __post_init__(self) -> None:
+        member = np.asarray(self.member, dtype=bool)
+        if member.shape != (len(self.words), len(self.classes)):
+            raise ValueError(f"member must be (words x classes) = ({len(self.words)}, {len(self.classes)}), "
+                             f"got {member.shape}")
+        if not self.words or not self.classes:
+            raise ValueError("ClassLabels needs at least one word and one class")
+        object.__setattr__(self, "member", member)
+
+    @classmethod
+    def from_mapping(cls, words: Sequence[str], classes: Mapping[str, Iterable[str]]) -> ClassLabels:
+        """Build from ``{class name: member words}`` (e.g. :func:`ntputils.corpora.word_classes`).
+
+        Class members that are not in ``words`` are ignored; classes are sorted by name.
+        """
+        words = tuple(words)
+        if not words:
+            raise ValueError("empty vocabulary: no words to label")
+        row = {w: i for i, w in enumerate(words)}
+        names = tuple(sorted(classes))
+        member = np.zeros((len(words), len(names)), dtype=bool)
+        for c, name in enumerate(names):
+            idx = [row[w] for w in classes[name] if w in row]
+            member[idx, c] = True
+        return cls(words, names, member)
+
+    @property
+    def base_rate(self) -> np.ndarray:
+        """``b(c) = |c| / V`` for every class, shape (n_classes,)."""
+        return self.member.mean(axis=0)
+
+    @property
+    def coverage(self) -> float:
+        """Fraction of words with at least one class."""
+        return float(self.member.any(axis=1).mean())
+
+    def index(self, name: str) -> int:
+        """Column of class ``name``; ``ValueError`` listing the classes if unknown."""
+        try:
+            return self.classes.index(name)
+        except ValueError:
+            raise ValueError(f"unknown class {name!r}; classes: {', '.join(self.classes)}") from None
+
+    def without(self, *names: str) -> ClassLabels:
+        """The same labels with the classes ``names`` removed (each must exist)."""
+        drop = {self.index(n) for n in names}
+        keep = [c for c in range(len(self.classes)) if c not in drop]
+        if not keep:
+            raise ValueError("cannot remove every class")
+        return ClassLabels(self.words, tuple(self.classes[c] for c in keep), self.member[:, keep])
+
+    def of(self, word_index: int) -> list[str]:
+        """The classes of one word (by row index)."""
+        return [self.classes[c] for c in np.flatnonzero(self.member[word_index])]
+
+
+def has_no_leading_space(token: str) -> bool:
+    """A token without the word-start marker ``#`` that contains a letter.
+
+    In a byte-level BPE these are word-internal pieces (``ing``, ``ad``) or words at the start of a line
+    or right after a quote (``The``, ``Lily`` in TinyStories, where lines have no leading space).
+    """
+    return not token.startswith(TOKEN_START) and any(ch.isalpha() for ch in token)
+
+
+def lexical_labels(words: Sequence[str], classify: Callable[[str], set[str]] | None = None,
+                   tokenizer_class: bool = True) -> ClassLabels:
+    """Lexical classes of a vocabulary (default: :func:`ntputils.corpora.classify`).
+
+    With ``tokenizer_class=True`` the class ``"no leading space"`` (:func:`has_no_leading_space`) is
+    added. It is a property of the token type, not of the word: it marks BPE continuation pieces and
+    line-initial words, which the SVD of real text separates strongly.
+    """
+    if classify is None:
+        from ntputils.corpora import classify
+    words = list(words)
+    if not words:
+        raise ValueError("empty vocabulary: no words to label")
+    mapping: dict[str, set[str]] = {}
+    for w in words:
+        cls = set(classify(w))
+        if tokenizer_class and has_no_leading_space(w):
+            cls.add(NO_SPACE)
+        for name in cls:
+            mapping.setdefault(name, set()).add(w)
+    if not mapping:
+        raise ValueError("no word of the vocabulary received a class")
+    return ClassLabels.from_mapping(words, mapping)
+
+
+# ---------------------------------------------------------------------------------------------
+# purity and random baseline
+# ---------------------------------------------------------------------------------------------
+class Purity(NamedTuple):
+    """Purity of one cluster against its best-matching class (module docstring)."""
+
+    size: int
+    best_class: str
+    purity: float
+    base_rate: float
+    excess: float
+    n_labelled: int
+
+
+def _members(members: Iterable[int], n_words: int) -> np.ndarray:
+    idx = np.asarray(list(members) if not isinstance(members, np.ndarray) else members)
+    if idx.ndim != 1:
+        raise ValueError(f"cluster members must be a 1-D array of word indices, got shape {idx.shape}")
+    if idx.size and not np.issubdtype(idx.dtype, np.integer):
+        raise ValueError(f"cluster members must be integer word indices, got dtype {idx.dtype}")
+    idx = idx.astype(np.intp)
+    if idx.size and (idx.min() < 0 or idx.max() >= n_words):
+        raise ValueError(f"cluster member index out of range for a vocabulary of {n_words} words")
+    if np.unique(idx).size != idx.size:
+        raise ValueError("cluster members must be distinct words")
+    return idx
+
+
+def class_purities(members: Iterable[int], labels: ClassLabels) -> np.ndarray:
+    """``purity(C, c) = |C ∩ c| / |C|`` for every class c, shape (n_classes,).
+
+    Unlabelled words count in ``|C|``.
+    """
+    idx = _members(members, len(labels.words))
+    if idx.size == 0:
+        raise ValueError("purity of an empty cluster is undefined")
+    return labels.member[idx].mean(axis=0)
+
+
+def cluster_purity(members: Iterable[int], labels: ClassLabels, cls: str | None = None) -> Purity:
+    """Purity of a cluster against its best class ``argmax_c (purity - base rate)`` (or the given ``cls``)."""
+    idx = _members(members, len(labels.words))
+    pur = class_purities(idx, labels)
+    excess = pur - labels.base_rate
+    c = int(np.argmax(excess)) if cls is None else labels.index(cls)
+    return Purity(int(idx.size), labels.classes[c], float(pur[c]), float(labels.base_rate[c]),
+                  float(excess[c]), int(labels.member[idx].any(axis=1).sum()))
+
+
+@dataclass
+class RandomBaseline:
+    """Purities of random clusters: ``n_draws`` uniform size-``s`` subsets of the vocabulary per size ``s``.
+
+    Draws for a size are made once (on first use) from ``numpy.random.default_rng((seed, s))`` and cached,
+    so the baseline of a size does not depend on which other sizes were asked for.
+    """
+
+    labels: ClassLabels
+    n_draws: int = 1000
+    seed: int = 0
+    _cache: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.n_draws < 20:
+            raise ValueError(f"n_draws must be >= 20 for a 95th percentile, got {self.n_draws}")
+
+    def purities(self, size: int) -> np.ndarray:
+        """(n_draws, n_classes) purities of random clusters of ``size`` distinct words."""
+        V = len(self.labels.words)
+        if not 1 <= size <= V:
+            raise ValueError(f"random cluster size must be in 1..{V}, got {size}")
+        if size not in self._cache:
+            rng = np.random.default_rng((self.seed, size))
+            keys = rng.random((self.n_draws, V))
+            draws = np.argpartition(keys, size - 1, axis=1)[:, :size]  # uniform random subsets
+            self._cache[size] = self.labels.member[draws].mean(axis=1)
+        return self._cache[size]
+
+    def best_excess(self, size: int) -> np.ndarray:
+        """(n_draws,) best excess ``max_c (purity - base rate)`` of every random cluster."""
+        return (self.purities(size) - self.labels.base_rate).max(axis=1)
+
+    def excess_threshold(self, size: int, q: float = 95.0) -> float:
+        """``q``-th percentile of the random clusters' best excess."""
+        return float(np.percentile(self.best_excess(size), q))
+
+    def class_quantiles(self, size: int, cls: str, q: float = 95.0) -> tuple[float, float]:
+        """Mean and ``q``-th percentile of the purity of class ``cls`` in random clusters of ``size``."""
+        p = self.purities(size)[:, self.labels.index(cls)]
+        return float(p.mean()), float(np.percentile(p, q))
+
+    def best_purity(self, size: int) -> np.ndarray:
+        """(n_draws,) purity of every random cluster's own best class (``argmax_c`` excess)."""
+        pur = self.purities(size)
+        best = np.argmax(pur - self.labels.base_rate, axis=1)
+        return pur[np.arange(pur.shape[0]), best]
+
+    def beats(self, purity: Purity, q: float = 95.0) -> bool:
+        """Whether a cluster's best excess is above the ``q``-th percentile of random best excesses."""
+        return purity.excess > self.excess_threshold(purity.size, q)
+
+
+def purity_table(clusters: Mapping[str, Iterable[int]], labels: ClassLabels, baseline: RandomBaseline,
+                 preview: int = 8, min_size: int = 1):
+    """One row per non-empty cluster (at least ``min_size`` members): purity vs random clusters.
+
+    Columns: ``cluster``, ``size``, ``best class``, ``purity``, ``base rate``, ``random mean`` and
+    ``random p95`` (purity of the same class in random same-size clusters), ``excess``,
+    ``random p95 excess`` (best-class excess of random clusters, 95th percentile), ``beats random``
+    and ``members`` (the first ``preview`` members, in the given order). Returns a ``pandas.DataFrame``.
+    """
+    import pandas as pd
+
+    if baseline.labels is not labels:
+        raise ValueError("baseline must be built on the same ClassLabels as the table")
+    rows = []
+    for name, members in clusters.items():
+        idx = _members(members, len(labels.words))
+        if idx.size < max(min_size, 1):
+            continue
+        pur = cluster_purity(idx, labels)
+        mean, p95 = baseline.class_quantiles(pur.size, pur.best_class)
+        rows.append({"cluster": name, "size": pur.size, "best class": pur.best_class,
+                     "purity": pur.purity, "base rate": pur.base_rate, "random mean": mean, "random p95": p95,
+                     "excess": pur.excess, "random p95 excess": baseline.excess_threshold(pur.size),
+                     "beats random": baseline.beats(pur),
+                     "members": " ".join(labels.words[i] for i in idx[:preview])})
+    columns = ["cluster", "size", "best class", "purity", "base rate", "random mean", "random p95", "excess",
+               "random p95 excess", "beats random", "members"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def summarize_purity(table, min_size: int = 10) -> dict[str, float]:
+    """Summary of a :func:`purity_table` over the clusters with at least ``min_size`` members ("tested").
+
+    Keys: ``clusters`` (rows of the table), ``tested``, ``beat random`` (fraction of tested clusters),
+    ``mean purity`` and ``mean random p95`` (over tested clusters; NaN when none is tested).
+    """
+    tested = table[table["size"] >= min_size]
+    nan = float("nan")
+    return {"clusters": int(len(table)), "tested": int(len(tested)),
+            "beat random": float(tested["beats random"].mean()) if len(tested) else nan,
+            "mean purity": float(tested["purity"].mean()) if len(tested) else nan,
+            "mean random p95": float(tested["random p95"].mean()) if len(tested) else nan}
+
+
+def partition_purity(clusters: Iterable[Iterable[int]], labels: ClassLabels) -> float:
+    """Size-weighted best-class purity ``sum_C |C| purity(C, c*_C) / sum_C |C|`` over non-empty clusters."""
+    total = weighted = 0.0
+    for members in clusters:
+        idx = _members(members, len(labels.words))
+        if idx.size:
+            total += idx.size
+            weighted += idx.size * cluster_purity(idx, labels).purity
+    if total == 0:
+        raise ValueError("partition_purity needs at least one non-empty cluster")
+    return weighted / total
+
+
+def random_partition_purity(sizes: Iterable[int], baseline: RandomBaseline) -> float:
+    """Expected :func:`partition_purity` of random clusters with the given sizes (mean over the draws)."""
+    sizes = [int(s) for s in sizes if s > 0]
+    if not sizes:
+        raise ValueError("random_partition_purity needs at least one positive size")
+    return float(sum(s * baseline.best_purity(s).mean() for s in sizes) / sum(sizes))
+
+
+def best_cluster_for_class(clusters: Mapping[Hashable, Iterable[int]], labels: ClassLabels, cls: str,
+                           min_size: int = 10) -> tuple[Hashable, Purity]:
+    """The cluster with the highest purity for class ``cls`` among clusters with >= ``min_size`` members.
+
+    Ties go to the larger cluster, then to the first in ``clusters`` order (deterministic). Used to pick
+    the clusters of paper B Figs. 4-6 reproducibly instead of by hand.
+    """
+    labels.index(cls)
+    best: tuple[Hashable, Purity] | None = None
+    for name, members in clusters.items():
+        idx = _members(members, len(labels.words))
+        if idx.size < min_size:
+            continue
+        pur = cluster_purity(idx, labels, cls)
+        if best is None or (pur.purity, pur.size) > (best[1].purity, best[1].size):
+            best = (name, pur)
+    if best is None:
+        raise ValueError(f"no cluster has at least min_size={min_size} members")
+    return best
+
+
+def block_support_density(S, rows: Iterable[int], columns: Iterable[int]) -> float:
+    """Fraction of ones of the 0/1 support matrix ``S`` (V x m) in the block ``rows x columns``.
+
+    For a word cluster and a context cluster with the same sign pattern (paper B Fig. 6) this measures
+    how often the words are observed next tokens of the contexts; compare with the density of S.
+    """
+    r = np.asarray(list(rows) if not isinstance(rows, np.ndarray) else rows, dtype=np.intp)
+    c = np.asarray(list(columns) if not isinstance(columns, np.ndarray) else columns, dtype=np.intp)
+    if r.size == 0 or c.size == 0:
+        raise ValueError("block_support_density needs at least one row and one column")
+    block = S[r][:, c] if hasattr(S, "tocsr") else np.asarray(S)[np.ix_(r, c)]
+    total = block.sum() if not hasattr(block, "toarray") else block.toarray().sum()
+    return float(total) / (r.size * c.size)
+
+
+def sign_string(config: Iterable[int]) -> str:
+    """``(1, -1, 1)`` -> ``"(+,-,+)"``."""
+    return "(" + ",".join("+" if c > 0 else "-" for c in config) + ")"
+
+
+# ---------------------------------------------------------------------------------------------
+# word clouds
+# ---------------------------------------------------------------------------------------------
+def display_token(token: str) -> str:
+    """Visible form of a token for a cloud: ``#`` (word start) is kept, a blank body becomes ``<sp>``."""
+    shown = token.replace("\n", "\\n")
+    if not shown.strip().strip(TOKEN_START).strip():
+        return (TOKEN_START if shown.startswith(TOKEN_START) else "") + BLANK_TOKEN
+    return shown.strip()
+
+
+class CloudPanel(NamedTuple):
+    """One word cloud of a grid: title, words and weights (typicality); empty words = empty orthant."""
+
+    title: str
+    words: Sequence[str]
+    weights: Sequence[float]
+
+
+def cluster_panel(title: str, indices: Sequence[int], weights: Sequence[float], names: Sequence[str],
+                  labels: ClassLabels | None = None) -> CloudPanel:
+    """A :class:`CloudPanel` of the members ``indices`` (display ``names``, font ~ ``weights``).
+
+    With ``labels`` a second title line gives the best class and its purity, e.g. ``noun 0.90``.
+    """
+    idx = np.asarray(indices, dtype=np.intp)
+    w = np.asarray(weights, dtype=np.float64)
+    if idx.shape != w.shape:
+        raise ValueError(f"indices and weights differ in shape: {idx.shape} vs {w.shape}")
+    if labels is not None and idx.size:
+        pur = cluster_purity(idx, labels)
+        title = f"{title}\n{pur.best_class} {pur.purity:.2f}"
+    return CloudPanel(title, [names[i] for i in idx], w.tolist())
+
+
+@dataclass
+class CloudRenderer:
+    """Deterministic word clouds (``wordcloud.WordCloud.generate_from_frequencies``), cached by content.
+
+    Font size is proportional to the weight (``relative_scaling=1``): the largest word gets
+    ``max_font_size`` and word ``z`` about ``max_font_size * weight[z] / max(weight)`` (wordcloud shrinks
+    a word that does not fit). Layout and colours depend only on ``seed`` and the words/weights, so the
+    same input gives the same image. ``n_rendered`` counts images actually drawn (cache misses).
+    """
+
+    width: int = 300
+    height: int = 180
+    max_font_size: int = 40
+    min_font_size: int = 5
+    seed: int = 0
+    colormap: str = "viridis"
+    n_rendered: int = 0
+    _cache: dict[tuple, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.width < 20 or self.height < 20:
+            raise ValueError(f"cloud size must be at least 20 x 20 pixels, got {self.width} x {self.height}")
+        if not 1 <= self.min_font_size <= self.max_font_size:
+            raise ValueError(f"need 1 <= min_font_size <= max_font_size, got {self.min_font_size}, "
+                             f"{self.max_font_size}")
+
+    @staticmethod
+    def frequencies(words: Sequence[str], weights: Sequence[float]) -> dict[str, float]:
+        """``{display token: weight}``; tokens that display alike keep their largest weight."""
+        w = np.asarray(weights, dtype=np.float64)
+        if len(words) != w.size:
+            raise ValueError(f"words and weights differ in length: {len(words)} vs {w.size}")
+        if w.size == 0:
+            raise ValueError("a word cloud needs at least one word")
+        if not np.all(np.isfinite(w)) or np.any(w <= 0):
+            raise ValueError("word-cloud weights must be finite and positive (typicality > 0)")
+        out: dict[str, float] = {}
+        for word, weight in zip(words, w, strict=True):
+            key = display_token(word)
+            out[key] = max(out.get(key, 0.0), float(weight))
+        return out
+
+    def image(self, words: Sequence[str], weights: Sequence[float]) -> np.ndarray:
+        """(height, width, 3) uint8 image of the cloud."""
+        from wordcloud import WordCloud
+
+        freqs = self.frequencies(words, weights)
+        key = tuple(sorted((k, round(v, 12)) for k, v in freqs.items()))
+        if key not in self._cache:
+            cloud = WordCloud(width=self.width, height=self.height, random_state=self.seed,
+                              background_color="white", colormap=self.colormap, prefer_horizontal=1.0,
+                              relative_scaling=1.0, max_words=len(freqs), max_font_size=self.max_font_size,
+                              min_font_size=self.min_font_size, margin=1)
+            self._cache[key] = cloud.generate_from_frequencies(freqs).to_array()
+            self.n_rendered += 1
+        return self._cache[key]
+
+    def draw(self, ax, panel: CloudPanel, fontsize: float = 8) -> None:
+        """Draw one panel on a matplotlib axis (a note instead of a cloud for an empty panel)."""
+        ax.set_xticks([])
+        ax.set_yticks([])
+        if len(panel.words) == 0:
+            ax.text(0.5, 0.5, "empty", ha="center", va="center", fontsize=fontsize, color="0.5",
+                    transform=ax.transAxes)
+            for spine in ax.spines.values():
+                spine.set_color("0.85")
+        else:
+            ax.imshow(self.image(panel.words, panel.weights), interpolation="bilinear")
+            for spine in ax.spines.values():
+                spine.set_color("0.7")
+        ax.set_title(panel.title, fontsize=fontsize)
+
+    def grid(self, panels: Sequence[CloudPanel], ncols: int = 8, cell: tuple[float, float] = (2.3, 1.75),
+             title: str = "", fontsize: float = 7):
+        """A figure with the panels in rows of ``ncols`` (empty panels get a note). Returns the figure."""
+        import matplotlib.pyplot as plt
+
+        if not panels:
+            raise ValueError("grid needs at least one panel")
+        if ncols < 1:
+            raise ValueError(f"ncols must be >= 1, got {ncols}")
+        ncols = min(ncols, len(panels))
+        nrows = -(-len(panels) // ncols)
+        size = (cell[0] * ncols, cell[1] * nrows + 0.5)
+        fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False, layout="constrained")
+        for ax, panel in zip(axes.flat, panels, strict=False):
+            self.draw(ax, panel, fontsize)
+        for ax in axes.flat[len(panels):]:
+            ax.axis("off")
+        if title:
+            fig.suptitle(title, fontsize=fontsize + 4)
+        return fig
+
+    def tree(self, levels: Sequence[Sequence[CloudPanel]], cell: tuple[float, float] = (1.2, 1.5),
+             title: str = "", fontsize: float = 6, stack_last: bool = False):
+        """Binary-tree layout: level ``i`` holds ``2 * len(level i-1)`` panels, each spanning its children.
+
+        Panel ``j`` of a level splits into panels ``2j`` and ``2j+1`` of the next (the two signs of the
+        added concept, as in :func:`ntputils.concept_analysis.sign_configurations` order). With
+        ``stack_last`` the two children of each panel of the last-but-one level are drawn one above the
+        other below it (two rows, half the width), which keeps deep trees readable.
+        """
+        import matplotlib.pyplot as plt
+
+        if not levels:
+            raise ValueError("tree needs at least one level")
+        for i, level in enumerate(levels):
+            if not level or (i and len(level) != 2 * len(levels[i - 1])):
+                raise ValueError("each tree level must have twice as many panels as the previous one")
+        if stack_last and len(levels) < 2:
+            raise ValueError("stack_last needs at least two levels")
+        width = len(levels[-2]) if stack_last else len(levels[-1])
+        nrows = len(levels) + (1 if stack_last else 0)
+        fig = plt.figure(figsize=(cell[0] * width, cell[1] * nrows + 0.5), layout="constrained")
+        spec = fig.add_gridspec(nrows, width)
+        for row, level in enumerate(levels):
+            if stack_last and row == len(levels) - 1:
+                for j, panel in enumerate(level):
+                    self.draw(fig.add_subplot(spec[row + j % 2, j // 2]), panel, fontsize)
+                continue
+            span = width // len(level)
+            for j, panel in enumerate(level):
+                self.draw(fig.add_subplot(spec[row, j * span:(j + 1) * span]), panel, fontsize)
+        if title:
+            fig.suptitle(title, fontsize=fontsize + 5)
+        return fig
