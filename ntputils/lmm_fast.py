@@ -161,11 +161,24 @@ def zipf_supports(
 # ---------------------------------------------------------------------------------------------
 @dataclass
 class MaxMarginSolution:
-    """Result of :func:`solve_max_margin`.
+    """Result of :func:`solve_max_margin`; ``lower_bound <= ||L^mm||_* <= nuclear_norm`` rigorously
+    (up to floating-point rounding) whenever ``max_violation`` is ~0.
 
-    ``L`` is feasible up to ``max_violation``; ``lower_bound <= ||L^mm||_* <= nuclear_norm`` holds
-    rigorously (up to floating-point rounding) whenever ``max_violation`` is ~0. ``dual`` is the
-    certified dual point (``||dual||_op <= 1``, column sums 0, non-positive off the support).
+    Attributes
+    ----------
+    L: the logit matrix (``V x m`` float64), feasible up to ``max_violation``.
+    nuclear_norm: ``||L||_*`` (LAPACK singular values), an upper bound on the optimum.
+    lower_bound: ``<S, dual>``, a certified lower bound on the optimum.
+    rel_gap: ``(nuclear_norm - lower_bound) / nuclear_norm``.
+    max_violation: largest violation of the equality / margin constraints (>= 0).
+    iterations, seconds: ADMM iterations and wall-clock seconds of the whole call.
+    converged: ``rel_gap <= gap_tol`` and ``max_violation <= tol``.
+    solver: ``"admm/<device>/<dtype>"``.
+    rank: number of singular values of ``L`` above ``rank_tol * sigma_max``.
+    dual: the dual point (``||dual||_op = 1``, column sums 0, ``<= 0`` off the support).
+    rho: the final ADMM penalty (reused by warm starts).
+    history: one dict per certificate check (iteration, seconds, norm, bound, gap, rho, residuals).
+    info: unique-column count, tolerances and the two violation components.
     """
 
     L: np.ndarray

@@ -69,3 +69,25 @@ def normalized_distance(A: np.ndarray, B: np.ndarray) -> float:
 def gram_distance(A: np.ndarray, B: np.ndarray) -> float:
     """Normalized distance of the column Gram matrices ``A^T A`` and ``B^T B`` (rotation invariant)."""
     return normalized_distance(np.asarray(A).T @ np.asarray(A), np.asarray(B).T @ np.asarray(B))
+
+
+def group_cosine_stats(A: np.ndarray, groups: np.ndarray) -> dict[str, float]:
+    """Cosine similarities of the columns of ``A`` within and between groups (subspace collapse).
+
+    ``groups[i]`` labels column i (e.g. contexts with the same support set share a label). Over
+    distinct pairs ``i != k``: ``within_mean`` / ``within_min`` of ``corr(A)[i, k]`` for equal labels,
+    ``between_mean`` for different labels (NaN where there is no such pair). Collapse of every
+    group onto one direction means ``within_min -> 1``.
+    """
+    C = corr(A)
+    g = np.asarray(groups)
+    if g.shape != (C.shape[0],):
+        raise ValueError(f"shape mismatch: {g.size} group labels for {C.shape[0]} columns")
+    same = g[:, None] == g[None, :]
+    off = ~np.eye(g.size, dtype=bool)
+    within, between = C[same & off], C[~same]
+    return {
+        "within_mean": float(within.mean()) if within.size else float("nan"),
+        "within_min": float(within.min()) if within.size else float("nan"),
+        "between_mean": float(between.mean()) if between.size else float("nan"),
+    }

@@ -1,0 +1,138 @@
+"""Render ``book/performance.md`` from ``benchmarks/results/*.json`` (``python -m benchmarks.report``).
+
+The page is static: the book build never re-runs a benchmark. Every number on it comes from the
+JSON files (written by ``python -m benchmarks.lmm`` / ``python -m benchmarks.concepts``) and the prose
+around them from ``benchmarks/performance_template.md``; each target of issue #4 gets a verdict
+computed from those numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from benchmarks import concepts as bench_concepts
+from benchmarks import lmm as bench_lmm
+from benchmarks.common import RESULTS_DIR
+
+BOOK_PAGE = Path(__file__).resolve().parents[1] / "book" / "performance.md"
+TEMPLATE = Path(__file__).resolve().parent / "performance_template.md"
+LMM_ORDER = ["tiny", "small", "big"]
+
+
+def load(prefix: str) -> list[dict]:
+    files = sorted(
+        RESULTS_DIR.glob(f"{prefix}_*.json"),
+        key=lambda p: (
+            LMM_ORDER.index(p.stem.split("_", 1)[1]) if p.stem.split("_", 1)[1] in LMM_ORDER else 99,
+            p.name,
+        ),
+    )
+    return [json.loads(p.read_text()) | {"file": p.name} for p in files]
+
+
+def verdict(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("**met**" if ok else "**not met**")
+
+
+def lmm_verdicts(rows: list[dict]) -> list[str]:
+    out = []
+    fast = [r for r in rows if r.get("method", "").startswith("fast") and r.get("status") == "ok"]
+    agree = [r for r in fast if r.get("agreement")]
+    if agree:
+        worst_n = max(r["agreement"]["rel_diff_normalized"] for r in agree)
+        worst_c = max(r["agreement"]["rel_nuclear_diff"] for r in agree)
+        worst_v = max(r["max_violation"] for r in fast)
+        out.append(
+            "- Agreement with cvxpy/SCS up to 200 x 1000 (normalized matrices <= 1e-3, "
+            f"nuclear norm <= 1e-4, violation <= 1e-6): worst {worst_n:.1e} / {worst_c:.1e} / "
+            f"{worst_v:.1e} -> "
+            f"{verdict(worst_n <= 1e-3 and worst_c <= 1e-4 and worst_v <= 1e-6)}."
+        )
+    for r in fast:
+        if r["V"] == 200 and r["m"] == 1000 and r.get("speedup"):
+            out.append(
+                f"- Speed-up at 200 x 1000 ({r['kind']} supports) >= 20x: {r['speedup']:.0f}x "
+                f"(solver seconds {r['seconds']:.1f} vs cvxpy {r['speedup'] * r['seconds']:.0f} s, "
+                f"compute-only ratio) -> {verdict(r['speedup'] >= 20)}."
+            )
+    for r in fast:
+        if r["V"] * r["m"] >= 500 * 2000:
+            out.append(
+                f"- {r['V']} x {r['m']} (Zipf supports) within 30 min with certificate: "
+                f"{r['seconds']:.0f} s, gap {r['rel_gap']:.1e}, violation {r['max_violation']:.1e} -> "
+                f"{verdict(r['seconds'] <= 1800 and r['converged'])}."
+            )
+    return out
+
+
+def concepts_verdicts(rows: list[dict]) -> list[str]:
+    out = []
+    for r in rows:
+        if r.get("status") != "ok":
+            continue
+        if r.get("vs_dense"):
+            d = r["vs_dense"]
+            worst = max(d.values())
+            out.append(
+                f"- {r['case']}, {r['method']} vs dense LAPACK SVD (sigma/s_1, U, Vt entrywise after the "
+                f"sign rule) <= 1e-8: {worst:.1e} -> {verdict(worst <= 1e-8)}."
+            )
+        if r["V"] >= 50_000:
+            out.append(
+                f"- {r['case']}, k = {r['k']}, {r['method']}: {r['seconds']:.0f} s SVD "
+                f"({r['wall_seconds']:.0f} s wall incl. start-up and building S), peak RSS "
+                f"{r['peak_rss_mb'] / 1024:.2f} GB; target <= 300 s and <= 4 GB -> "
+                f"{verdict(r['wall_seconds'] <= 300 and r['peak_rss_mb'] <= 4096)}."
+            )
+    return out
+
+
+def machine_line(payload: dict) -> str:
+    m = payload["machine"]
+    return (
+        f"`{payload['file']}` ({payload['created']}): {m['cpu_count']} CPU cores, "
+        f"{m.get('mem_total_gb', '?')} GB, numpy {m['numpy']}, scipy {m['scipy']}, torch {m['torch']}, "
+        f"cvxpy {m.get('cvxpy')}; "
+        f"load average at start {m['loadavg'][0]:.1f}."
+    )
+
+
+def _tables(payloads: list[dict], format_table, verdicts) -> list[str]:
+    parts = []
+    for payload in payloads:
+        parts += [
+            f"**{payload['group']} sizes** -- " + machine_line(payload),
+            "",
+            format_table(payload["rows"]),
+            "",
+        ]
+        notes = sorted({r["baseline_note"] for r in payload["rows"] if r.get("baseline_note")})
+        parts += [f"- {n}" for n in notes] + ([""] if notes else [])
+    rows = [r for p in payloads for r in p["rows"]]
+    if rows:
+        parts += ["**Targets of issue #4**", ""] + verdicts(rows) + [""]
+    return parts
+
+
+def render() -> str:
+    text = TEMPLATE.read_text()
+    lmm = _tables(load("lmm"), bench_lmm.format_table, lmm_verdicts)
+    conc = _tables(load("concepts"), bench_concepts.format_table, concepts_verdicts)
+    text = text.replace("<!-- LMM_TABLES -->", "\n".join(lmm).strip() or "(no results yet)")
+    text = text.replace("<!-- CONCEPTS_TABLES -->", "\n".join(conc).strip() or "(no results yet)")
+    return text.rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="benchmarks.report", description=__doc__.splitlines()[0])
+    p.add_argument("--out", default=str(BOOK_PAGE))
+    a = p.parse_args(argv)
+    text = render()
+    Path(a.out).write_text(text)
+    print(f"wrote {a.out} ({len(text.splitlines())} lines)")
+
+
+if __name__ == "__main__":
+    main()
