@@ -108,7 +108,8 @@ def load_images(seed: int) -> tuple[torch.Tensor, torch.Tensor, str]:
                                      mnist_root=os.environ.get("NTP_MNIST_ROOT"))
             return x, y, "MNIST 28x28"
         except (ImportError, ValueError, OSError) as err:
-            print(f"MNIST unavailable ({type(err).__name__}: {err}); FALLING BACK to the 8x8 scikit-learn digits")
+            if seed == cfg.seed:  # say it once
+                print(f"MNIST unavailable ({type(err).__name__}: {err}); FALLING BACK to the 8x8 scikit-learn digits")
     x, y = imbalanced_digits(cfg.digits, cfg.per_class, source="sklearn", seed=seed)
     return x, y, "scikit-learn 8x8 digits"
 
