@@ -248,8 +248,8 @@ def run_group(group: str, seed: int = 0) -> dict:
                     fast["speedup_is_lower_bound"] = True
             else:
                 fast["baseline_note"] = (
-                    f"cvxpy/SCS not run: its PSD block has size V+m = {V + m} "
-                    "(500 x 2000, V+m = 2500, already needs ~10 GB and > 10 min)"
+                    f"{V} x {m}: cvxpy/SCS not run -- its semidefinite block has size V+m = {V + m}; "
+                    "at V+m = 2500 (500 x 2000) it did not finish within the timeout above."
                 )
             rows.append(fast)
             if row_c is not None:
@@ -278,7 +278,7 @@ def format_table(rows: list[dict]) -> str:
         "solve s",
         "wall s",
         "peak RSS MB",
-        "||L||_*",
+        "nuclear norm",
         "rel. gap",
         "violation",
         "iters",

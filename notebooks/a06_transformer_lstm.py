@@ -38,26 +38,31 @@
 # Here a "network" enters the theory exactly like the UFM: its context embedding $\boldsymbol h_j$ is the final
 # normalized hidden state at the last position of context $j$ and $\boldsymbol W$ its (untied, bias-free) output
 # layer, so $\boldsymbol L=\boldsymbol W\boldsymbol H$ and every metric of the UFM chapter applies unchanged
-# ({func}`ntputils.experiments.train_and_compare`, {func}`ntputils.ufm_metrics.fig6_series`).
+# (`ntputils.experiments.train_and_compare`, `ntputils.ufm_metrics.fig6_series`).
 #
 # **Setup (spec sec. 3.1, from the authors' code).** TF: Llama-2-style decoder, $d=128$, 4 layers, 6 heads
 # (width 20 each), **no positional encoding** (order is visible only through the causal mask), pre-RMSNorm,
-# SwiGLU width $4d$, fixed 5-token contexts, only the last position scored ({class}`ntputils.models.NTPTransformer`).
-# LSTM: 2 layers, hidden size $d=128$, RMSNorm on the last hidden state ({class}`ntputils.models.NTPLSTM`). Training:
+# SwiGLU width $4d$, fixed 5-token contexts, only the last position scored (`ntputils.models.NTPTransformer`).
+# LSTM: 2 layers, hidden size $d=128$, RMSNorm on the last hidden state (`ntputils.models.NTPLSTM`). Training:
 # full batch over the $m$ distinct contexts with soft labels (the mean NTP loss), AdamW.
 #
 # **What the `cpu` profile reduces, and why.** The paper trains every model for up to 30,000 full-batch steps
 # with AdamW (lr $10^{-4}$, weight decay $10^{-6}$, learning rate $\times0.4$ every 5,000 steps): about
 # 2.5 CPU-hours for the 4-layer TF on Simplified TinyStories alone (0.3 s per step). At the `cpu` profile we
 # keep the data and the architectures (4-layer TF, $d=128$; 2-layer LSTM) and shorten training instead: a
-# **10-30$\times$ larger constant learning rate without weight decay** and 200-1,000 steps, which drives
+# **20-30$\times$ larger constant learning rate without weight decay** and 200-1,000 steps, which drives
 # $\mathrm{CE}-\mathcal H$ below $10^{-2}$ (the paper's TF needs about 1,000-5,000 steps for that). The
 # NTP-UFM column is trained with AdamW at lr $10^{-2}$ for 500 steps (chapter a05 studies the UFM itself).
 # The `paper` profile restores the authors' optimizer, schedule and 30,000 steps everywhere; it is meant for
 # a GPU (see "Measured results at the paper profile" below).
 #
-# **Data.** Both datasets are rebuilt from the authors' recipes ({func}`ntputils.corpora.paper_a_synthetic`,
-# {func}`ntputils.corpora.paper_a_tinystories`). Synthetic: $m=16$, $V=30$ (paper: same), $\mathcal H=1.0636$
+# **Threads.** The `cpu` profile trains with one torch thread (`num_threads=1`). On a 2-core machine that is
+# otherwise idle, two threads made the largest model here about 1.4$\times$ faster per step, but as soon as
+# anything else runs (another chapter with `make book JOBS=2`, a test) two spinning threads made every step 5-10$\times$
+# slower; one thread per chapter is the robust choice. Set `num_threads=2` (or 0 for torch's default) to change it.
+#
+# **Data.** Both datasets are rebuilt from the authors' recipes (`ntputils.corpora.paper_a_synthetic`,
+# `ntputils.corpora.paper_a_tinystories`). Synthetic: $m=16$, $V=30$ (paper: same), $\mathcal H=1.0636$
 # (paper 1.0166, see chapter a01). Simplified TinyStories: $m=380$, $V=106$, $\mathcal H=1.5587$
 # (paper: $m=403$, $V=104$, $\mathcal H=1.6597$ or 1.6156): the authors' text excerpt and WordNet synonyms
 # are not available, so the context set differs in detail but has the same construction (groups of
@@ -136,7 +141,7 @@ print(f"torch threads: {torch.get_num_threads()}")
 # ## Data and the data-determined targets
 #
 # For each dataset we compute the proxy $\widetilde{\boldsymbol S}$, the in-support logits $\boldsymbol L^{\rm in}$
-# and the max-margin logits $\boldsymbol L^{\rm mm}$ (certified first-order solver {mod}`ntputils.lmm_fast`;
+# and the max-margin logits $\boldsymbol L^{\rm mm}$ (certified first-order solver `ntputils.lmm_fast`;
 # relative duality gap below $10^{-6}$, cached on disk).
 
 # %%
@@ -362,7 +367,7 @@ for name in datasets:
 #
 # ## What differs from the paper and why
 #
-# * **Training length and optimizer (cpu profile only).** 200-1,000 steps with a 10-30$\times$ larger constant
+# * **Training length and optimizer (cpu profile only).** 200-1,000 steps with a 20-30$\times$ larger constant
 #   learning rate and no weight decay instead of 30,000 steps with the authors' decaying schedule: the CPU budget
 #   of the book. This reaches $\mathrm{CE}-\mathcal H\approx10^{-3}$ instead of $\approx10^{-4}$, so the logits
 #   are less far along the max-margin direction; the similarities are already high but still rising.

@@ -22,7 +22,7 @@
 # **Setup (spec sec. 3.1 Fig. 3 and 4.3, from the authors' legacy code; that this is the published
 # configuration is likely but UNKNOWN).** A BPE vocabulary of $V=64$ tokens, trained locally; the first 100
 # stories, each encoded as `<s> story </s>`; every window of 6 consecutive tokens inside a story is a context and
-# the 7th token its next token ({func}`ntputils.corpora.tinystories_bpe64`; we train a character-level BPE on
+# the 7th token its next token (`ntputils.corpora.tinystories_bpe64`; we train a character-level BPE on
 # lower-cased text where the authors used sentencepiece). TF: 12 layers, $d=512$, 6 heads, SwiGLU width 1376,
 # no positional encoding, only the last position scored; AdamW, lr $5\cdot10^{-4}$ with an exponential decay of
 # UNKNOWN rate, 600 epochs, batch size UNKNOWN.
@@ -30,10 +30,10 @@
 # **The heatmap contexts.** Most of the ~36,000 distinct contexts occur once. The authors' plotting code groups
 # the contexts by their support set $\mathcal S_j$, keeps the support sets shared by at least 10 contexts, visits
 # them by decreasing support size and takes the 10 most frequent contexts of each until there are 100
-# ({func}`ntputils.experiments.support_group_selection`). Their similarity-versus-epoch curves use the first 1,000
+# (`ntputils.experiments.support_group_selection`). Their similarity-versus-epoch curves use the first 1,000
 # distinct contexts. We show both.
 #
-# **Beyond the paper: the theory on all contexts.** The certified first-order solver of {mod}`ntputils.lmm_fast`
+# **Beyond the paper: the theory on all contexts.** The certified first-order solver of `ntputils.lmm_fast`
 # solves the NTP-SVM for the *full* support matrix (64 $\times$ ~36,000) in seconds on a CPU (it exploits that
 # contexts with identical supports have identical $\boldsymbol L^{\rm mm}$ columns, leaving ~1,400 distinct
 # columns), so we can add $\operatorname{corr}(\boldsymbol H^{\rm mm})$, $\operatorname{corr}(\boldsymbol W^{\rm mm\top})$
@@ -44,17 +44,22 @@
 # reaching the entropy bound requires *memorizing* tens of thousands of contexts that occur once or twice, which
 # takes many epochs at any model size. At the `cpu` profile we therefore keep the recipe (BPE-64, context length 6,
 # the heatmap selection) but use the **first 10 stories** (~4,200 distinct contexts, enough to memorize in the
-# budget), a **2-layer transformer with $d=64=V$** (the paper's condition $d\ge V$ still holds), and a few
-# thousand steps of AdamW at a constant lr $3\cdot10^{-3}$. With 10 stories the groups of $\ge10$ contexts
+# budget), a **2-layer transformer with $d=64=V$** (the paper's condition $d\ge V$ still holds), and 1,500
+# steps of AdamW (batches of 512 contexts, lr $3\cdot10^{-3}$ with a cosine decay, no weight decay). With 10 stories the groups of $\ge10$ contexts
 # sharing a support are single-token supports, so the heatmap's blocks are "contexts followed by the same token".
 # The `paper` profile restores 100 stories, 12 layers, $d=512$ and 600 epochs (for a GPU).
+#
+# **Threads.** The `cpu` profile trains with one torch thread (`num_threads=1`). On a 2-core machine that is
+# otherwise idle, two threads made the largest model here about 1.4$\times$ faster per step, but as soon as
+# anything else runs (another chapter with `make book JOBS=2`, a test) two spinning threads made every step 5-10$\times$
+# slower; one thread per chapter is the robust choice. Set `num_threads=2` (or 0 for torch's default) to change it.
 
 # %%
 PROFILES = {
     "cpu": {"n_stories": 10, "vocab_size": 64, "context_length": 6, "n_layers": 2, "d": 64, "n_heads": 4,
             "multiple_of": 32, "steps": 1500, "batch_size": 512, "lr": 3e-3, "weight_decay": 0.0,
-            "schedule": "constant", "log_steps": 12, "n_heatmap": 100, "per_group": 10, "min_group": 10,
-            "n_curve": 1000, "num_threads": 1, "ce_gap_max": 0.05, "sim_proxy_min": 0.6, "sim_word_min": 0.75,
+            "schedule": "cosine", "log_steps": 12, "n_heatmap": 100, "per_group": 10, "min_group": 10,
+            "n_curve": 1000, "num_threads": 1, "ce_gap_max": 0.01, "sim_proxy_min": 0.6, "sim_word_min": 0.75,
             "within_min": 0.4},
     "paper": {"n_stories": 100, "vocab_size": 64, "context_length": 6, "n_layers": 12, "d": 512, "n_heads": 6,
               "multiple_of": 32, "steps": 42000, "batch_size": 512, "lr": 5e-4, "weight_decay": 1e-6,
@@ -178,7 +183,7 @@ pd.Series(proxy_quality, name="value").to_frame().style.format("{:.4g}")
 # ## Training the transformer
 #
 # Mini-batches of distinct contexts with their soft labels (the objective is the mean NTP loss over all windows,
-# {func}`ntputils.train.train_ntp`); the embeddings of the heatmap contexts and of the first contexts are stored
+# `ntputils.train.train_ntp`); the embeddings of the heatmap contexts and of the first contexts are stored
 # at log-spaced steps. The run is checkpointed under `.cache/runs/`, so a rebuild with unchanged parameters
 # reloads it.
 
@@ -279,7 +284,7 @@ measured.style.format("{:.3f}", na_rep="-")
 # 1. (beyond the paper) $\boldsymbol L^{\rm mm}$ of the full support matrix is computed with a certified relative
 #    duality gap below $10^{-5}$ and feasible to $10^{-6}$;
 # 2. the NTP loss approaches the entropy bound: final $\mathrm{CE}-\mathcal H$ below the profile's threshold
-#    (cpu: 0.05, i.e. the 10 stories are memorized);
+#    (cpu: 0.01, i.e. the 10 stories are memorized);
 # 3. (Fig. 3, top) subspace collapse: context embeddings with the same support are more aligned than those with
 #    different supports by at least the profile's margin (cpu: 0.4), and the similarity of $\operatorname{corr}(\boldsymbol H)$
 #    to the proxy and to the theory on the heatmap contexts exceeds the threshold (cpu: 0.6) and rose during training;
@@ -336,11 +341,12 @@ check(f"sim(W^T, S~^T) >= {cfg.sim_word_min:g}", heat.sim_W_proxy[-1] >= cfg.sim
 #   epochs — the CPU budget (see the introduction). The heatmap groups are then single-token supports; with 100
 #   stories they are pairs of tokens (e.g. `ed`/`in` after "play").
 # * **Tokenizer.** A character-level BPE of 64 tokens trained on the lower-cased first 2,000 stories
-#   ({func}`ntputils.corpora.tinystories_bpe64`) instead of the authors' sentencepiece BPE (case kept, byte
+#   (`ntputils.corpora.tinystories_bpe64`) instead of the authors' sentencepiece BPE (case kept, byte
 #   fallback): same vocabulary size, different merges.
 # * **Objective.** We train on the distinct contexts with soft labels (mean NTP loss, mini-batches of contexts) where
 #   the authors sampled windows; the expected objective is the same, the batches differ.
-# * **Learning-rate schedule and batch size** of the paper are UNKNOWN (cosine decay and 512 at the paper profile).
+# * **Learning-rate schedule, batch size and weight decay** of Fig. 3's run are UNKNOWN (paper profile: cosine decay,
+#   512 contexts per step, weight decay $10^{-6}$ as in the Fig. 1 runs).
 # * **Metric.** The authors' Fig.-3 heatmap code plots the Gram matrices $\boldsymbol H^\top\boldsymbol H$ and
 #   $\boldsymbol S^\top\boldsymbol S$; we plot cosine similarities and the centered proxy, as the paper's text and Fig. 1 do.
 # * **Theory column.** Added: the paper calls $\boldsymbol H^{\rm mm}$ too expensive; the fast solver makes it
