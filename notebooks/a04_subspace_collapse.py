@@ -11,7 +11,7 @@
 # ---
 
 # %% [markdown]
-# # Subspace collapse and the $\widetilde{\boldsymbol S}$ proxy (Proposition 1, symmetric cases)
+# # Subspace collapse and the centered-support proxy (Proposition 1, symmetric cases)
 #
 # {prf:ref}`thm-reg-path-logits` says that the diverging part of the logits points along
 # $\boldsymbol L^{\rm mm}$, which depends on the support matrix $\boldsymbol S$ only. Two consequences are

@@ -20,14 +20,6 @@ from ntputils.history import History
 from ntputils.metrics import sim
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("NTP_CACHE_DIR", str(tmp_path))

@@ -14,15 +14,6 @@ from ntputils.models import (
 )
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models run fastest single-threaded (and do not fight other processes for the cores)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def tiny_transformer(pos_encoding="none", n_layers=2, seed=0, **kw):
     return build_model("transformer", vocab_size=11, context_vocab_size=9, d=16, n_layers=n_layers, n_heads=2,
                        pos_encoding=pos_encoding, max_len=8, seed=seed, **kw)

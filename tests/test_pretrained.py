@@ -28,13 +28,6 @@ TEXTS = [
 ] * 5
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 @pytest.fixture(scope="module")
 def tiny_gpt2(tmp_path_factory):

@@ -12,13 +12,6 @@ from ntputils.train import lr_factor, train_classifier, train_ntp, training_set
 V, CTX_VOCAB, M = 8, 6, 20
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 @pytest.fixture(scope="module")
 def data():
