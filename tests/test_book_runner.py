@@ -348,3 +348,12 @@ def test_timeout_stops_worker_and_kernel(tmp_path):
         time.sleep(1)
     else:
         pytest.fail(f"kernel {pid} still alive after the timeout")
+
+
+def test_progress_bar_noise_is_recognized_but_real_stderr_is_kept():
+    from ntputils.book.execute import is_progress_bar
+
+    assert is_progress_bar(" 42%|####      | 42/100 [00:01<00:02, 30.1it/s]\r100%|##########| 100/100\n")
+    assert is_progress_bar("\n")  # a closed bar's trailing newline
+    assert not is_progress_bar("UserWarning: the solver did not converge\n")
+    assert not is_progress_bar(" 42%|####| 42/100\nValueError: bad input\n")

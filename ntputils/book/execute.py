@@ -111,9 +111,12 @@ def _add_run_banner(nb, meta: dict[str, Any], link_status: bool) -> None:
 
 
 def is_progress_bar(text: str) -> bool:
-    """True for stderr text made only of tqdm progress-bar states (log noise, not book content)."""
+    """True for stderr text made only of tqdm progress-bar states or blank lines (log noise).
+
+    A closed tqdm bar leaves a lone newline in its own stderr output; that counts as noise too.
+    """
     pieces = [p for p in re.split(r"[\r\n]+", text) if p.strip()]
-    return bool(pieces) and all(PROGRESS_BAR.search(p) for p in pieces)
+    return all(PROGRESS_BAR.search(p) for p in pieces)
 
 
 def drop_progress_bars(nb) -> int:

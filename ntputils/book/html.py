@@ -86,9 +86,13 @@ def partial_toc(project: Project, keep: set[str]) -> Path:
 
 
 def jupyter_book(project: Project, toc: Path | None = None, quiet: bool = False) -> int:
-    """Run ``jupyter-book build -W -n --keep-going`` on the project; return its exit code."""
+    """Run ``jupyter-book build -W -n --keep-going --all`` on the project; return its exit code.
+
+    ``--all`` rewrites every page (about 10 s for the whole book): Sphinx's incremental build leaves
+    unchanged pages with a stale navigation bar when a chapter title changes.
+    """
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(project.root),
-           "-W", "-n", "--keep-going", "--builder", "html"]
+           "-W", "-n", "--keep-going", "--all", "--builder", "html"]
     if toc is not None:
         cmd += ["--toc", str(toc)]
     if quiet:
