@@ -31,28 +31,6 @@ MAX_MARGIN_SOLVERS = ("cvxpy", "fast")
 # ---------------------------------------------------------------------------------------------
 # input handling
 # ---------------------------------------------------------------------------------------------
-def as_support(S: np.ndarray | sp.sparray | sp.spmatrix) -> sp.csc_array:
-    """Validate a 0/1 support matrix (V x m, every column non-empty) and return it as CSC int8."""
-    if sp.issparse(S):
-        mat = sp.csc_array(S, dtype=np.float64)
-    else:
-        arr = np.asarray(S)
-        if arr.ndim != 2:
-            raise ValueError(f"support matrix must be 2-D (V x m), got shape {arr.shape}")
-        mat = sp.csc_array(arr.astype(np.float64))
-    if mat.shape[0] < 2 or mat.shape[1] < 1:
-        raise ValueError(f"support matrix needs V >= 2 rows and m >= 1 columns, got shape {mat.shape}")
-    mat.eliminate_zeros()
-    if not np.all(mat.data == 1):
-        raise ValueError("support matrix must be binary (0/1): found other values")
-    mat.sort_indices()
-    empty = np.flatnonzero(np.diff(mat.indptr) == 0)
-    if empty.size:
-        raise ValueError(f"support matrix has {empty.size} empty column(s) (contexts without next token), "
-                         f"first: {empty[:5].tolist()}")
-    return sp.csc_array(mat.astype(np.int8))
-
-
 def _dense(A: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
     return A.toarray() if sp.issparse(A) else np.asarray(A, dtype=np.float64)
 
@@ -248,7 +226,11 @@ def max_margin_logits(
     """
     if solver not in MAX_MARGIN_SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; valid: {MAX_MARGIN_SOLVERS}")
-    Sc = as_support(S)
+    from ntputils.lmm_fast import validate_support  # the package's one support validator
+
+    Sc = validate_support(S)
+    if Sc.shape[0] < 2:
+        raise ValueError(f"ill-posed input: the NTP-SVM needs V >= 2 words, got shape {Sc.shape}")
     if np.all(np.diff(Sc.indptr) == Sc.shape[0]):
         raise ValueError("ill-posed input: every context has full support, so there is no margin to maximize")
     if solver == "cvxpy":
