@@ -23,7 +23,7 @@ unexport MPLBACKEND
 export MPLCONFIGDIR ?= $(CURDIR)/.mplconfig
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: book test lint pytest browser-test install status clean help
+.PHONY: book test test-matrix lint pytest browser-test install status clean help
 
 book: $(STAMP)
 	$(PY) -m ntputils.book build --profile $(PROFILE) --jobs $(JOBS) \
@@ -34,8 +34,13 @@ test: lint pytest
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
+# fixed test order here (pytest-randomly is installed for the matrix); 5 = no tests collected
 pytest: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" || test $$? -eq 5   # 5 = no tests collected
+	$(PY) -m pytest -q -m "not slow" -p no:randomly || test $$? -eq 5
+
+# the fast suite under thread counts, random orders, repeats and other BLAS kernels (tests/matrix.py)
+test-matrix: $(STAMP)
+	$(PY) tests/matrix.py
 
 browser-test: $(STAMP)
 	$(PY) -m ntputils.book browser --screenshot a01

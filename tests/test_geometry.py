@@ -23,6 +23,8 @@ from ntputils import data as D
 from ntputils import geometry as G
 from ntputils import synthetic as syn
 
+from solver_tolerance import point_tolerance, relative_distance
+
 
 def _random_data(V: int, m: int, seed: int, max_size: int = 3) -> D.NTPData:
     rng = np.random.default_rng(seed)
@@ -175,22 +177,31 @@ def test_max_margin_beats_centered_support_strictly_on_random_supports():
     assert d > 0.05
 
 
+def _certified_gap(S: np.ndarray, L: np.ndarray) -> float:
+    """Relative duality gap of a (cvxpy) point, certified by the independent dual of ``lmm_fast``."""
+    from ntputils.lmm_fast import certify
+
+    cert = certify(S, L)
+    assert cert["max_violation"] <= 1e-6
+    return max(cert["rel_gap"], 0.0)
+
+
 @pytest.mark.parametrize("V, R", [(4, 2), (4, 5), (6, 3), (8, 2)])
 def test_max_margin_equals_centered_support_step_imbalance(V, R):
+    """Unique optimum S~ (STEP): the point is compared, at the distance its certified gap allows."""
     S = syn.step_imbalanced_support(V, R)
     L = G.max_margin_logits(S, eps=1e-9)
     St = G.centered_support(S)
-    assert np.linalg.norm(L / np.linalg.norm(L) - St / np.linalg.norm(St)) <= 1e-6
     assert G.nuclear_norm(L) == pytest.approx(G.nuclear_norm(St), rel=1e-6)
     # S~ itself (not just its direction): the margin is exactly 1
-    np.testing.assert_allclose(L, St, atol=1e-6)
+    assert relative_distance(L, St) <= point_tolerance(_certified_gap(S, L))
 
 
 def test_max_margin_equals_centered_support_all_2_subsets():
     S = syn.all_subsets_support(5, 2)
     L = G.max_margin_logits(S, eps=1e-9)
     St = G.centered_support(S)
-    assert np.linalg.norm(L / np.linalg.norm(L) - St / np.linalg.norm(St)) <= 1e-6
+    assert relative_distance(L, St) <= point_tolerance(_certified_gap(S, L))
     assert G.nuclear_norm(L) == pytest.approx(4 * np.sqrt(3), rel=1e-6)  # sigma = sqrt(3) x 4 (V - 1 = 4)
 
 
@@ -222,7 +233,9 @@ def test_max_margin_fast_solver_agrees_with_cvxpy():
         assert res.rel_gap <= 1e-5
         assert res.lower_bound <= G.nuclear_norm(Lc) * (1 + 1e-6)
         assert G.nuclear_norm(Lf) == pytest.approx(G.nuclear_norm(Lc), rel=1e-5)
-        np.testing.assert_allclose(Lf, Lc, atol=1e-3)
+        # the optimum of a random instance need not be unique: instead of comparing points, the fast
+        # solver's dual certifies the cvxpy point as optimal to the same accuracy
+        assert _certified_gap(S, Lc) <= 1e-5
 
 
 def test_max_margin_bad_input():

@@ -12,14 +12,12 @@ import torch
 from ntputils import lmm_fast
 from ntputils.lmm_fast import certify, solve_max_margin, validate_support, zipf_supports
 
+from solver_tolerance import point_tolerance, relative_distance
+
 
 def centered(S: np.ndarray) -> np.ndarray:
     S = np.asarray(S, dtype=np.float64)
     return S - S.mean(axis=0, keepdims=True)
-
-
-def unit(A: np.ndarray) -> np.ndarray:
-    return A / np.linalg.norm(A)
 
 
 def random_support(V: int, m: int, seed: int, max_size: int = 3) -> np.ndarray:
@@ -63,8 +61,11 @@ def test_matches_cvxpy_and_brackets_optimum(V, m, seed):
     assert opt <= sol.nuclear_norm * (1 + 1e-7)
     assert sol.rel_gap <= 1e-9
     assert abs(sol.nuclear_norm - opt) / opt <= 1e-7
-    assert np.linalg.norm(unit(sol.L) - unit(L_ref)) <= 1e-5
-    # the same certificate, recomputed independently, on the cvxpy point
+    # Both points are optimal to the accuracy of the bracket; the points themselves are NOT compared.
+    # The program is not strongly convex and its optimum need not be unique: two points within a
+    # relative objective gap eps of OPT may sit ~sqrt(eps) apart or further (measured: 3.8e-5 at
+    # eps = 4e-10 on one OpenBLAS kernel, 1e-11 on another). Instead, our dual certifies the cvxpy
+    # point too: it is feasible to SCS's accuracy and its norm lies inside our bracket.
     cert = certify(S, L_ref, sol.dual)
     assert cert["max_violation"] <= 1e-6
     assert cert["lower_bound"] <= cert["nuclear_norm"] * (1 + 1e-9)
@@ -124,11 +125,14 @@ def step_one_hot(V: int, R: int) -> np.ndarray:
     ids=["step-6-3", "step-8-5", "2-subsets-of-5"],
 )
 def test_symmetric_cases_equal_centered_support(S):
-    sol = solve_max_margin(S, gap_tol=1e-10, progress=False)
+    """Here the optimum is unique and equal to S~ (paper A; the dual certificate Lambda = -U V^T of S~
+    is tight), so the point itself is compared, with the tolerance of :func:`point_tolerance`."""
+    gap_tol = 1e-10
+    sol = solve_max_margin(S, gap_tol=gap_tol, progress=False)
     St = centered(S)
     assert sol.converged and sol.max_violation <= 1e-9
     assert sol.nuclear_norm == pytest.approx(np.linalg.svd(St, compute_uv=False).sum(), rel=1e-8)
-    np.testing.assert_allclose(sol.L, St, atol=1e-6)
+    assert relative_distance(sol.L, St) <= point_tolerance(gap_tol)
 
 
 def test_identical_supports_give_identical_columns_and_dedupe_is_exact():
@@ -141,7 +145,9 @@ def test_identical_supports_give_identical_columns_and_dedupe_is_exact():
         np.testing.assert_allclose(sol.L[:, a], sol.L[:, b], atol=1e-12)
         np.testing.assert_allclose(plain.L[:, a], plain.L[:, b], atol=1e-6)
     assert sol.nuclear_norm == pytest.approx(plain.nuclear_norm, rel=1e-8)
-    np.testing.assert_allclose(sol.L, plain.L, atol=1e-5)
+    # the reduced problem's dual certifies the full problem's point (the optimum need not be unique,
+    # so the points are not compared entrywise)
+    assert certify(S, plain.L, sol.dual)["rel_gap"] <= 1e-8
 
 
 def test_full_support_columns_and_all_full():

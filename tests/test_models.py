@@ -38,7 +38,7 @@ def test_interface_shapes_and_logits_are_W_h(model: NTPModel):
 
 def test_cnn_interface():
     model = build_model("cnn", n_classes=4, channels=(8, 16, 16), seed=0)
-    images = torch.rand(5, 1, 8, 8)
+    images = torch.rand(5, 1, 8, 8, generator=torch.Generator().manual_seed(0))
     assert model.context_embeddings(images).shape == (5, 16)
     assert model.output_weight().shape == (4, 16)
     torch.testing.assert_close(model(images), model.context_embeddings(images) @ model.output_weight().T)
