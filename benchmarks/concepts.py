@@ -39,8 +39,9 @@ GROUPS = {
 
 
 def make_support(V: int, m: int, seed: int = 0):
-    """Zipf-like supports (:func:`ntputils.lmm_fast.zipf_supports`): ~10 nonzeros per column at V = 50k."""
-    from ntputils.lmm_fast import zipf_supports
+    """Zipf-like supports (:func:`ntputils.geometry.maxmargin_admm.zipf_supports`): ~10 nonzeros per
+    column at V = 50k."""
+    from ntputils.geometry.maxmargin_admm import zipf_supports
 
     return zipf_supports(V, m, max_support=50, exponent=1.1, seed=seed)
 
@@ -54,7 +55,7 @@ def worker(argv: list[str]) -> None:
     p.add_argument("--save", default=None)
     p.add_argument("--sign-check", action="store_true")
     a = p.parse_args(argv)
-    from ntputils.spectral import centered_operator, centered_topk_svd, svd_residuals
+    from ntputils.geometry.spectral import centered_operator, centered_topk_svd, svd_residuals
 
     t0 = time.perf_counter()
     S = make_support(a.V, a.m)

@@ -47,8 +47,9 @@ CVXPY_MEM_GB = 14.0
 # ---------------------------------------------------------------------------------------------
 def make_support(kind: str, V: int, m: int, seed: int = 0) -> sp.csc_array:
     """``uniform``: 1-3 next tokens per context, uniformly at random (as in toolchain-notes sec. 4);
-    ``zipf``: :func:`ntputils.lmm_fast.zipf_supports` (Zipf token frequencies, supports of 1-50)."""
-    from ntputils.lmm_fast import zipf_supports
+    ``zipf``: :func:`ntputils.geometry.maxmargin_admm.zipf_supports` (Zipf token frequencies, supports
+    of 1-50)."""
+    from ntputils.geometry.maxmargin_admm import zipf_supports
 
     if kind == "zipf":
         return zipf_supports(V, m, max_support=50, exponent=1.1, seed=seed)
@@ -119,7 +120,7 @@ def worker(argv: list[str]) -> None:
     p.add_argument("--save", default=None)
     p.add_argument("--tight-reference", action="store_true")
     a = p.parse_args(argv)
-    from ntputils.lmm_fast import certify, solve_max_margin
+    from ntputils.geometry.maxmargin_admm import certify, solve_max_margin
 
     S = make_support(a.kind, a.V, a.m, a.seed)
     mask = S.toarray().astype(bool)
@@ -186,7 +187,7 @@ def _threads() -> int:
 # ---------------------------------------------------------------------------------------------
 def compare(S: sp.csc_array, fast_npz: Path, cvx_npz: Path) -> dict:
     """Agreement of the fast and cvxpy solutions, and the cvxpy point certified with the fast dual."""
-    from ntputils.lmm_fast import certify
+    from ntputils.geometry.maxmargin_admm import certify
 
     f = np.load(fast_npz)
     Lc = np.load(cvx_npz)["L"]

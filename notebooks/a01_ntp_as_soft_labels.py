@@ -72,11 +72,11 @@ import pandas as pd
 import torch
 
 from ntputils import paths
-from ntputils.corpora import paper_a_synthetic, read_template_sentences
-from ntputils.corpora.tokenize import words_stripped
+from ntputils.data.corpora import paper_a_synthetic, read_template_sentences
+from ntputils.data.corpora.tokenize import words_stripped
 from ntputils.geometry import centered_support, in_support_logits
 from ntputils.plots import heatmap
-from ntputils.ufm import ce_loss
+from ntputils.training.ufm import ce_loss
 
 # %% [markdown]
 # ## From sentences to (context, next-token) pairs

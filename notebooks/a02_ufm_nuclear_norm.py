@@ -56,10 +56,10 @@
 #
 # * the convex problem $\min_{\boldsymbol L}\mathcal L(\boldsymbol L)+\lambda\|\boldsymbol L\|_*$ by accelerated
 #   proximal gradient with singular-value soft-thresholding
-#   (`ntputils.ufm.nuclear_prox_gradient`, stopped on the optimality residual
+#   (`ntputils.training.ufm.nuclear_prox_gradient`, stopped on the optimality residual
 #   $\|\boldsymbol L-\mathrm{prox}(\boldsymbol L-t\nabla\mathcal L)\|/t$, zero exactly at the optimum);
 # * the factorized problem (NTP-UFM) by plain gradient descent on $(\boldsymbol W,\boldsymbol H)$ from a
-#   small random initialization (`ntputils.ufm.train` with `loss="ce"`, `lam=λ`, `optimizer="gd"`).
+#   small random initialization (`ntputils.training.ufm.train` with `loss="ce"`, `lam=λ`, `optimizer="gd"`).
 #
 # For $d\ge V$ the two must give the same logits and objective, balanced factors and
 # $\|\boldsymbol W\|_F^2=\|\boldsymbol H\|_F^2=\|\boldsymbol L\|_*$. For $d<\operatorname{rank}(\boldsymbol L_\lambda)$
@@ -68,7 +68,7 @@
 #
 # **Choices (not from the paper).** The paper gives no instance for Lemma 1. At the `cpu` profile we use
 # random data with $V=8$, $m=10$, supports of 1–4 tokens and counts uniform in $\{1,\dots,4\}$
-# (`ntputils.synthetic.random_ntp_data`, the size of the spec's sanity checks); the `paper`
+# (`ntputils.data.synthetic.random_ntp_data`, the size of the spec's sanity checks); the `paper`
 # profile uses paper A's Synthetic dataset ($V=30$, $m=16$). Both compare $d=V$ and $d=2V$. The regularization strengths
 # $\lambda$ are moderate so that both solvers reach machine-precision agreement in seconds; the
 # $\lambda\to0$ limit is the subject of the next chapter.
@@ -102,10 +102,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from ntputils import geometry, plots, ufm
-from ntputils.corpora.paper_a import paper_a_synthetic
+from ntputils import geometry, plots
+from ntputils.data.corpora.paper_a import paper_a_synthetic
+from ntputils.data.synthetic import random_ntp_data
 from ntputils.runtime import check, setup_chapter
-from ntputils.synthetic import random_ntp_data
+from ntputils.training import ufm
 
 cfg = setup_chapter(PROFILES, globals())
 torch.set_num_threads(1)  # tiny matrices: intra-op threads only add overhead on a shared CPU

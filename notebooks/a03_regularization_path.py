@@ -61,8 +61,8 @@
 # ```
 #
 # **What we compute.** We solve the convex problem on a grid of $\lambda$ from $10^{-1}$ down to
-# $10^{-5}$ (certified proximal gradient with warm starts, `ntputils.ufm.regularization_path`),
-# $\boldsymbol L^{\rm mm}$ with cvxpy/SCS (`ntputils.ufm_metrics.max_margin_cached`), and track:
+# $10^{-5}$ (certified proximal gradient with warm starts, `ntputils.training.ufm.regularization_path`),
+# $\boldsymbol L^{\rm mm}$ with cvxpy/SCS (`ntputils.analysis.convergence.max_margin_cached`), and track:
 # $\|\mathcal P_{\mathcal F}(\boldsymbol L_\lambda)-\boldsymbol L^{\rm in}\|_F$; $\|\boldsymbol L_\lambda\|_F$;
 # the normalized distances $\big\|\tfrac{\boldsymbol A}{\|\boldsymbol A\|_F}-\tfrac{\boldsymbol L^{\rm mm}}{\|\boldsymbol L^{\rm mm}\|_F}\big\|_F$
 # for $\boldsymbol A=\boldsymbol L_\lambda-\mathcal P_{\mathcal F}(\boldsymbol L_\lambda)$ and $\boldsymbol A=\boldsymbol L_\lambda$
@@ -71,9 +71,9 @@
 # of Lemma 1. Then we train NTP-UFM without regularization by gradient descent and follow the same
 # quantities along the iterations.
 #
-# **Data.** Paper A's Synthetic dataset (`ntputils.corpora.paper_a.paper_a_synthetic`, $V=30$ next
+# **Data.** Paper A's Synthetic dataset (`ntputils.data.corpora.paper_a.paper_a_synthetic`, $V=30$ next
 # tokens, $m=16$ contexts of 5 words, 3 next tokens each) for Fig. 2 and all checks; the spec's $V=8$,
-# $m=10$ random instance (`ntputils.synthetic.random_ntp_data`) to compare with the numbers the spec
+# $m=10$ random instance (`ntputils.data.synthetic.random_ntp_data`) to compare with the numbers the spec
 # author measured while reconstructing the theorem (spec sec. 2/6 — *these are not numbers from the paper*,
 # which prints none for the path).
 #
@@ -115,11 +115,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from ntputils import geometry, metrics, plots, ufm
-from ntputils.corpora.paper_a import paper_a_synthetic
+from ntputils import geometry, plots
+from ntputils.analysis import metrics
+from ntputils.analysis.convergence import max_margin_cached
+from ntputils.data.corpora.paper_a import paper_a_synthetic
+from ntputils.data.synthetic import random_ntp_data
 from ntputils.runtime import check, setup_chapter
-from ntputils.synthetic import random_ntp_data
-from ntputils.ufm_metrics import max_margin_cached
+from ntputils.training import ufm
 
 cfg = setup_chapter(PROFILES, globals())
 torch.set_num_threads(1)  # 30 x 16 matrices: intra-op threads only add overhead on a shared CPU

@@ -92,11 +92,13 @@ import numpy as np
 import torch
 from matplotlib.ticker import NullFormatter
 
-from ntputils import geometry, metrics, plots, ufm
-from ntputils.corpora.paper_a import paper_a_synthetic, paper_a_tinystories
+from ntputils import geometry, plots
+from ntputils.analysis import metrics
+from ntputils.analysis.convergence import max_margin_cached, support_group_order, word_order
+from ntputils.data.corpora.paper_a import paper_a_synthetic, paper_a_tinystories
+from ntputils.data.synthetic import all_subsets_support, random_supports, step_imbalanced_support
 from ntputils.runtime import check, setup_chapter
-from ntputils.synthetic import all_subsets_support, random_supports, step_imbalanced_support
-from ntputils.ufm_metrics import max_margin_cached, support_group_order, word_order
+from ntputils.training import ufm
 
 cfg = setup_chapter(PROFILES, globals())
 torch.set_num_threads(1)  # small matrices: intra-op threads only add overhead on a shared CPU
@@ -161,7 +163,7 @@ plt.show()
 # %% [markdown]
 # ## 2. Collapse in a trained NTP-UFM (Simplified TinyStories)
 #
-# Paper A's Simplified TinyStories (`ntputils.corpora.paper_a.paper_a_tinystories`) is built so that
+# Paper A's Simplified TinyStories (`ntputils.data.corpora.paper_a.paper_a_tinystories`) is built so that
 # every corpus context has tense and synonym variants that inherit its next-token support: many groups of
 # contexts with identical supports but different next-token counts. We train NTP-UFM ($d=128\ge V$,
 # $\lambda=0$, plain gradient descent, float64) and follow the within-group cosine similarities.

@@ -44,7 +44,7 @@
 # $\mathrm{corr}(\boldsymbol A)$ is the cosine similarity of the columns of $\boldsymbol A$ and
 # $\mathrm{sim}(\boldsymbol A,\boldsymbol B)=\mathrm{SIM}(\mathrm{corr}\,\boldsymbol A,\mathrm{corr}\,\boldsymbol B)$ the
 # structure term of SSIM (the Pearson correlation of the entries of the two similarity matrices, the
-# authors' code; spec sec. 1.8). The metrics are computed by `ntputils.ufm_metrics` from the
+# authors' code; spec sec. 1.8). The metrics are computed by `ntputils.analysis.convergence` from the
 # training history, the figures drawn by `ntputils.plots`; the transformer chapters reuse both.
 #
 # **UNKNOWN / RECONSTRUCTED / PROPOSED.**
@@ -52,7 +52,7 @@
 # * The paper's text for Figs. 4–5 (Sec. "ufmexp") is not available: the caption of Fig. 5 and the dataset
 #   and sizes behind Fig. 4 are **UNKNOWN**. We draw Fig. 4 for the Synthetic data (**PROPOSED**, spec 3.1)
 #   and also for Simplified TinyStories; Fig. 5 is **PROPOSED** as the curves of the Fig. 4 run.
-# * Both datasets are rebuilt from the authors' recipe (`ntputils.corpora`, spec 4.1–4.2). The
+# * Both datasets are rebuilt from the authors' recipe (`ntputils.data.corpora`, spec 4.1–4.2). The
 #   authors' exact Simplified-TinyStories file is not public and their random counts come from a
 #   different generator draw, so $V$, $m$, $n$ and $\mathcal H$ differ from the paper's (table below).
 # * Optimizer (authors' code, spec 1.3 and 3.1): full-batch AdamW, lr $10^{-4}$, weight decay $10^{-6}$,
@@ -63,7 +63,7 @@
 #   for the paper's schedule. The initialization (i.i.d. $\mathcal N(0,0.1^2)$ entries) is ours; the
 #   authors use PyTorch's default `nn.Linear` initialization.
 # * $\boldsymbol L^{\rm mm}$: the authors solve the program with cvxpy/SCS. We use the certified first-order
-#   solver `ntputils.lmm_fast.solve_max_margin` (its duality gap is printed; SCS takes minutes at
+#   solver `ntputils.geometry.maxmargin_admm.solve_max_margin` (its duality gap is printed; SCS takes minutes at
 #   the Simplified-TinyStories size), and check it against cvxpy on the Synthetic data.
 #
 # End points of both profiles, measured on this project's CPU machine (seed 0, float64; wall times with
@@ -110,18 +110,19 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ntputils import plots, ufm
-from ntputils.corpora import paper_a_synthetic, paper_a_tinystories
-from ntputils.geometry import max_margin_logits, nuclear_norm
-from ntputils.metrics import normalized_distance
-from ntputils.runtime import check, setup_chapter
-from ntputils.ufm_metrics import (
+from ntputils import plots
+from ntputils.analysis.convergence import (
     GeometryReference,
     fig6_series,
     max_margin_cached,
     support_group_order,
     word_order,
 )
+from ntputils.analysis.metrics import normalized_distance
+from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories
+from ntputils.geometry import max_margin_logits, nuclear_norm
+from ntputils.runtime import check, setup_chapter
+from ntputils.training import ufm
 
 cfg = setup_chapter(PROFILES, globals())
 if cfg.device == "cpu":
@@ -153,7 +154,7 @@ pd.DataFrame(rows).set_index("dataset")
 # ## Theory and proxy: $\boldsymbol L^{\rm in}$, $\boldsymbol L^{\rm mm}$, $\widetilde{\boldsymbol S}$
 #
 # $\boldsymbol L^{\rm mm}$ is cached on disk by a hash of $\boldsymbol S$
-# (`ntputils.ufm_metrics.max_margin_cached`). The paper reports, on its Simplified TinyStories,
+# (`ntputils.analysis.convergence.max_margin_cached`). The paper reports, on its Simplified TinyStories,
 # $\|\boldsymbol L^{\rm in}\|_F=21.15$, $\|\boldsymbol L^{\rm mm}\|_*=197.88$ against $\|\widetilde{\boldsymbol S}\|_*=199.14$
 # (the proxy is feasible, so always $\|\boldsymbol L^{\rm mm}\|_*\le\|\widetilde{\boldsymbol S}\|_*$), ranks 30–31
 # against 31, and a normalized distance 0.163 between the two: the proxy is close but not exact.
@@ -198,7 +199,7 @@ print(f"Synthetic: ||L^mm||_* = {nuclear_norm(L_scs):.5f} (cvxpy/SCS) vs {lmm_in
 #
 # Full-batch AdamW on $\sum_j\hat\pi_j\,\mathrm{CE}(\mathbb S(\boldsymbol W\boldsymbol h_j)\,\|\,\hat{\boldsymbol p}_j)$
 # (no ridge term; the decoupled weight decay is the authors'), with $\boldsymbol W$, $\boldsymbol H$ and
-# $\boldsymbol L$ stored at `n_log` log-spaced steps (`ntputils.ufm.train`).
+# $\boldsymbol L$ stored at `n_log` log-spaced steps (`ntputils.training.ufm.train`).
 
 # %%
 histories = {}
@@ -239,7 +240,7 @@ final
 # Columns: initialization, steps 10 and 100, the end of training, then the theory
 # ($\boldsymbol H^{\rm mm}$, $\boldsymbol W^{\rm mm}$, $\boldsymbol L^{\rm mm}$) and the proxy ($\widetilde{\boldsymbol S}$).
 # Contexts are ordered so that those with the same support are adjacent, words by the first context
-# whose support contains them (`ntputils.ufm_metrics.support_group_order`, `ntputils.ufm_metrics.word_order`).
+# whose support contains them (`ntputils.analysis.convergence.support_group_order`, `ntputils.analysis.convergence.word_order`).
 
 # %%
 snap_steps = [0, 10, 100, cfg.steps]

@@ -38,12 +38,12 @@
 # Here a "network" enters the theory exactly like the UFM: its context embedding $\boldsymbol h_j$ is the final
 # normalized hidden state at the last position of context $j$ and $\boldsymbol W$ its (untied, bias-free) output
 # layer, so $\boldsymbol L=\boldsymbol W\boldsymbol H$ and every metric of the UFM chapter applies unchanged
-# (`ntputils.experiments.train_and_compare`, `ntputils.ufm_metrics.fig6_series`).
+# (`ntputils.analysis.network_runs.train_and_compare`, `ntputils.analysis.convergence.fig6_series`).
 #
 # **Setup (spec sec. 3.1, from the authors' code).** TF: Llama-2-style decoder, $d=128$, 4 layers, 6 heads
 # (width 20 each), **no positional encoding** (order is visible only through the causal mask), pre-RMSNorm,
-# SwiGLU width $4d$, fixed 5-token contexts, only the last position scored (`ntputils.models.NTPTransformer`).
-# LSTM: 2 layers, hidden size $d=128$, RMSNorm on the last hidden state (`ntputils.models.NTPLSTM`). Training:
+# SwiGLU width $4d$, fixed 5-token contexts, only the last position scored (`ntputils.training.models.NTPTransformer`).
+# LSTM: 2 layers, hidden size $d=128$, RMSNorm on the last hidden state (`ntputils.training.models.NTPLSTM`). Training:
 # full batch over the $m$ distinct contexts with soft labels (the mean NTP loss), AdamW.
 #
 # **What the `cpu` profile reduces, and why.** The paper trains every model for up to 30,000 full-batch steps
@@ -61,8 +61,8 @@
 # anything else runs (another chapter with `make book JOBS=2`, a test) two spinning threads made every step 5-10$\times$
 # slower; one thread per chapter is the robust choice. Set `num_threads=2` (or 0 for torch's default) to change it.
 #
-# **Data.** Both datasets are rebuilt from the authors' recipes (`ntputils.corpora.paper_a_synthetic`,
-# `ntputils.corpora.paper_a_tinystories`). Synthetic: $m=16$, $V=30$ (paper: same), $\mathcal H=1.0636$
+# **Data.** Both datasets are rebuilt from the authors' recipes (`ntputils.data.corpora.paper_a_synthetic`,
+# `ntputils.data.corpora.paper_a_tinystories`). Synthetic: $m=16$, $V=30$ (paper: same), $\mathcal H=1.0636$
 # (paper 1.0166, see chapter a01). Simplified TinyStories: $m=380$, $V=106$, $\mathcal H=1.5587$
 # (paper: $m=403$, $V=104$, $\mathcal H=1.6597$ or 1.6156): the authors' text excerpt and WordNet synonyms
 # are not available, so the context set differs in detail but has the same construction (groups of
@@ -124,12 +124,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ntputils import plots, ufm
-from ntputils.corpora import paper_a_synthetic, paper_a_tinystories
-from ntputils.experiments import geometry_reference, train_and_compare
-from ntputils.metrics import sim
+from ntputils import plots
+from ntputils.analysis.convergence import fig6_series, support_group_order, word_order
+from ntputils.analysis.metrics import sim
+from ntputils.analysis.network_runs import geometry_reference, train_and_compare
+from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories
 from ntputils.runtime import check, setup_chapter
-from ntputils.ufm_metrics import fig6_series, support_group_order, word_order
+from ntputils.training import ufm
 
 cfg = setup_chapter(PROFILES, globals())
 chapter_wall, chapter_cpu = time.perf_counter(), time.process_time()
@@ -141,7 +142,7 @@ print(f"torch threads: {torch.get_num_threads()}")
 # ## Data and the data-determined targets
 #
 # For each dataset we compute the proxy $\widetilde{\boldsymbol S}$, the in-support logits $\boldsymbol L^{\rm in}$
-# and the max-margin logits $\boldsymbol L^{\rm mm}$ (certified first-order solver `ntputils.lmm_fast`;
+# and the max-margin logits $\boldsymbol L^{\rm mm}$ (certified first-order solver `ntputils.geometry.maxmargin_admm`;
 # relative duality gap below $10^{-6}$, cached on disk).
 
 # %%

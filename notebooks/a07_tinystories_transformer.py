@@ -22,7 +22,7 @@
 # **Setup (spec sec. 3.1 Fig. 3 and 4.3, from the authors' legacy code; that this is the published
 # configuration is likely but UNKNOWN).** A BPE vocabulary of $V=64$ tokens, trained locally; the first 100
 # stories, each encoded as `<s> story </s>`; every window of 6 consecutive tokens inside a story is a context and
-# the 7th token its next token (`ntputils.corpora.tinystories_bpe64`; we train a character-level BPE on
+# the 7th token its next token (`ntputils.data.corpora.tinystories_bpe64`; we train a character-level BPE on
 # lower-cased text where the authors used sentencepiece). TF: 12 layers, $d=512$, 6 heads, SwiGLU width 1376,
 # no positional encoding, only the last position scored; AdamW, lr $5\cdot10^{-4}$ with an exponential decay of
 # UNKNOWN rate, 600 epochs, batch size UNKNOWN.
@@ -30,10 +30,10 @@
 # **The heatmap contexts.** Most of the ~36,000 distinct contexts occur once. The authors' plotting code groups
 # the contexts by their support set $\mathcal S_j$, keeps the support sets shared by at least 10 contexts, visits
 # them by decreasing support size and takes the 10 most frequent contexts of each until there are 100
-# (`ntputils.experiments.support_group_selection`). Their similarity-versus-epoch curves use the first 1,000
+# (`ntputils.analysis.network_runs.support_group_selection`). Their similarity-versus-epoch curves use the first 1,000
 # distinct contexts. We show both.
 #
-# **Beyond the paper: the theory on all contexts.** The certified first-order solver of `ntputils.lmm_fast`
+# **Beyond the paper: the theory on all contexts.** The certified first-order solver of `ntputils.geometry.maxmargin_admm`
 # solves the NTP-SVM for the *full* support matrix (64 $\times$ ~36,000) in seconds on a CPU (it exploits that
 # contexts with identical supports have identical $\boldsymbol L^{\rm mm}$ columns, leaving ~1,400 distinct
 # columns), so we can add $\operatorname{corr}(\boldsymbol H^{\rm mm})$, $\operatorname{corr}(\boldsymbol W^{\rm mm\top})$
@@ -105,18 +105,18 @@ import pandas as pd
 import torch
 
 from ntputils import plots
-from ntputils.corpora import tinystories_bpe64
-from ntputils.experiments import (
+from ntputils.analysis.convergence import fig6_series, word_order
+from ntputils.analysis.metrics import normalized_distance, sim
+from ntputils.analysis.network_runs import (
     geometry_reference,
     group_contrast,
     history_subset,
     support_group_selection,
     train_and_compare,
 )
+from ntputils.data.corpora import tinystories_bpe64
 from ntputils.geometry import nuclear_norm
-from ntputils.metrics import normalized_distance, sim
 from ntputils.runtime import check, setup_chapter
-from ntputils.ufm_metrics import fig6_series, word_order
 
 cfg = setup_chapter(PROFILES, globals())
 chapter_wall, chapter_cpu = time.perf_counter(), time.process_time()
@@ -183,7 +183,7 @@ pd.Series(proxy_quality, name="value").to_frame().style.format("{:.4g}")
 # ## Training the transformer
 #
 # Mini-batches of distinct contexts with their soft labels (the objective is the mean NTP loss over all windows,
-# `ntputils.train.train_ntp`); the embeddings of the heatmap contexts and of the first contexts are stored
+# `ntputils.training.loop.train_ntp`); the embeddings of the heatmap contexts and of the first contexts are stored
 # at log-spaced steps. The run is checkpointed under `.cache/runs/`, so a rebuild with unchanged parameters
 # reloads it.
 
@@ -341,7 +341,7 @@ check(f"sim(W^T, S~^T) >= {cfg.sim_word_min:g}", heat.sim_W_proxy[-1] >= cfg.sim
 #   epochs — the CPU budget (see the introduction). The heatmap groups are then single-token supports; with 100
 #   stories they are pairs of tokens (e.g. `ed`/`in` after "play").
 # * **Tokenizer.** A character-level BPE of 64 tokens trained on the lower-cased first 2,000 stories
-#   (`ntputils.corpora.tinystories_bpe64`) instead of the authors' sentencepiece BPE (case kept, byte
+#   (`ntputils.data.corpora.tinystories_bpe64`) instead of the authors' sentencepiece BPE (case kept, byte
 #   fallback): same vocabulary size, different merges.
 # * **Objective.** We train on the distinct contexts with soft labels (mean NTP loss, mini-batches of contexts) where
 #   the authors sampled windows; the expected objective is the same, the batches differ.

@@ -31,7 +31,7 @@
 #    gives a plant-animal axis and a mammal axis (App. B, eq. 4, **Fig. 10**).
 #
 # The paper shows the dataset only as a heatmap (Fig. 2C) and names 10 subjects and 8 attributes.
-# **The full table is RECONSTRUCTED** (`ntputils.corpora.organism`): 16 subjects, 17 attributes in
+# **The full table is RECONSTRUCTED** (`ntputils.data.corpora.organism`): 16 subjects, 17 attributes in
 # 8 support classes, chosen so that rank$(\widetilde{\boldsymbol S})=6$ and every sign statement of the
 # paper holds. We print it at the end as our Fig. 2C.
 #
@@ -67,7 +67,7 @@ import torch
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 from sklearn.decomposition import PCA
 
-from ntputils.concept_analysis import (
+from ntputils.analysis.concepts import (
     clusters_table,
     concept_coordinates,
     concept_representations,
@@ -76,11 +76,16 @@ from ntputils.concept_analysis import (
     orthant_hierarchy,
     paper_dims,
 )
-from ntputils.corpora.organism import organism, organism_attribute_classes, organism_classes, organism_table
+from ntputils.analysis.metrics import normalized_distance
+from ntputils.data.corpora.organism import (
+    organism,
+    organism_attribute_classes,
+    organism_classes,
+    organism_table,
+)
 from ntputils.geometry import centered_support, max_margin_logits, svd_factors
-from ntputils.metrics import normalized_distance
 from ntputils.runtime import check, setup_chapter
-from ntputils.ufm import train
+from ntputils.training.ufm import train
 
 cfg = setup_chapter(PROFILES, globals())
 torch.set_num_threads(1)  # 16 x 17 matrices: thread start-up costs more than it saves
@@ -259,7 +264,7 @@ print("PC 1 separates animals (words and attributes) from plants:", pc1_separate
 #
 # Definition 1: a context $j$ belongs to the configuration $C=[c_{k_1},\dots,c_{k_p}]$ iff
 # $\mathrm{sign}(\boldsymbol v_{k_i}[j])=c_{k_i}$ for all $i$; its typicality is
-# $\sum_i|\boldsymbol v_{k_i}[j]|$. `ntputils.concept_analysis` takes 0-based dims, so
+# $\sum_i|\boldsymbol v_{k_i}[j]|$. `ntputils.analysis.concepts` takes 0-based dims, so
 # $\mathcal K=\{1,2,4\}$ is `dims=(0, 1, 3)`. The paper's nested configurations
 # $[-1]\supset[-1,-1]\supset[-1,-1,-1]$ are, in our sign convention, $[+1]\supset[+1,+1]\supset[+1,+1,-1]$
 # (our $\boldsymbol u_1,\boldsymbol u_2$ have the opposite sign of the paper's Fig. 2B and the same sign as its
@@ -463,7 +468,7 @@ check("Fig. 10 axis 2: mammals +, other animals - ('cat', 'stays warm-blooded' +
 # ## What differs from the paper and why
 #
 # * **The dataset is reconstructed.** The paper names 10 subjects and 8 attributes; the remaining entries of
-#   Fig. 2C are our design (`ntputils.corpora.organism`), chosen so that rank$(\widetilde{\boldsymbol S})=6$
+#   Fig. 2C are our design (`ntputils.data.corpora.organism`), chosen so that rank$(\widetilde{\boldsymbol S})=6$
 #   and every sign statement of Figs. 1, 2B and 10 holds. Our singular values are therefore not the paper's
 #   (its Fig. 1B shows the bars without numbers).
 # * **Signs.** Our rule (largest $|$entry$|$ of $\boldsymbol u_k$ positive) reproduces Fig. 1's signs. Fig. 2B

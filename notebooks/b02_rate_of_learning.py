@@ -76,11 +76,8 @@ import pandas as pd
 import scipy.sparse as sp
 import torch
 
-from ntputils.corpora.organism import organism
-from ntputils.data import from_counts
-from ntputils.dynamics import aligned_init, half_time, saxe_singular_values
-from ntputils.geometry import centered_support, svd_factors
-from ntputils.mode_dynamics import (
+from ntputils.analysis.dynamics import aligned_init, half_time, saxe_singular_values
+from ntputils.analysis.mode_dynamics import (
     complement_norm,
     crossing_times,
     fit_inverse_sigma,
@@ -88,9 +85,12 @@ from ntputils.mode_dynamics import (
     richardson,
     singular_value_curves,
 )
+from ntputils.data import from_counts
+from ntputils.data.corpora.organism import organism
+from ntputils.data.synthetic import random_supports
+from ntputils.geometry import centered_support, svd_factors
 from ntputils.runtime import check, setup_chapter
-from ntputils.synthetic import random_supports
-from ntputils.ufm import train
+from ntputils.training.ufm import train
 
 cfg = setup_chapter(PROFILES, globals())
 torch.set_num_threads(1)  # tiny matrices: one thread is fastest

@@ -67,18 +67,18 @@ import pandas as pd
 import scipy.sparse as sp
 import torch
 
+from ntputils.analysis.dynamics import aligned_init, saxe_singular_values
+from ntputils.analysis.mode_dynamics import complement_norm, crossing_times, mode_amplitudes, relative_error
 from ntputils.data import from_counts
-from ntputils.dynamics import aligned_init, saxe_singular_values
-from ntputils.geometry import centered_support, svd_factors
-from ntputils.mode_dynamics import complement_norm, crossing_times, mode_amplitudes, relative_error
-from ntputils.runtime import check, setup_chapter
-from ntputils.synthetic import (
+from ntputils.data.synthetic import (
     one_hot_balanced_support,
     step_closed_form,
     step_imbalanced_support,
     step_weights,
 )
-from ntputils.ufm import train
+from ntputils.geometry import centered_support, svd_factors
+from ntputils.runtime import check, setup_chapter
+from ntputils.training.ufm import train
 
 cfg = setup_chapter(PROFILES, globals())
 torch.set_num_threads(1)  # tiny matrices: one thread is fastest
@@ -86,7 +86,7 @@ torch.set_num_threads(1)  # tiny matrices: one thread is fastest
 # %% [markdown]
 # ## Fig. 13 (top): the support matrix and the closed-form SVD
 #
-# We compare the closed form (`ntputils.synthetic.step_closed_form`, with the $1/\sqrt R$ fix) with the
+# We compare the closed form (`ntputils.data.synthetic.step_closed_form`, with the $1/\sqrt R$ fix) with the
 # numerical SVD. Inside a tier the singular value is repeated, so individual singular vectors are not
 # unique; we compare the projector onto each tier's singular subspace instead.
 

@@ -37,7 +37,7 @@
 # proportional to typicality, `#` marking a word start, as in the paper.
 #
 # **Beyond the paper: purity.** The paper reads the clouds by eye. We label the vocabulary with word classes
-# from an offline lexicon (`ntputils.corpora.word_classes`: part of speech and verb form from the
+# from an offline lexicon (`ntputils.data.corpora.word_classes`: part of speech and verb form from the
 # `lemminflect` lexicon, census given names from `names`, hand-listed closed classes: pronouns, determiners,
 # prepositions/conjunctions, auxiliaries, months, number words, units; plus one tokenizer class, "no leading
 # space": tokens without `#`, i.e. BPE pieces inside a word or words at the start of a line or quote) and
@@ -95,7 +95,7 @@ from IPython.display import Markdown, display
 from sklearn.metrics import adjusted_rand_score
 from threadpoolctl import threadpool_limits
 
-from ntputils.concept_analysis import (
+from ntputils.analysis.concepts import (
     kmeans_on_analyzers,
     matched_clusters,
     orthant_clusters,
@@ -103,10 +103,7 @@ from ntputils.concept_analysis import (
     sign_configurations,
     typicality,
 )
-from ntputils.corpora import paper_b_text
-from ntputils.geometry import concepts
-from ntputils.runtime import check, setup_chapter
-from ntputils.semantics import (
+from ntputils.analysis.semantics import (
     NO_SPACE,
     CloudPanel,
     CloudRenderer,
@@ -122,6 +119,9 @@ from ntputils.semantics import (
     sign_string,
     summarize_purity,
 )
+from ntputils.data.corpora import paper_b_text
+from ntputils.geometry import concepts
+from ntputils.runtime import check, setup_chapter
 
 cfg = setup_chapter(PROFILES, globals())
 t_start = time.perf_counter()

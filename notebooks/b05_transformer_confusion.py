@@ -37,7 +37,7 @@
 #   Animals is never smaller than that of Mammals and **no context is ever predicted as Mammals or Felines**
 #   (we show this below). We use the **nearest target** instead: context $j$ is predicted as the class $c$
 #   whose target distribution (uniform on $\mathcal S_c$) is closest to $\boldsymbol p_j=\mathrm{softmax}(\boldsymbol l_j)$
-#   in total variation, $\arg\min_c\|\boldsymbol p_j-\boldsymbol u_c\|_1$ (`ntputils.learning_order`).
+#   in total variation, $\arg\min_c\|\boldsymbol p_j-\boldsymbol u_c\|_1$ (`ntputils.analysis.learning_order`).
 # * *Learning time of a class*: the first epoch from which, to the end of training, the class's recall is
 #   $\ge 90\%$ **and** no context of a class *disjoint* from it is predicted as it. (Without the second condition
 #   the class that absorbs every context at initialization would count as learned at epoch 0; a Mammals context
@@ -78,9 +78,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ntputils.corpora.organism import organism, organism_attribute_classes, organism_classes
-from ntputils.geometry import centered_support, svd_factors
-from ntputils.learning_order import (
+from ntputils.analysis.learning_order import (
     class_confusion,
     concept_depth,
     concept_energy,
@@ -93,9 +91,11 @@ from ntputils.learning_order import (
     spearman,
     support_masks,
 )
-from ntputils.models import build_model
+from ntputils.data.corpora.organism import organism, organism_attribute_classes, organism_classes
+from ntputils.geometry import centered_support, svd_factors
 from ntputils.runtime import check, setup_chapter
-from ntputils.train import train_ntp
+from ntputils.training.loop import train_ntp
+from ntputils.training.models import build_model
 
 cfg = setup_chapter(PROFILES, globals())
 torch.set_num_threads(1)  # 17 contexts of 7 tokens: thread start-up costs more than it saves

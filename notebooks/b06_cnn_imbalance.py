@@ -30,7 +30,7 @@
 # shows, **detected automatically**: the first step from which every majority image is right, the first step
 # from which no image is confused between a majority and a minority class, and the first step from which every
 # image is right. Beyond the argmax we measure the three tiers on the predicted probabilities $\boldsymbol p_j$
-# (`ntputils.learning_order`):
+# (`ntputils.analysis.learning_order`):
 #
 # * tier 1, majority vs majority: $q_1=\mathrm{mean}_{j\in\text{maj}}\;p_j[y_j]/(p_j[\text{maj1}]+p_j[\text{maj2}])$;
 # * tier 2, majority vs minority: $q_2=\mathrm{mean}_{j\in\text{min}}\;(p_j[\text{min1}]+p_j[\text{min2}])$;
@@ -40,7 +40,7 @@
 #
 # **UNKNOWN in the paper, our choices.** Which digits (we take **0, 1 as majorities, 2, 3 as minorities**), the CNN
 # (3 conv layers of 32, 64, 64 channels with $3\times3$ kernels, ReLU, a max-pool after the second, global average
-# pooling, bias-free linear head: `ntputils.models.SmallCNN`), the optimizer (we use **full-batch Adam, lr
+# pooling, bias-free linear head: `ntputils.training.models.SmallCNN`), the optimizer (we use **full-batch Adam, lr
 # $3\cdot10^{-3}$**, CE averaged over the 220 images), the initialization (PyTorch default, seeded).
 #
 # **cpu profile.** MNIST needs `torchvision`, which has no build for the torch of this project; offline we use
@@ -79,18 +79,18 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ntputils.geometry import centered_support, svd_factors
-from ntputils.learning_order import (
+from ntputils.analysis.learning_order import (
     confusion_milestones,
     first_step_holding,
     group_probability,
     softmax_columns,
     within_group_probability,
 )
-from ntputils.models import build_model, imbalanced_digits
+from ntputils.data.synthetic import step_closed_form
+from ntputils.geometry import centered_support, svd_factors
 from ntputils.runtime import check, setup_chapter
-from ntputils.synthetic import step_closed_form
-from ntputils.train import train_classifier
+from ntputils.training.loop import train_classifier
+from ntputils.training.models import build_model, imbalanced_digits
 
 cfg = setup_chapter(PROFILES, globals())
 torch.set_num_threads(1)  # 220 images of 8x8 pixels: one thread is about as fast as two

@@ -28,14 +28,14 @@
 #
 # **What we reproduce, and with which model.** The chapter loads GPT-2 through Hugging Face (`NTP_GPT2_PATH`, a
 # local folder or the Hugging Face cache) when it is available. **This build machine is offline and has no copy
-# of GPT-2**: the chapter then uses the offline fallback of `ntputils.pretrained` -- a 2-layer, $d=128$ transformer
+# of GPT-2**: the chapter then uses the offline fallback of `ntputils.training.pretrained` -- a 2-layer, $d=128$ transformer
 # LM that we train on WikiText-2 with a byte-level BPE of 2,048 tokens (about 2 minutes of CPU, cached). The banner
 # below says which model was used. **With the fallback, every figure here is that small model's, not GPT-2's**; the
 # pipeline (SVD of the decoder, orthant clusters, word clouds, context concepts) is the same for both.
 #
 # **Beyond the paper: measuring the clusters.** The paper reads the clouds by eye. We label every token with
 # lexical classes (part of speech, verb form, number, month, name, punctuation, "no leading space" = BPE
-# continuation piece; `ntputils.semantics`, chapter b04) and count how many orthant clusters are purer than random
+# continuation piece; `ntputils.analysis.semantics`, chapter b04) and count how many orthant clusters are purer than random
 # token sets of the same size (95th percentile), with a control that shuffles the rows of $\boldsymbol U$. On the
 # context side we test the coupling of word and context concepts: is the observed next token of a context in the
 # word orthant of the context's own sign configuration more often than chance?
@@ -77,19 +77,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ntputils.concept_analysis import orthant_clusters, orthant_labels, sign_configurations
-from ntputils.corpora.readers import read_wikitext
-from ntputils.corpora.tokenize import encode_all
-from ntputils.pretrained import (
-    gpt2_source,
-    load_pretrained_lm,
-    prefix_context_embeddings,
-    prefix_contexts,
-    sample_windows,
-)
-from ntputils.pretrained_concepts import context_concepts, decoder_concepts, orthant_agreement
-from ntputils.runtime import check, setup_chapter
-from ntputils.semantics import (
+from ntputils.analysis.concepts import orthant_clusters, orthant_labels, sign_configurations
+from ntputils.analysis.pretrained_concepts import context_concepts, decoder_concepts, orthant_agreement
+from ntputils.analysis.semantics import (
     NO_SPACE,
     CloudPanel,
     CloudRenderer,
@@ -99,6 +89,16 @@ from ntputils.semantics import (
     purity_table,
     sign_string,
     summarize_purity,
+)
+from ntputils.data.corpora.readers import read_wikitext
+from ntputils.data.corpora.tokenize import encode_all
+from ntputils.runtime import check, setup_chapter
+from ntputils.training.pretrained import (
+    gpt2_source,
+    load_pretrained_lm,
+    prefix_context_embeddings,
+    prefix_contexts,
+    sample_windows,
 )
 
 cfg = setup_chapter(PROFILES, globals())

@@ -1,27 +1,19 @@
-"""ntputils: the helper package of the NTP Geometry Book.
+"""ntputils: the helper package of the NTP Geometry Book, in layers that follow the data flow.
 
-Small modules, one concern each (see ``book/api.md`` for the formula each function computes):
+Each layer imports only the layers below it (enforced by ``lint-imports``, see ``.importlinter``):
 
-* :mod:`ntputils.data`      -- NTP training data as a sparse V x m count matrix (``NTPData``).
-* :mod:`ntputils.geometry`  -- S~, L^in, P_F, L^mm (nuclear-norm NTP-SVM), SVD factors, concepts.
-* :mod:`ntputils.metrics`   -- corr(.), sim(.,.), normalized distances.
-* :mod:`ntputils.ufm`       -- NTP-UFM training and the nuclear-norm regularization path.
-* :mod:`ntputils.dynamics`  -- closed-form square-loss dynamics (Saxe et al.).
-* :mod:`ntputils.synthetic` -- STEP-imbalanced and random support matrices.
-* :mod:`ntputils.mode_dynamics` -- singular-value curves, learning times, 1/sigma fits.
-* :mod:`ntputils.concept_analysis` -- orthant clusters, typicality, concept representations.
-* :mod:`ntputils.semantics` -- word clouds, cluster purity against lexical classes and random baselines.
-* :mod:`ntputils.history`   -- the snapshot format shared by UFM and network training.
-* :mod:`ntputils.ufm_metrics` -- the metric series of paper A Fig. 6 from a History; cached L^mm.
-* :mod:`ntputils.plots`     -- labelled heatmaps, Fig. 1/4 grids and Fig. 6 panels.
-* :mod:`ntputils.lmm_fast`  -- a fast, certified first-order solver for L^mm (CPU or CUDA).
-* :mod:`ntputils.spectral`  -- top-k SVD of S~ from sparse S (implicit centering), the sign rule.
-* :mod:`ntputils.corpora`   -- the papers' datasets (Synthetic, Simplified TinyStories, organism, ...).
-* :mod:`ntputils.models`    -- decoder-only transformer, LSTM and CNN with a common interface.
-* :mod:`ntputils.train`     -- the one training loop (AdamW, schedules, snapshots, resume).
-* :mod:`ntputils.pretrained` -- GPT-2 loading and its offline fallback.
-* :mod:`ntputils.runtime`   -- chapter set-up (profiles, seeds, device) and check cells.
-* :mod:`ntputils.paths`     -- where data and caches live.
+* :mod:`ntputils.runtime`  -- chapter set-up (profiles, seeds, device, threads, timer) and check cells.
+* :mod:`ntputils.plots`    -- every figure-drawing helper of both papers.
+* :mod:`ntputils.analysis` -- metrics, convergence series (paper A Fig. 6), learning dynamics
+  (paper B Prop. 1), concepts/orthants/typicality, purity.
+* :mod:`ntputils.training` -- NTP-UFM, networks (``models/``), the training loop, pretrained loaders.
+* :mod:`ntputils.geometry` -- S~, F, P_F, L^in, L^mm (NTP-SVM), concepts (SVD of S~).
+* :mod:`ntputils.data`     -- NTP data, synthetic supports, the papers' corpora.
+* :mod:`ntputils.device`, :mod:`ntputils.paths`, :mod:`ntputils.chapter_contract` -- the bottom:
+  device/seeds/threads, data and cache folders, the parameter rules shared with the runner.
+
+The book runner :mod:`ntputils.book` (``python -m ntputils.book``) imports none of the math layers and
+is imported by none of them. ``book/notation.md`` lists every public function with its formula.
 """
 
 __version__ = "0.1.0"

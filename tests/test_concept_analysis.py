@@ -1,4 +1,4 @@
-"""Tests for ntputils.concept_analysis: Definition 1 of paper B, concept representations, k-means."""
+"""Tests for ntputils.analysis.concepts: Definition 1 of paper B, concept representations, k-means."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from ntputils.concept_analysis import (
+from ntputils.analysis.concepts import (
     clusters_table,
     concept_coordinates,
     concept_representations,

@@ -1,4 +1,5 @@
-"""Tests of ntputils.corpora: readers (local, online stub, errors), every dataset's sizes and invariants."""
+"""Tests of ntputils.data.corpora: readers (local, online stub, errors), every dataset's sizes and
+invariants."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from ntputils import paths
-from ntputils.corpora import (
+from ntputils.data.corpora import (
     ORGANISM_CLASSES,
     ORGANISM_TABLE,
     ChecksumError,
@@ -29,8 +30,8 @@ from ntputils.corpora import (
     tinystories_bpe64,
     word_classes,
 )
-from ntputils.corpora.ngrams import Corpus
-from ntputils.corpora.variants import expand_contexts, tense_variant
+from ntputils.data.corpora.ngrams import Corpus
+from ntputils.data.corpora.variants import expand_contexts, tense_variant
 
 SHARED = paths.data_dir()
 needs_shared = pytest.mark.skipif(not (SHARED / "tinystories").is_dir(), reason="shared/data not present")
@@ -277,7 +278,7 @@ def _brute_force_counts(seqs: list[np.ndarray], context: tuple[int, ...], row_to
 
 @pytest.mark.parametrize("tokenizer", ["bpe", "word"])
 def test_paper_b_text_small_corpus(small_data: Path, tokenizer: str) -> None:
-    from ntputils.corpora.paper_b_text import tokenize_corpus
+    from ntputils.data.corpora.paper_b_text import tokenize_corpus
 
     data = paper_b_text("tinystories", V=20, m=60, context_lengths=(2, 3, 4), tokenizer=tokenizer,
                         bpe_vocab_size=300)

@@ -1,4 +1,4 @@
-"""Tests of ntputils.dynamics: closed-form square-loss dynamics (paper B Prop. 1, eqs. 6-9)."""
+"""Tests of ntputils.analysis.dynamics: closed-form square-loss dynamics (paper B Prop. 1, eqs. 6-9)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from ntputils import data as D
-from ntputils import dynamics as dyn
 from ntputils import geometry as G
-from ntputils import synthetic as syn
-from ntputils import ufm
+from ntputils.analysis import dynamics as dyn
+from ntputils.data import synthetic as syn
+from ntputils.training import ufm
 
 SIGMA = np.array([np.sqrt(3.0), np.sqrt(2.0), 1.0, 0.3])
 

@@ -1,12 +1,13 @@
-"""Tests of ntputils.experiments: heatmap context selection, history subsets, cached training runs."""
+"""Tests of ntputils.analysis.network_runs: heatmap context selection, history subsets, cached training
+runs."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
 
-from ntputils.data import from_counts
-from ntputils.experiments import (
+from ntputils.analysis.metrics import sim
+from ntputils.analysis.network_runs import (
     data_fingerprint,
     geometry_reference,
     group_contrast,
@@ -15,9 +16,9 @@ from ntputils.experiments import (
     support_group_selection,
     train_and_compare,
 )
+from ntputils.data import from_counts
 from ntputils.geometry import margin_violation
-from ntputils.history import History
-from ntputils.metrics import sim
+from ntputils.training.history import History
 
 
 @pytest.fixture

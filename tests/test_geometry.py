@@ -21,7 +21,7 @@ from scipy.special import logsumexp
 
 from ntputils import data as D
 from ntputils import geometry as G
-from ntputils import synthetic as syn
+from ntputils.data import synthetic as syn
 
 from solver_tolerance import point_tolerance, relative_distance
 
@@ -179,7 +179,7 @@ def test_max_margin_beats_centered_support_strictly_on_random_supports():
 
 def _certified_gap(S: np.ndarray, L: np.ndarray) -> float:
     """Relative duality gap of a (cvxpy) point, certified by the independent dual of ``lmm_fast``."""
-    from ntputils.lmm_fast import certify
+    from ntputils.geometry.maxmargin_admm import certify
 
     cert = certify(S, L)
     assert cert["max_violation"] <= 1e-6
@@ -223,7 +223,7 @@ def test_max_margin_sparse_input_and_full_support_column():
 
 
 def test_max_margin_fast_solver_agrees_with_cvxpy():
-    lmm_fast = pytest.importorskip("ntputils.lmm_fast")
+    lmm_fast = pytest.importorskip("ntputils.geometry.maxmargin_admm")
     del lmm_fast
     for seed in (0, 1):
         S = syn.random_supports(8, 12, min_size=1, max_size=3, seed=seed)
@@ -299,7 +299,7 @@ def test_mm_embeddings_factorization():
 
 
 def test_concepts_match_dense_svd_of_centered_support():
-    pytest.importorskip("ntputils.spectral")
+    pytest.importorskip("ntputils.geometry.spectral")
     S = syn.random_supports(12, 20, min_size=1, max_size=4, seed=3)
     U, s, Vt = G.concepts(sp.csc_array(S), 3)
     Ud, sd, Vtd = G.svd_factors(G.centered_support(S), k=3)

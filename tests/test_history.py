@@ -1,11 +1,11 @@
-"""Tests of ntputils.history: the training-history format and log-spaced steps."""
+"""Tests of ntputils.training.history: the training-history format and log-spaced steps."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ntputils.history import History, log_spaced_steps
+from ntputils.training.history import History, log_spaced_steps
 
 
 def _history() -> History:

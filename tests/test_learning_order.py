@@ -1,11 +1,10 @@
-"""Tests of ntputils.learning_order: class mapping, confusion matrices, learning times, concept depth."""
+"""Tests of ntputils.analysis.learning_order: class mapping, confusion matrices, learning times, concept
+depth."""
 
 import numpy as np
 import pytest
 
-from ntputils.corpora.organism import organism, organism_attribute_classes, organism_classes
-from ntputils.geometry import centered_support, svd_factors
-from ntputils.learning_order import (
+from ntputils.analysis.learning_order import (
     class_confusion,
     concept_depth,
     concept_energy,
@@ -22,6 +21,8 @@ from ntputils.learning_order import (
     support_masks,
     within_group_probability,
 )
+from ntputils.data.corpora.organism import organism, organism_attribute_classes, organism_classes
+from ntputils.geometry import centered_support, svd_factors
 
 # nested toy classes on V = 6 words: A = {0,1,2,3} ⊃ A1 = {0,1}; B = {4,5}
 SUPPORTS = [(0, 1, 2, 3), (0, 1), (4, 5)]

@@ -1,4 +1,4 @@
-"""Correctness of the certified NTP-SVM solver :mod:`ntputils.lmm_fast` on small instances."""
+"""Correctness of the certified NTP-SVM solver :mod:`ntputils.geometry.maxmargin_admm` on small instances."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from ntputils import lmm_fast
-from ntputils.lmm_fast import certify, solve_max_margin, validate_support, zipf_supports
+from ntputils.geometry import maxmargin_admm as lmm_fast
+from ntputils.geometry.maxmargin_admm import certify, solve_max_margin, validate_support, zipf_supports
 
 from solver_tolerance import point_tolerance, relative_distance
 

@@ -1,4 +1,5 @@
-"""Tests of ntputils.metrics: corr, sim (SSIM structure term, paper_spec 1.8), normalized distances."""
+"""Tests of ntputils.analysis.metrics: corr, sim (SSIM structure term, paper_spec 1.8), normalized
+distances."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import ortho_group
 
-from ntputils import metrics as M
+from ntputils.analysis import metrics as M
 
 
 @pytest.fixture

@@ -1,12 +1,12 @@
-"""Tests for ntputils.mode_dynamics: singular-value curves, crossing times, fits, Richardson."""
+"""Tests for ntputils.analysis.mode_dynamics: singular-value curves, crossing times, fits, Richardson."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ntputils.dynamics import half_time, saxe_singular_values
-from ntputils.mode_dynamics import (
+from ntputils.analysis.dynamics import half_time, saxe_singular_values
+from ntputils.analysis.mode_dynamics import (
     complement_norm,
     crossing_times,
     fit_inverse_sigma,

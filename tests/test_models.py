@@ -1,9 +1,9 @@
-"""Tests of ntputils.models: interface, causality, padding, seeding, sizes, CNN data."""
+"""Tests of ntputils.training.models: interface, causality, padding, seeding, sizes, CNN data."""
 
 import pytest
 import torch
 
-from ntputils.models import (
+from ntputils.training.models import (
     LSTMConfig,
     NTPModel,
     TransformerConfig,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ntputils import ufm
-from ntputils.synthetic import random_ntp_data
+from ntputils.data.synthetic import random_ntp_data
+from ntputils.training import ufm
 
 
 def test_random_ntp_data_supports_and_counts():
@@ -65,7 +65,7 @@ def test_factorized_gd_matches_convex_solution():
 
 
 def test_group_cosine_stats():
-    from ntputils.metrics import group_cosine_stats
+    from ntputils.analysis.metrics import group_cosine_stats
 
     a, b = np.array([1.0, 0.0]), np.array([0.0, 1.0])
     A = np.stack([a, 2 * a, b, a + 0.1 * b], axis=1)

@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from ntputils.analysis.convergence import GeometryReference, fig6_series, support_group_order  # noqa: E402
 from ntputils.data import from_counts  # noqa: E402
 from ntputils.geometry import centered_support  # noqa: E402
 from ntputils.plots import (  # noqa: E402
@@ -23,8 +24,7 @@ from ntputils.plots import (  # noqa: E402
     snapshot_grid,
     thinned_ticks,
 )
-from ntputils.ufm import train  # noqa: E402
-from ntputils.ufm_metrics import GeometryReference, fig6_series, support_group_order  # noqa: E402
+from ntputils.training.ufm import train  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,12 @@
-"""Tests of ntputils.pretrained on a tiny GPT-2 saved to disk (the real loading path) and the fallback LM."""
+"""Tests of ntputils.training.pretrained on a tiny GPT-2 saved to disk (the real loading path) and the
+fallback LM."""
 
 import numpy as np
 import pytest
 import torch
 
-from ntputils.models import build_model
-from ntputils.pretrained import (
+from ntputils.training.models import build_model
+from ntputils.training.pretrained import (
     FallbackConfig,
     PretrainedUnavailableError,
     decoder_weight,

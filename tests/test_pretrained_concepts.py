@@ -1,10 +1,11 @@
-"""Tests of ntputils.pretrained_concepts: decoder/context concepts and the orthant agreement statistic."""
+"""Tests of ntputils.analysis.pretrained_concepts: decoder/context concepts and the orthant agreement
+statistic."""
 
 import numpy as np
 import pytest
 
-from ntputils.concept_analysis import orthant_labels
-from ntputils.pretrained_concepts import context_concepts, decoder_concepts, orthant_agreement
+from ntputils.analysis.concepts import orthant_labels
+from ntputils.analysis.pretrained_concepts import context_concepts, decoder_concepts, orthant_agreement
 
 
 def test_context_concepts_factor_the_logits_as_u_sigma_vt():

@@ -1,4 +1,5 @@
-"""Tests for ntputils.semantics: class labels, purity vs random clusters, deterministic word clouds."""
+"""Tests for ntputils.analysis.semantics: class labels, purity vs random clusters, deterministic word
+clouds."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from ntputils.semantics import (
+from ntputils.analysis.semantics import (
     BLANK_TOKEN,
     NO_SPACE,
     ClassLabels,

@@ -1,4 +1,4 @@
-"""Top-k SVD of the centered support matrix (:mod:`ntputils.spectral`) on small inputs."""
+"""Top-k SVD of the centered support matrix (:mod:`ntputils.geometry.spectral`) on small inputs."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from ntputils.lmm_fast import zipf_supports
-from ntputils.spectral import centered_operator, centered_topk_svd, fix_signs, svd_residuals
+from ntputils.geometry.maxmargin_admm import zipf_supports
+from ntputils.geometry.spectral import centered_operator, centered_topk_svd, fix_signs, svd_residuals
 
 
 def centered_dense(S) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Tests of ntputils.synthetic: STEP imbalance closed forms (paper B A.4 / D.1) and random supports."""
+"""Tests of ntputils.data.synthetic: STEP imbalance closed forms (paper B A.4 / D.1) and random supports."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ntputils import geometry as G
-from ntputils import synthetic as syn
+from ntputils.data import synthetic as syn
 
 STEP_CASES = [(4, 1), (4, 10), (6, 3), (10, 5), (12, 2)]
 

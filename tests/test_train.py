@@ -1,4 +1,5 @@
-"""Tests of ntputils.train: objective, convergence, determinism, checkpoint/resume, snapshots, classifier."""
+"""Tests of ntputils.training.loop: objective, convergence, determinism, checkpoint/resume, snapshots,
+classifier."""
 
 import numpy as np
 import pytest
@@ -6,8 +7,8 @@ import torch
 import torch.nn.functional as F
 
 from ntputils.data import from_counts
-from ntputils.models import build_model, imbalanced_digits, left_pad
-from ntputils.train import lr_factor, train_classifier, train_ntp, training_set
+from ntputils.training.loop import lr_factor, train_classifier, train_ntp, training_set
+from ntputils.training.models import build_model, imbalanced_digits, left_pad
 
 V, CTX_VOCAB, M = 8, 6, 20
 

@@ -1,4 +1,5 @@
-"""Tests of ntputils.ufm: NTP-UFM training (paper A Def. 1), Lemma 1 and the regularization path (Def. 2)."""
+"""Tests of ntputils.training.ufm: NTP-UFM training (paper A Def. 1), Lemma 1 and the regularization
+path (Def. 2)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from scipy.special import logsumexp, softmax
 
 from ntputils import data as D
 from ntputils import geometry as G
-from ntputils import synthetic as syn
-from ntputils import ufm
+from ntputils.data import synthetic as syn
+from ntputils.training import ufm
 
 
 def _random_data(V: int, m: int, seed: int, max_count: int = 4) -> D.NTPData:

@@ -1,16 +1,12 @@
-"""Tests of ntputils.ufm_metrics: the vectorized Fig. 6 metrics agree with the per-matrix definitions."""
+"""Tests of ntputils.analysis.convergence: the vectorized Fig. 6 metrics agree with the per-matrix
+definitions."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ntputils.data import from_counts
-from ntputils.geometry import centered_support, margin_violation, max_margin_logits, nuclear_norm, project_F
-from ntputils.history import History
-from ntputils.metrics import corr, normalized_distance, sim, structural_similarity
-from ntputils.ufm import train
-from ntputils.ufm_metrics import (
+from ntputils.analysis.convergence import (
     SNAPSHOT_METRICS,
     GeometryReference,
     batched_corr,
@@ -25,6 +21,11 @@ from ntputils.ufm_metrics import (
     support_key,
     word_order,
 )
+from ntputils.analysis.metrics import corr, normalized_distance, sim, structural_similarity
+from ntputils.data import from_counts
+from ntputils.geometry import centered_support, margin_violation, max_margin_logits, nuclear_norm, project_F
+from ntputils.training.history import History
+from ntputils.training.ufm import train
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from ntputils.book.fingerprint import chapter_key, dependency_pins, ntputils_dig
 from ntputils.book.params import ChapterSpec, chapter_spec, parse_overrides, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.book.status import write_status
-from ntputils.runtime import DEFAULT_PROFILE, ParameterError
+from ntputils.chapter_contract import DEFAULT_PROFILE, ParameterError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

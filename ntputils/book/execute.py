@@ -23,7 +23,7 @@ from typing import Any
 
 from ntputils.book.environment import git_commit, package_versions
 from ntputils.book.project import Chapter, Project
-from ntputils.runtime import RECORD_ENV
+from ntputils.chapter_contract import RECORD_ENV
 
 META_KEY = "ntpbook"
 PROGRESS_BAR = re.compile(r"\d+%\||\d+it \[")  # tqdm: " 42%|####   | 42/100 [...]" or "17it [00:01, ...]"

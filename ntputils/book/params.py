@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ntputils.runtime import ParameterError, check_names, resolve_parameters, valid_parameter_names
+from ntputils.chapter_contract import ParameterError, check_names, resolve_parameters, valid_parameter_names
 
 PROFILES_NAME = "PROFILES"
 

@@ -5,16 +5,16 @@ compares its context embeddings ``H`` (d x m) and word embeddings ``W`` (V x d) 
 predicts: the proxy ``S~ = (I - 11^T/V) S`` and the factors ``H^mm, W^mm`` of the max-margin logits
 ``L^mm``. This module holds the steps every such chapter repeats:
 
-* :func:`train_and_compare` -- build a model (:func:`ntputils.models.build_model`), train it with
-  :func:`ntputils.train.train_ntp` with a checkpoint directory keyed by the run (so a rerun with
+* :func:`train_and_compare` -- build a model (:func:`ntputils.training.models.build_model`), train it with
+  :func:`ntputils.training.loop.train_ntp` with a checkpoint directory keyed by the run (so a rerun with
   unchanged parameters reloads the finished run instead of training), and compute the paper A
-  Fig. 6 series (:func:`ntputils.ufm_metrics.fig6_series`) against a
-  :class:`~ntputils.ufm_metrics.GeometryReference`;
+  Fig. 6 series (:func:`ntputils.analysis.convergence.fig6_series`) against a
+  :class:`~ntputils.analysis.convergence.GeometryReference`;
 * :func:`geometry_reference` -- ``S~``, ``L^in`` and (optionally) ``L^mm`` with its SVD factors,
-  ``L^mm`` from the disk-cached solver (:func:`ntputils.ufm_metrics.max_margin_cached`);
+  ``L^mm`` from the disk-cached solver (:func:`ntputils.analysis.convergence.max_margin_cached`);
 * :func:`support_group_selection` -- the contexts of the paper's Fig. 3 heatmaps (groups of
   contexts with identical next-token supports, the most frequent ones of each group);
-* :func:`history_subset` -- a :class:`~ntputils.history.History` restricted to some of its
+* :func:`history_subset` -- a :class:`~ntputils.training.history.History` restricted to some of its
   snapshot contexts, so the same metrics and plots apply to any subset;
 * :func:`group_contrast` -- mean cosine similarity of embeddings within and between support groups
   (subspace collapse in one number).
@@ -32,15 +32,15 @@ from typing import Any
 
 import numpy as np
 
-from ntputils.data import NTPData
-from ntputils.history import History
-from ntputils.metrics import corr
-from ntputils.models import NTPModel, build_model
+from ntputils.analysis.convergence import Fig6Series, GeometryReference, fig6_series, max_margin_cached
+from ntputils.analysis.metrics import corr
+from ntputils.data.ntp import NTPData
 from ntputils.paths import cache_dir
-from ntputils.train import train_ntp
-from ntputils.ufm_metrics import Fig6Series, GeometryReference, fig6_series, max_margin_cached
+from ntputils.training.history import History
+from ntputils.training.loop import train_ntp
+from ntputils.training.models import NTPModel, build_model
 
-#: arguments of :func:`ntputils.train.train_ntp` that a run configuration may set
+#: arguments of :func:`ntputils.training.loop.train_ntp` that a run configuration may set
 TRAIN_ARGUMENTS = ("steps", "lr", "weight_decay", "optimizer", "betas", "schedule", "milestones", "gamma",
                    "warmup_steps", "batch_size", "reduction", "dtype", "amp", "log_steps", "snapshot_steps",
                    "snapshot_contexts", "eval_batch_size", "checkpoint_every")
@@ -82,8 +82,9 @@ def geometry_reference(data: NTPData, theory: bool = True, solver: str = "fast",
     """``S~``, ``L^in`` and, with ``theory``, ``L^mm`` and its factors ``U Sigma^{1/2}``, ``Sigma^{1/2} V^T``.
 
     ``L^mm`` solves the NTP-SVM in logit space (spec sec. 1.6) and is cached on disk per support
-    pattern (:func:`ntputils.ufm_metrics.max_margin_cached`); ``solver="fast"`` is the certified
-    first-order solver of :mod:`ntputils.lmm_fast` (seconds for V x m = 64 x 35,644), ``"cvxpy"``
+    pattern (:func:`ntputils.analysis.convergence.max_margin_cached`); ``solver="fast"`` is the certified
+    first-order solver of :mod:`ntputils.geometry.maxmargin_admm` (seconds for V x m = 64 x 35,644),
+    ``"cvxpy"``
     the SCS reference. The solver's info dict is stored in ``reference.info["lmm"]``.
     """
     if not theory:
@@ -150,12 +151,12 @@ def train_and_compare(kind: str, data: NTPData, ref: GeometryReference | None = 
     ----------
     model_config: fields of the model's config (``d``, ``n_layers``, ``n_heads`` ...); ``vocab_size``
         and ``context_vocab_size`` are taken from ``data``.
-    train_config: arguments of :func:`ntputils.train.train_ntp` (names in :data:`TRAIN_ARGUMENTS`).
-    ref: the targets for :func:`ntputils.ufm_metrics.fig6_series` (``None``: no series).
+    train_config: arguments of :func:`ntputils.training.loop.train_ntp` (names in :data:`TRAIN_ARGUMENTS`).
+    ref: the targets for :func:`ntputils.analysis.convergence.fig6_series` (``None``: no series).
     cache: keep checkpoints under ``cache_dir("runs", "<label>-<key>")`` with the key of
         :func:`run_key`; a finished run with the same key is reloaded instead of retrained, an
         interrupted one is resumed (bit-identical on CPU).
-    device, num_threads, progress: passed to :func:`ntputils.train.train_ntp` (not part of the key:
+    device, num_threads, progress: passed to :func:`ntputils.training.loop.train_ntp` (not part of the key:
         they do not change the result on CPU).
     """
     unknown = sorted(set(train_config) - set(TRAIN_ARGUMENTS))
@@ -189,7 +190,7 @@ def history_subset(hist: History, columns: Sequence[int] | np.ndarray) -> Histor
 
     ``columns`` are indices of the *full data* (``0..m-1``); they must all be among the history's
     snapshot contexts (``hist.meta["snapshot_contexts"]``, default all). The result records them in
-    ``meta["snapshot_contexts"]``, so :func:`ntputils.ufm_metrics.fig6_series` restricts the targets
+    ``meta["snapshot_contexts"]``, so :func:`ntputils.analysis.convergence.fig6_series` restricts the targets
     to the same contexts. Scalars (CE, norms over all contexts) are shared unchanged.
     """
     cols = np.asarray(columns, dtype=np.int64)

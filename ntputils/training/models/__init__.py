@@ -1,9 +1,9 @@
 """Networks trained on NTP data: a decoder-only transformer, a 2-layer LSTM and a small CNN.
 
-All share the interface of :class:`~ntputils.models.common.NTPModel`:
+All share the interface of :class:`~ntputils.training.models.common.NTPModel`:
 ``forward(x) -> logits [B, V]`` (last position only), ``context_embeddings(x) -> h [B, d]`` and
 ``output_weight() -> W [V, d]`` with ``logits = h W^T`` exactly (no output bias), so the
-snapshots W, H, L = W H of :mod:`ntputils.train` have the meaning of the NTP-UFM's.
+snapshots W, H, L = W H of :mod:`ntputils.training.loop` have the meaning of the NTP-UFM's.
 
 >>> model = build_model("transformer", vocab_size=104, d=128, n_layers=4, n_heads=6, seed=0)
 """

@@ -3,7 +3,7 @@
 Every model maps an input (a context of token ids, or an image) to a *context embedding*
 ``h_j`` in R^d and scores the V classes with an untied, bias-free output layer, so that the
 logits are exactly ``l_j = W h_j`` (paper A eq. (1); paper B sec. 2). The training loop and the
-snapshots in :class:`ntputils.history.History` only use three methods:
+snapshots in :class:`ntputils.training.history.History` only use three methods:
 
 * ``context_embeddings(x) -> [B, d]``: the ``h_j`` fed to the output layer (after the final norm);
 * ``output_weight() -> [V, d]``: the word-embedding matrix ``W`` (rows = words);

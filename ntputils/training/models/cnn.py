@@ -3,7 +3,7 @@
     features(x) = AvgPool(ReLU(conv3(MaxPool(ReLU(conv2(ReLU(conv1 x)))))))  in R^d,  logits = W features(x)
 
 With one-hot labels a classification set is an NTP data set whose contexts are the images, each
-with a single next "token" (its class), so the same :class:`ntputils.history.History` applies:
+with a single next "token" (its class), so the same :class:`ntputils.training.history.History` applies:
 ``H`` holds the penultimate features (d x n), ``W`` the bias-free last layer (classes x d).
 
 Paper B trains on imbalanced MNIST (2 majority classes x 100 images, 2 minority classes x 10).

@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ntputils.corpora.tokenize import WordVocab
-from ntputils.data import NTPData, from_counts
+from ntputils.data.corpora.tokenize import WordVocab
+from ntputils.data.ntp import NTPData, from_counts
 
 TEMPLATE = "The organism that {attribute} is"
 

@@ -14,8 +14,8 @@ Every builder returns :class:`ntputils.data.NTPData` (V x m counts, ``vocab`` = 
 ========================================  =======================================================
 """
 
-from ntputils.corpora.lexicon import classify, word_classes
-from ntputils.corpora.organism import (
+from ntputils.data.corpora.lexicon import classify, word_classes
+from ntputils.data.corpora.organism import (
     ORGANISM_CLASSES,
     ORGANISM_TABLE,
     organism,
@@ -23,14 +23,14 @@ from ntputils.corpora.organism import (
     organism_classes,
     organism_table,
 )
-from ntputils.corpora.paper_a import (
+from ntputils.data.corpora.paper_a import (
     PaperATinyStories,
     paper_a_synthetic,
     paper_a_tinystories,
     paper_a_tinystories_details,
 )
-from ntputils.corpora.paper_b_text import WindowedStories, paper_b_text, tinystories_bpe64
-from ntputils.corpora.readers import (
+from ntputils.data.corpora.paper_b_text import WindowedStories, paper_b_text, tinystories_bpe64
+from ntputils.data.corpora.readers import (
     ChecksumError,
     DataUnavailableError,
     read_template_sentences,

@@ -4,7 +4,7 @@ A :class:`History` holds scalar curves logged at every recorded step and full sn
 word embeddings ``W`` (V x d, rows = words), the context embeddings ``H`` (d x m, columns =
 contexts) and the logits ``L = W H`` (V x m) at log-spaced steps. Chapters compute every metric of
 paper A Fig. 6 / paper B Figs. 12-19 from these snapshots, whether they come from the UFM
-(:mod:`ntputils.ufm`) or from a transformer (:mod:`ntputils.models`).
+(:mod:`ntputils.training.ufm`) or from a transformer (:mod:`ntputils.training.models`).
 """
 
 from __future__ import annotations

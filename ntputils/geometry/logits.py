@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ntputils.spectral import fix_signs  # the one sign rule of the package (re-exported)
+from ntputils.geometry.spectral import fix_signs  # the one sign rule of the package (re-exported)
 
 MAX_MARGIN_SOLVERS = ("cvxpy", "fast")
 
@@ -216,7 +216,7 @@ def max_margin_logits(
         not of full support).
     solver:
         ``"cvxpy"`` (SCS, ``eps`` default 1e-8; exact but slow beyond V + m ~ 1500) or ``"fast"``
-        (:func:`ntputils.lmm_fast.solve_max_margin`, first-order, certified, CUDA-capable).
+        (:func:`ntputils.geometry.maxmargin_admm.solve_max_margin`, first-order, certified, CUDA-capable).
     return_info:
         also return a :class:`MaxMarginResult` with the constraint violation, nuclear norm and,
         where available, a certified lower bound.
@@ -226,7 +226,7 @@ def max_margin_logits(
     """
     if solver not in MAX_MARGIN_SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; valid: {MAX_MARGIN_SOLVERS}")
-    from ntputils.lmm_fast import validate_support  # the package's one support validator
+    from ntputils.geometry.maxmargin_admm import validate_support  # the package's one support validator
 
     Sc = validate_support(S)
     if Sc.shape[0] < 2:
@@ -236,7 +236,7 @@ def max_margin_logits(
     if solver == "cvxpy":
         res = _max_margin_cvxpy(Sc, **opts)
     else:
-        from ntputils import lmm_fast
+        from ntputils.geometry import maxmargin_admm as lmm_fast
 
         sol = lmm_fast.solve_max_margin(Sc, **opts)
         res = MaxMarginResult(
@@ -254,7 +254,7 @@ def svd_factors(A: np.ndarray, rank_tol: float = 1e-9, k: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Thin SVD ``A = U diag(s) Vt`` keeping singular values ``> rank_tol * s_max`` (at most k).
 
-    Signs follow :func:`ntputils.spectral.fix_signs` (largest-|entry| of each ``u_k`` positive,
+    Signs follow :func:`ntputils.geometry.spectral.fix_signs` (largest-|entry| of each ``u_k`` positive,
     ties to the lowest index), so figures are stable across runs and machines.
     """
     A = _dense(A)
@@ -284,9 +284,9 @@ def concepts(S: np.ndarray | sp.sparray | sp.spmatrix, k: int, **opts
 
     Column ``u_k`` of U is the k-th word-analyzer vector, row ``v_k`` of Vt the k-th
     context-analyzer vector (paper B sec. 4). Centering is applied implicitly as a linear
-    operator on sparse S (:func:`ntputils.spectral.centered_topk_svd`); signs follow
+    operator on sparse S (:func:`ntputils.geometry.spectral.centered_topk_svd`); signs follow
     :func:`fix_signs`.
     """
-    from ntputils import spectral
+    from ntputils.geometry import spectral
 
     return spectral.centered_topk_svd(S, k, **opts)

@@ -66,7 +66,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from ntputils.spectral import limit_threads
+from ntputils.device import limit_threads, resolve_device
 
 __all__ = [
     "MaxMarginSolution",
@@ -471,25 +471,6 @@ def _op_norm_t(A: torch.Tensor) -> float:
     return float(np.sqrt(max(float(_eigvalsh(_gram(A))[-1]), 0.0)))
 
 
-def _resolve_device(device: str | torch.device) -> torch.device:
-    if isinstance(device, torch.device):
-        dev = device
-    elif isinstance(device, str):
-        if device == "auto":
-            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-        try:
-            dev = torch.device(device)
-        except RuntimeError as exc:
-            raise ValueError(f"unknown device {device!r}; use 'cpu', 'cuda', 'cuda:N' or 'auto'") from exc
-    else:
-        raise ValueError(f"unknown device {device!r}; use 'cpu', 'cuda', 'cuda:N' or 'auto'")
-    if dev.type not in ("cpu", "cuda"):
-        raise ValueError(f"unsupported device {device!r}; use 'cpu', 'cuda', 'cuda:N' or 'auto'")
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} requested but CUDA is not available")
-    return dev
-
-
 def _unique_columns(S: sp.csc_array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Group identical columns: (first index of each group, group of each column, group sizes).
 
@@ -669,7 +650,7 @@ def _solve(
     """Body of :func:`solve_max_margin` (thread limits already applied)."""
     t_start = time.perf_counter()
     Sc = validate_support(S)
-    dev = _resolve_device(device)
+    dev = resolve_device(device)
     if dtype not in (torch.float32, torch.float64):
         raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
     if not 0 < alpha < 2:

@@ -28,55 +28,24 @@ tied and the one with the lowest index wins (so numerical noise cannot flip the 
 
 from __future__ import annotations
 
-import contextlib
 import time
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ntputils.device import limit_threads
+
 __all__ = [
     "fix_signs",
     "centered_operator",
     "centered_topk_svd",
     "svd_residuals",
-    "limit_threads",
     "SVD_METHODS",
 ]
 
 SVD_METHODS = ("auto", "dense", "arpack", "randomized")
 TIE_RTOL = 1e-6
-
-
-@contextlib.contextmanager
-def limit_threads(torch_threads: int | None = None, blas_threads: int | None = 1):
-    """Temporarily cap torch's intra-op threads and the BLAS/LAPACK pools (None: leave unchanged).
-
-    Why: on a shared 2-core machine, multi-threaded OpenBLAS ``eigh``/``svd`` were measured
-    10-15x *slower* than single-threaded ones (threads spin while the cores are busy elsewhere).
-    """
-    old = None
-    if torch_threads is not None:
-        import torch
-
-        old = torch.get_num_threads()
-        torch.set_num_threads(torch_threads)
-    try:
-        ctx = contextlib.nullcontext()
-        if blas_threads is not None:
-            try:
-                from threadpoolctl import threadpool_limits
-            except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-                pass
-            else:
-                ctx = threadpool_limits(limits=blas_threads, user_api="blas")
-        with ctx:
-            yield
-    finally:
-        if old is not None:
-            import torch
-
-            torch.set_num_threads(old)
 
 
 def fix_signs(U: np.ndarray, Vt: np.ndarray, *, tie_rtol: float = TIE_RTOL) -> tuple[np.ndarray, np.ndarray]:

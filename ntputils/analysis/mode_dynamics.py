@@ -3,7 +3,7 @@
 Paper B's "rate of learning" statements are about the singular values ``s_k(L_t)`` of the logit
 matrix ``L_t = W_t H_t`` during training: under the square loss from a small initialization the k-th
 value jumps from ~0 to ``sigma_k`` (the k-th singular value of ``S~ = U Sigma V^T``) at a time
-``T_k ~ 1/sigma_k`` (Prop. 1, :mod:`ntputils.dynamics`). This module turns snapshots into those
+``T_k ~ 1/sigma_k`` (Prop. 1, :mod:`ntputils.analysis.dynamics`). This module turns snapshots into those
 quantities:
 
 * :func:`singular_value_curves` -- ``s_1(L_t) >= s_2(L_t) >= ...`` per snapshot;

@@ -7,7 +7,7 @@ embeddings ``H`` (d x m) are free parameters, trained on
     square:          1/2 ||S~ - W H||_F^2                     (paper B eq. 5, halved)
     weighted_square: 1/2 ||(S~ - W H) Omega||_F^2             (paper B eq. 10, halved)
 
-The halved square losses make the gradient-flow time of :mod:`ntputils.dynamics` equal to
+The halved square losses make the gradient-flow time of :mod:`ntputils.analysis.dynamics` equal to
 ``lr * steps`` for plain gradient descent.
 
 Lemma 1 (paper A): for d >= rank, NTP-UFM with ridge ``lam`` is equivalent to the convex program
@@ -25,24 +25,14 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ntputils.data import NTPData
-from ntputils.geometry import centered_support
-from ntputils.history import History, log_spaced_steps
+from ntputils.data.ntp import NTPData
+from ntputils.device import resolve_device
+from ntputils.geometry.logits import centered_support
+from ntputils.training.history import History, log_spaced_steps
 
 LOSSES = ("ce", "square", "weighted_square")
 OPTIMIZERS = ("gd", "adamw", "adam")
 INITS = ("normal", "aligned")
-
-
-def resolve_device(device: str) -> torch.device:
-    """``"auto"`` -> CUDA when present, else CPU; an unavailable ``"cuda"`` raises ``ValueError``."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} requested but CUDA is not available")
-    if not (device == "cpu" or device.startswith("cuda") or device == "mps"):
-        raise ValueError(f"unknown device {device!r}; valid: 'auto', 'cpu', 'cuda[:i]'")
-    return torch.device(device)
 
 
 def ce_loss(L: torch.Tensor, P: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
@@ -58,7 +48,7 @@ def _init_factors(kind: str, V: int, m: int, d: int, scale: float, gen: torch.Ge
         H = torch.randn(d, m, generator=gen, dtype=dtype) * scale
         return W, H
     # aligned (paper B Prop. 1): W = e^{-delta} U R^T, H = e^{-delta} R V^T
-    from ntputils.geometry import svd_factors
+    from ntputils.geometry.logits import svd_factors
 
     U, _, Vt = svd_factors(target)
     r = U.shape[1]
@@ -94,7 +84,7 @@ def train(
     target: np.ndarray | None = None,
     progress: bool = True,
 ) -> History:
-    """Train NTP-UFM full batch and return a :class:`~ntputils.history.History`.
+    """Train NTP-UFM full batch and return a :class:`~ntputils.training.history.History`.
 
     Parameters
     ----------

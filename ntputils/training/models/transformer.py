@@ -13,7 +13,7 @@ the word embeddings. Without positional encoding the model still sees order thro
 mask (Haviv et al., 2022).
 
 Contexts of different lengths are *left*-padded with ``config.pad_id`` (see
-:func:`ntputils.models.left_pad`); pad keys are masked out of the attention, so with
+:func:`ntputils.training.models.left_pad`); pad keys are masked out of the attention, so with
 ``pos_encoding`` "none" or "rope" a padded context has exactly the embedding of the unpadded one.
 Paper A's datasets have fixed length (5 tokens; 6 for Fig. 3), where no mask is built.
 

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ntputils import paths
-from ntputils.data import NTPData, from_counts
+from ntputils.data.ntp import NTPData, from_counts
 
 CACHE_VERSION = 1
 

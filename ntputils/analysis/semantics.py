@@ -58,7 +58,7 @@ class ClassLabels:
 
     @classmethod
     def from_mapping(cls, words: Sequence[str], classes: Mapping[str, Iterable[str]]) -> ClassLabels:
-        """Build from ``{class name: member words}`` (e.g. :func:`ntputils.corpora.word_classes`).
+        """Build from ``{class name: member words}`` (e.g. :func:`ntputils.data.corpora.word_classes`).
 
         Class members that are not in ``words`` are ignored; classes are sorted by name.
         """
@@ -114,14 +114,14 @@ def has_no_leading_space(token: str) -> bool:
 
 def lexical_labels(words: Sequence[str], classify: Callable[[str], set[str]] | None = None,
                    tokenizer_class: bool = True) -> ClassLabels:
-    """Lexical classes of a vocabulary (default: :func:`ntputils.corpora.classify`).
+    """Lexical classes of a vocabulary (default: :func:`ntputils.data.corpora.classify`).
 
     With ``tokenizer_class=True`` the class ``"no leading space"`` (:func:`has_no_leading_space`) is
     added. It is a property of the token type, not of the word: it marks BPE continuation pieces and
     line-initial words, which the SVD of real text separates strongly.
     """
     if classify is None:
-        from ntputils.corpora import classify
+        from ntputils.data.corpora import classify
     words = list(words)
     if not words:
         raise ValueError("empty vocabulary: no words to label")
@@ -478,7 +478,7 @@ class CloudRenderer:
         """Binary-tree layout: level ``i`` holds ``2 * len(level i-1)`` panels, each spanning its children.
 
         Panel ``j`` of a level splits into panels ``2j`` and ``2j+1`` of the next (the two signs of the
-        added concept, as in :func:`ntputils.concept_analysis.sign_configurations` order). With
+        added concept, as in :func:`ntputils.analysis.concepts.sign_configurations` order). With
         ``stack_last`` the two children of each panel of the last-but-one level are drawn one above the
         other below it (two rows, half the width), which keeps deep trees readable.
         """

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ntputils.corpora import readers
-from ntputils.corpora.cache import cached
-from ntputils.corpora.ngrams import Corpus
-from ntputils.corpora.tokenize import WordVocab, words_spaced, words_stripped
-from ntputils.corpora.variants import expand_contexts
-from ntputils.data import NTPData, from_counts
+from ntputils.data.corpora import readers
+from ntputils.data.corpora.cache import cached
+from ntputils.data.corpora.ngrams import Corpus
+from ntputils.data.corpora.tokenize import WordVocab, words_spaced, words_stripped
+from ntputils.data.corpora.variants import expand_contexts
+from ntputils.data.ntp import NTPData, from_counts
 
 #: The authors' prioritized next tokens for "Synthetic" (ids 41-50 of their word tokenizer, in id
 #: order): a context whose endings contain some of them keeps those first, which makes supports
@@ -251,7 +251,7 @@ def paper_a_tinystories(seed: int = 1634, n_lines: int = 2000, n_contexts: int =
        more than once and have >= 2 distinct next tokens (:func:`frequent_contexts`).
     3. :func:`cherry_pick_by_freq`: contexts with >= 8 distinct next tokens keep only the next
        tokens seen >= 2 times; all contexts are restricted to the retained next-token set.
-    4. Expansion (:mod:`ntputils.corpora.variants`): each context is followed by its tense variant and
+    4. Expansion (:mod:`ntputils.data.corpora.variants`): each context is followed by its tense variant and
        its synonym variants, which inherit its support.
     5. Counts re-sampled uniformly in ``{1, ..., max_count}`` = {1,..,4} per (context, support token)
        with ``np.random.RandomState(seed)``; the corpus counts are not used.

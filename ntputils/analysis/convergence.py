@@ -1,4 +1,5 @@
-"""The convergence metrics of paper A Fig. 6, computed from a training :class:`~ntputils.history.History`.
+"""The convergence metrics of paper A Fig. 6, computed from a training
+:class:`~ntputils.training.history.History`.
 
 Paper A (Thm. "reg path", Claims P logits / P directional / P proxy; spec sec. 1.6-1.8) predicts that,
 as NTP training drives the cross-entropy to its lower bound ``H``, the logits ``L_k = W_k H_k``
@@ -16,10 +17,10 @@ module evaluates, vectorized over snapshots,
 * ``sim(H_k, H^mm)``, ``sim(W_k^T, W^mm^T)``                           (Fig. 6e),
 * ``|| L_k/||L_k||_F - L^mm/||L^mm||_F ||_F`` and the same with ``S~`` (normalized distances),
 
-with ``sim(A, B) = SIM(corr(A), corr(B))`` of :mod:`ntputils.metrics`; the logged curves CE - H,
+with ``sim(A, B) = SIM(corr(A), corr(B))`` of :mod:`ntputils.analysis.metrics`; the logged curves CE - H,
 ``||W_k||_F``, ``||H_k||_F`` (Fig. 6a, b) come from the history's scalars. The metrics only need a
-History (W, H, L snapshots), so they apply unchanged to NTP-UFM runs (:func:`ntputils.ufm.train`)
-and to networks (:func:`ntputils.train.train_ntp`, whose H may cover a subset of the contexts).
+History (W, H, L snapshots), so they apply unchanged to NTP-UFM runs (:func:`ntputils.training.ufm.train`)
+and to networks (:func:`ntputils.training.loop.train_ntp`, whose H may cover a subset of the contexts).
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ntputils.data import NTPData
-from ntputils.geometry import centered_support, in_support_logits, max_margin_logits, mm_embeddings
-from ntputils.history import History
-from ntputils.metrics import SIM_C
+from ntputils.analysis.metrics import SIM_C
+from ntputils.data.ntp import NTPData
+from ntputils.geometry.logits import centered_support, in_support_logits, max_margin_logits, mm_embeddings
+from ntputils.training.history import History
 
 #: largest float64 working set (bytes) of one chunk of stacked m x m correlation matrices
 CHUNK_BYTES = 256 * 2**20
@@ -176,7 +177,7 @@ def max_margin_cached(S: np.ndarray | sp.sparray | sp.spmatrix, solver: str = "c
 def batched_corr(A: np.ndarray) -> np.ndarray:
     """``corr`` of every matrix of a stack: (K, r, n) -> (K, n, n) cosine similarities of the columns.
 
-    Zero columns give zero rows/columns, as :func:`ntputils.metrics.corr`.
+    Zero columns give zero rows/columns, as :func:`ntputils.analysis.metrics.corr`.
     """
     A = np.asarray(A, dtype=np.float64)
     if A.ndim != 3:
@@ -300,7 +301,7 @@ def snapshot_metrics(hist: History, ref: GeometryReference,
     """The metrics of :data:`SNAPSHOT_METRICS` at every snapshot of ``hist`` (arrays of length K).
 
     When the history's H covers a subset of the contexts (``hist.meta["snapshot_contexts"]`` from
-    :func:`ntputils.train.train_ntp`), ``ref`` is restricted to it. Theory metrics are NaN when
+    :func:`ntputils.training.loop.train_ntp`), ``ref`` is restricted to it. Theory metrics are NaN when
     ``ref`` has no ``L^mm``.
     """
     if not hist.snap_steps:

@@ -12,10 +12,11 @@ the empirical entropy ``H`` (:attr:`ntputils.data.NTPData.entropy`). A mini-batc
 uses the unbiased estimate ``(m / |B|) sum_{j in B} ...``; batches walk through a fresh seeded
 permutation of the contexts every epoch.
 
-At the log steps (default: log-spaced, :func:`ntputils.history.log_spaced_steps`) the loop evaluates
+At the log steps (default: log-spaced, :func:`ntputils.training.history.log_spaced_steps`) the loop evaluates
 the full objective and the Frobenius norms of ``W``, ``H`` and ``L = W H`` on all contexts, and at the
-snapshot steps it stores ``W`` (V x d), ``H`` (d x m) and ``L`` in a :class:`~ntputils.history.History`
--- the format of :mod:`ntputils.ufm`, so the same plots and metrics apply.
+snapshot steps it stores ``W`` (V x d), ``H`` (d x m) and ``L`` in a
+:class:`~ntputils.training.history.History`
+-- the format of :mod:`ntputils.training.ufm`, so the same plots and metrics apply.
 
 Checkpoints (model, optimizer, RNG state, step, history) go to ``checkpoint_dir``; calling again with
 the same configuration resumes from the last one and reproduces the uninterrupted run bit for bit on
@@ -40,9 +41,9 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from .history import History, log_spaced_steps
-from .models.common import NTPModel, left_pad
-from .runtime import resolve_device
+from ntputils.device import resolve_device
+from ntputils.training.history import History, log_spaced_steps
+from ntputils.training.models.common import NTPModel, left_pad
 
 SCHEDULES = ("constant", "multistep", "cosine")
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -322,7 +323,7 @@ def train_ntp(
     num_threads: int | None = None,
     progress: bool = True,
 ) -> History:
-    """Train ``model`` in place on ``data`` and return the :class:`~ntputils.history.History`.
+    """Train ``model`` in place on ``data`` and return the :class:`~ntputils.training.history.History`.
 
     Parameters
     ----------
@@ -339,7 +340,7 @@ def train_ntp(
     amp: bfloat16 autocast of the training forward on CUDA only (off by default: the figures use
         fp32; evaluation and snapshots are always full precision).
     seed: seeds the training randomness (mini-batch order; the global RNG inside the loop). The
-        model's initialization is the caller's (see :func:`ntputils.models.build_model`).
+        model's initialization is the caller's (see :func:`ntputils.training.models.build_model`).
     log_steps: int = number of log-spaced steps, or explicit steps (default 40 log-spaced).
     snapshot_steps: steps with W/H/L snapshots (default = the log steps).
     snapshot_contexts: indices of the contexts whose embeddings go into ``H`` (default all m; use a

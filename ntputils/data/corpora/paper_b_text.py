@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ntputils.corpora import readers
-from ntputils.corpora.cache import cached, cached_arrays
-from ntputils.corpora.ngrams import Corpus, pair_counts, top_counts
-from ntputils.corpora.tokenize import (
+from ntputils.data.corpora import readers
+from ntputils.data.corpora.cache import cached, cached_arrays
+from ntputils.data.corpora.ngrams import Corpus, pair_counts, top_counts
+from ntputils.data.corpora.tokenize import (
     WordVocab,
     encode_all,
     normalize_simple,
@@ -45,7 +45,7 @@ from ntputils.corpora.tokenize import (
     train_char_bpe,
     word_split,
 )
-from ntputils.data import NTPData, from_counts
+from ntputils.data.ntp import NTPData, from_counts
 
 CORPORA = ("tinystories", "wikitext")
 TOKENIZERS = ("bpe", "word")

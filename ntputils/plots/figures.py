@@ -4,10 +4,10 @@ Conventions (spec sec. 3): cosine-similarity heatmaps in ``viridis`` on [-1, 1];
 ``hot``; curves against the training step on log axes, drawn at ``step + 1`` so the initialization
 (step 0) is visible. Matrices follow the book's V x m convention: rows = words z, columns =
 contexts j; ``corr`` of a matrix is the cosine similarity of its *columns* (so ``corr(H)`` compares
-contexts and ``corr(W.T)`` words, :func:`ntputils.metrics.corr`).
+contexts and ``corr(W.T)`` words, :func:`ntputils.analysis.metrics.corr`).
 
-The panel functions take :class:`~ntputils.history.History` objects (or the
-:class:`~ntputils.ufm_metrics.Fig6Series` computed from them), so the NTP-UFM chapter and the
+The panel functions take :class:`~ntputils.training.history.History` objects (or the
+:class:`~ntputils.analysis.convergence.Fig6Series` computed from them), so the NTP-UFM chapter and the
 network chapters draw the same figures from their own runs.
 """
 
@@ -21,9 +21,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
-from ntputils.history import History
-from ntputils.metrics import corr, structural_similarity
-from ntputils.ufm_metrics import Fig6Series, GeometryReference
+from ntputils.analysis.convergence import Fig6Series, GeometryReference
+from ntputils.analysis.metrics import corr, structural_similarity
+from ntputils.training.history import History
 
 CORR_CMAP = "viridis"
 LOGIT_CMAP = "hot"
@@ -109,7 +109,7 @@ def corr_heatmap(ax: Axes, A: np.ndarray, labels: Sequence[str] | None = None, *
     """Heatmap of ``corr(A)`` (cosine similarity of the columns of ``A``; viridis on [-1, 1]).
 
     ``kind`` names what the columns are (``"context"`` -> axes "context j", ``"word"`` -> "word z");
-    ``order`` permutes the items (e.g. :func:`ntputils.ufm_metrics.support_group_order`), ``labels``
+    ``order`` permutes the items (e.g. :func:`ntputils.analysis.convergence.support_group_order`), ``labels``
     are in the original item order and go on the axes named in ``tick_axes`` (``"xy"``, ``"x"``,
     ``"y"`` or ``""``); ``ticks`` are candidate positions in the *ordered* matrix.
     ``is_corr=True`` means ``A`` already is a correlation matrix.
@@ -285,7 +285,7 @@ def plot_norms(ax: Axes, runs: Mapping[str, History | Fig6Series], colors: Mappi
 
 def _series(run: Fig6Series) -> Fig6Series:
     if not isinstance(run, Fig6Series):
-        raise TypeError("snapshot panels need Fig6Series (ntputils.ufm_metrics.fig6_series), "
+        raise TypeError("snapshot panels need Fig6Series (ntputils.analysis.convergence.fig6_series), "
                         f"got {type(run).__name__}")
     return run
 

@@ -122,7 +122,7 @@ def random_ntp_data(V: int, m: int, min_size: int = 1, max_size: int = 3, max_co
     The soft labels are ``p_j = counts[:, j] / sum_z counts[z, j]`` on the random support ``S_j``, as in
     the spec's sanity checks (V = 8, m = 10, counts 1-4). Returns an :class:`ntputils.data.NTPData`.
     """
-    from ntputils.data import from_counts
+    from ntputils.data.ntp import from_counts
 
     if max_count < 1:
         raise ValueError(f"max_count must be >= 1, got {max_count}")

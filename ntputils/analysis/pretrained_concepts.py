@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .geometry import svd_factors
+from ntputils.geometry.logits import svd_factors
 
 
 class DecoderConcepts(NamedTuple):
@@ -82,7 +82,7 @@ def orthant_agreement(word_codes: np.ndarray, context_codes: np.ndarray, next_to
                       n_configs: int, min_contexts: int = 50) -> OrthantAgreement:
     """Agreement of ``context_codes[j]`` with ``word_codes[next_tokens[j]]``.
 
-    Codes are orthant labels in ``0..n_configs-1`` (e.g. :func:`ntputils.concept_analysis.orthant_labels`);
+    Codes are orthant labels in ``0..n_configs-1`` (e.g. :func:`ntputils.analysis.concepts.orthant_labels`);
     ``-1`` (a zero coordinate) never agrees and is excluded from the per-configuration statistics.
     """
     word_codes = np.asarray(word_codes, dtype=np.int64)

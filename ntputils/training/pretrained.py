@@ -8,7 +8,7 @@ norm, i.e. the input of the decoder) of 500k contexts = the prefixes of lengths 
 * :func:`load_gpt2` -- ``GPT2LMHeadModel.from_pretrained`` from a model name, a local folder or the
   Hugging Face cache (``NTP_GPT2_PATH`` overrides the name; ``HF_HUB_OFFLINE=1`` forbids downloads);
 * :func:`decoder_weight`, :func:`last_layer_context_embeddings`, :func:`prefix_context_embeddings`
-  -- ``W`` and ``H`` of a GPT-2 *or* of our :class:`~ntputils.models.NTPTransformer`;
+  -- ``W`` and ``H`` of a GPT-2 *or* of our :class:`~ntputils.training.models.NTPTransformer`;
 * :func:`sample_windows`, :func:`prefix_contexts` -- the 11-token sequences and their prefixes;
 * :func:`pretrained_or_fallback` -- GPT-2 when it can be loaded, otherwise a small transformer LM
   that we train on WikiText-2 with a byte-level BPE (cached), exposed the same way. The fallback
@@ -31,9 +31,9 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from . import paths
-from .models import NTPTransformer, TransformerConfig, seeded
-from .runtime import resolve_device
+from ntputils import paths
+from ntputils.device import resolve_device
+from ntputils.training.models import NTPTransformer, TransformerConfig, seeded
 
 GPT2_ENV = "NTP_GPT2_PATH"
 
@@ -78,7 +78,7 @@ def load_gpt2_tokens(name_or_path: str | os.PathLike | None = None) -> list[str]
         tok = AutoTokenizer.from_pretrained(src, local_files_only=Path(src).expanduser().exists())
     except (OSError, ValueError, ImportError):
         return None
-    from .corpora.tokenize import token_strings
+    from ntputils.data.corpora.tokenize import token_strings
 
     return token_strings(tok.backend_tokenizer)
 
@@ -87,7 +87,7 @@ def decoder_weight(model: torch.nn.Module) -> np.ndarray:
     """The decoder / word-embedding matrix ``W`` (V x d, float32), rows = words.
 
     Works for a Hugging Face causal LM (``get_output_embeddings``; tied with ``wte`` in GPT-2) and
-    for our :class:`~ntputils.models.common.NTPModel` (``output_weight``).
+    for our :class:`~ntputils.training.models.common.NTPModel` (``output_weight``).
     """
     if hasattr(model, "output_weight"):
         weight = model.output_weight()
@@ -265,8 +265,8 @@ def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str]
     BPE-encoded corpus; AdamW with linear warm-up and cosine decay. The validation CE (nats/token)
     is measured on WikiText-2 valid (or ``valid_texts``) and reported in the description.
     """
-    from .corpora.readers import read_wikitext
-    from .corpora.tokenize import encode_all, token_strings, train_bpe
+    from ntputils.data.corpora.readers import read_wikitext
+    from ntputils.data.corpora.tokenize import encode_all, token_strings, train_bpe
 
     cfg = config or FallbackConfig()
     if texts is None:

@@ -1,0 +1,41 @@
+"""Every figure-drawing helper of both papers: matrices/heatmaps, curves, word clouds (top math layer)."""
+
+from ntputils.plots.figures import (
+    CORR_CMAP,
+    FIG6_PANELS,
+    LOGIT_CMAP,
+    PAPER_COLORS,
+    corr_heatmap,
+    fig6_panels,
+    geometry_comparison,
+    heatmap,
+    logit_heatmap,
+    nearest_snapshots,
+    plot_ce_gap,
+    plot_direction_distance,
+    plot_norms,
+    plot_projection_error,
+    plot_sim_curves,
+    snapshot_grid,
+    thinned_ticks,
+)
+
+__all__ = [
+    "CORR_CMAP",
+    "LOGIT_CMAP",
+    "PAPER_COLORS",
+    "thinned_ticks",
+    "heatmap",
+    "corr_heatmap",
+    "logit_heatmap",
+    "geometry_comparison",
+    "nearest_snapshots",
+    "snapshot_grid",
+    "plot_ce_gap",
+    "plot_norms",
+    "plot_projection_error",
+    "plot_sim_curves",
+    "plot_direction_distance",
+    "FIG6_PANELS",
+    "fig6_panels",
+]
