@@ -39,9 +39,8 @@ GROUPS = {
 
 
 def make_support(V: int, m: int, seed: int = 0):
-    """Zipf-like supports (:func:`ntputils.geometry.maxmargin_admm.zipf_supports`): ~10 nonzeros per
-    column at V = 50k."""
-    from ntputils.geometry.maxmargin_admm import zipf_supports
+    """Zipf-like supports (:func:`ntputils.data.zipf_supports`): ~10 nonzeros per column at V = 50k."""
+    from ntputils.data import zipf_supports
 
     return zipf_supports(V, m, max_support=50, exponent=1.1, seed=seed)
 

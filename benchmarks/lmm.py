@@ -46,10 +46,9 @@ CVXPY_MEM_GB = 14.0
 # supports and the cvxpy baseline
 # ---------------------------------------------------------------------------------------------
 def make_support(kind: str, V: int, m: int, seed: int = 0) -> sp.csc_array:
-    """``uniform``: 1-3 next tokens per context, uniformly at random (as in toolchain-notes sec. 4);
-    ``zipf``: :func:`ntputils.geometry.maxmargin_admm.zipf_supports` (Zipf token frequencies, supports
-    of 1-50)."""
-    from ntputils.geometry.maxmargin_admm import zipf_supports
+    """``uniform``: 1-3 next tokens per context, uniformly at random;
+    ``zipf``: :func:`ntputils.data.zipf_supports` (Zipf token frequencies, supports of 1-50)."""
+    from ntputils.data import zipf_supports
 
     if kind == "zipf":
         return zipf_supports(V, m, max_support=50, exponent=1.1, seed=seed)

@@ -92,7 +92,7 @@ for s in sentences[:3] + sentences[20:22]:
     print(f"  {s!r:45} -> context {' '.join(words[:5])!r:32} next {words[5]!r}")
 
 # %%
-data = paper_a_synthetic(seed=data_seed)
+data = paper_a_synthetic(seed=cfg.data_seed)
 contexts = [data.context_str(j) for j in range(data.m)]
 print(data)
 counts = pd.DataFrame(data.counts.toarray(), index=data.vocab, columns=contexts)

@@ -62,7 +62,7 @@
 #
 # **What we compute.** We solve the convex problem on a grid of $\lambda$ from $10^{-1}$ down to
 # $10^{-5}$ (certified proximal gradient with warm starts, `ntputils.training.ufm.regularization_path`),
-# $\boldsymbol L^{\rm mm}$ with cvxpy/SCS (`ntputils.analysis.convergence.max_margin_cached`), and track:
+# $\boldsymbol L^{\rm mm}$ with cvxpy/SCS (`ntputils.geometry.max_margin_cached`), and track:
 # $\|\mathcal P_{\mathcal F}(\boldsymbol L_\lambda)-\boldsymbol L^{\rm in}\|_F$; $\|\boldsymbol L_\lambda\|_F$;
 # the normalized distances $\big\|\tfrac{\boldsymbol A}{\|\boldsymbol A\|_F}-\tfrac{\boldsymbol L^{\rm mm}}{\|\boldsymbol L^{\rm mm}\|_F}\big\|_F$
 # for $\boldsymbol A=\boldsymbol L_\lambda-\mathcal P_{\mathcal F}(\boldsymbol L_\lambda)$ and $\boldsymbol A=\boldsymbol L_\lambda$
@@ -113,19 +113,17 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from ntputils import geometry, plots
-from ntputils.analysis import metrics
-from ntputils.analysis.convergence import max_margin_cached
+from ntputils.analysis.regularization_path import logit_geometry, path_quantities
 from ntputils.data.corpora.paper_a import paper_a_synthetic
 from ntputils.data.synthetic import random_ntp_data
+from ntputils.geometry import max_margin_cached
 from ntputils.runtime import check, setup_chapter
 from ntputils.training import ufm
 
-cfg = setup_chapter(PROFILES, globals())
-torch.set_num_threads(1)  # 30 x 16 matrices: intra-op threads only add overhead on a shared CPU
-chapter_start = time.perf_counter()
+# one torch thread: 30 x 16 matrices: intra-op threads only add overhead on a shared CPU
+cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
 
 # %% [markdown]
 # ## Data, $\boldsymbol L^{\rm in}$ and $\boldsymbol L^{\rm mm}$
@@ -153,40 +151,6 @@ print(small)
 
 # %%
 lams = np.logspace(cfg.log10_lam_max, cfg.log10_lam_min, cfg.n_lams)
-
-
-def direction_error(A: np.ndarray, B: np.ndarray) -> float:
-    """normalized_distance, NaN when A is the zero matrix (the path is exactly 0 for large lambda)."""
-    return metrics.normalized_distance(A, B) if np.linalg.norm(A) > 0 else np.nan
-
-
-def path_quantities(nd, path, L_target: np.ndarray) -> dict[str, np.ndarray]:
-    """Theorem 1-2 quantities along a regularization path (arrays aligned with the lambdas)."""
-    Sd = nd.S.toarray()
-    Lin = geometry.in_support_logits(nd.P)
-    Wt, Ht = geometry.mm_embeddings(L_target)
-    out: dict[str, list] = {k: [] for k in ("proj_error", "norm_L", "dir_perp", "dir_L", "ce_gap", "gram_W",
-                                            "gram_H", "nuc", "converged", "iterations")}
-    for _, L, info in path:
-        L_F = geometry.project_F(L, Sd)
-        out["proj_error"].append(np.linalg.norm(L_F - Lin))
-        out["norm_L"].append(np.linalg.norm(L))
-        out["dir_perp"].append(direction_error(L - L_F, L_target))
-        out["dir_L"].append(direction_error(L, L_target))
-        out["ce_gap"].append(info["ce"] - nd.entropy)
-        out["nuc"].append(info["nuclear_norm"])
-        out["converged"].append(info["converged"])
-        out["iterations"].append(info["iterations"])
-        if np.linalg.norm(L) > 0:
-            W, H = geometry.mm_embeddings(L)  # balanced factors of Lemma 1
-            out["gram_W"].append(metrics.gram_distance(W.T, Wt.T))
-            out["gram_H"].append(metrics.gram_distance(H, Ht))
-        else:
-            out["gram_W"].append(np.nan)
-            out["gram_H"].append(np.nan)
-    return {k: np.asarray(v) for k, v in out.items()}
-
-
 t0 = time.perf_counter()
 path = ufm.regularization_path(data, lams, tol=cfg.path_tol, progress=False)
 pq = path_quantities(data, path, L_mm)
@@ -195,7 +159,7 @@ pq_small = path_quantities(small, path_small, L_mm_small)
 print(f"paths solved in {time.perf_counter() - t0:.1f} s")
 
 # lambda_max: the smallest lambda with L_lambda = 0 is the operator norm of the CE gradient at L = 0
-lam_zero = np.linalg.norm((1.0 / data.V - P) * data.pi, 2)
+lam_zero = ufm.lambda_max(data)
 print(f"Synthetic: L_lambda = 0 exactly for lambda >= ||grad CE(0)||_op = {lam_zero:.4f}")
 print(f"{'lambda':>8} {'iters':>6} {'||P_F L - L^in||':>16} {'||L||_F':>8} {'dir(L_perp)':>11} {'dir(L)':>7} "
       f"{'CE - H':>9} {'gram W':>7} {'gram H':>7}")
@@ -318,13 +282,8 @@ gd_steps_arr = np.asarray(hist.snap_steps)
 gq: dict[str, list] = {k: [] for k in ("proj_error", "norm_L", "dir_perp", "dir_L", "gram_W", "gram_H", "ce_gap")}
 ce_at = dict(zip(hist.steps, hist.scalars["ce_minus_H"], strict=True))
 for k, W, H, L in zip(hist.snap_steps, hist.W, hist.H, hist.L, strict=True):
-    L_F = geometry.project_F(L, S)
-    gq["proj_error"].append(np.linalg.norm(L_F - L_in))
-    gq["norm_L"].append(np.linalg.norm(L))
-    gq["dir_perp"].append(direction_error(L - L_F, L_mm))
-    gq["dir_L"].append(direction_error(L, L_mm))
-    gq["gram_W"].append(metrics.gram_distance(W.T, W_mm.T))
-    gq["gram_H"].append(metrics.gram_distance(H, H_mm))
+    for key, value in logit_geometry(L, S, L_in, L_mm, W_mm, H_mm, W=W, H=H).items():
+        gq[key].append(value)
     gq["ce_gap"].append(ce_at[k])
 gq = {k: np.asarray(v) for k, v in gq.items()}
 print(f"GD: {cfg.gd_steps} steps in {hist.meta['seconds']:.1f} s; final CE - H = {gq['ce_gap'][-1]:.2e}, "
@@ -422,7 +381,7 @@ check("GD: direction error of the F^perp part decreases after step 100",
 check("GD: Gram distances decrease after step 100",
       bool(np.all(np.diff(gq["gram_W"][late]) < 0) and np.all(np.diff(gq["gram_H"][late]) < 0)),
       measured={"W": round(float(gq["gram_W"][-1]), 3), "H": round(float(gq["gram_H"][-1]), 3)}, paper="→ 0 (slowly)")
-print(f"chapter wall time: {time.perf_counter() - chapter_start:.1f} s")
+print(f"chapter wall time: {cfg.elapsed():.1f} s")
 
 # %% [markdown]
 # ## What differs from the paper and why

@@ -85,38 +85,28 @@ large_from = None     # V + m from which large_solver is used (cvxpy/SCS below)
 
 # %%
 # %matplotlib inline
-import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from matplotlib.ticker import NullFormatter
 
 from ntputils import geometry, plots
 from ntputils.analysis import metrics
-from ntputils.analysis.convergence import max_margin_cached, support_group_order, word_order
+from ntputils.analysis.convergence import support_group_labels, support_group_order, word_order
 from ntputils.data.corpora.paper_a import paper_a_synthetic, paper_a_tinystories
 from ntputils.data.synthetic import all_subsets_support, random_supports, step_imbalanced_support
+from ntputils.geometry import max_margin_cached
 from ntputils.runtime import check, setup_chapter
 from ntputils.training import ufm
 
-cfg = setup_chapter(PROFILES, globals())
-torch.set_num_threads(1)  # small matrices: intra-op threads only add overhead on a shared CPU
-chapter_start = time.perf_counter()
+# one torch thread: small matrices: intra-op threads only add overhead on a shared CPU
+cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
 
 
 def lmm(S_case, solver: str) -> tuple[np.ndarray, dict]:
     """L^mm from the disk cache or the solver (the fast solver runs on the chapter's device)."""
     opts = {"device": cfg.device, "progress": False} if solver == "fast" else {}
     return max_margin_cached(S_case, solver=solver, **opts)
-
-
-def group_labels(S) -> np.ndarray:
-    """Per-context label of its support set (contexts with identical supports share a label)."""
-    order, group = support_group_order(S)
-    labels = np.empty(group.size, dtype=np.int64)
-    labels[order] = group
-    return labels
 
 
 def max_duplicate_gap(A: np.ndarray, labels: np.ndarray) -> float:
@@ -142,7 +132,7 @@ dup_cases = {"toy (duplicated random supports)": S_toy, "Synthetic dataset": syn
 dup_results = {}
 for name, S_case in dup_cases.items():
     L_case, info = lmm(S_case, "cvxpy")
-    labels = group_labels(S_case)
+    labels = support_group_labels(S_case)
     _, H_case = geometry.mm_embeddings(L_case)
     dup_results[name] = {"labels": labels, "L": L_case, "gap_L": max_duplicate_gap(L_case, labels),
                          "gap_H": max_duplicate_gap(H_case, labels), "info": info}
@@ -171,7 +161,7 @@ plt.show()
 # %%
 sts = paper_a_tinystories()
 S_sts = sts.S.toarray()
-labels_sts = group_labels(sts.S)
+labels_sts = support_group_labels(sts.S)
 order_sts, _ = support_group_order(sts.S)
 print(sts, f"| {labels_sts.max() + 1} distinct supports; paper: V = 104, m = 403, n = 5110, H = 1.6597")
 hist = ufm.train(sts, d=cfg.ufm_d, loss="ce", lam=0.0, steps=cfg.ufm_steps, lr=cfg.ufm_lr, optimizer="gd",
@@ -371,7 +361,7 @@ check("STS: rank(L^mm) is rank(S~) or rank(S~) - 1 (paper: 30-31 vs 31)", r["ran
 check("STS: high similarity of the theory and proxy geometries (sim > 0.9)", min(r["sim_H"], r["sim_W"]) > 0.9,
       measured={"sim(H^mm, S~)": round(r["sim_H"], 3), "sim(W^mm^T, S~^T)": round(r["sim_W"], 3)},
       paper="visually near-identical (Fig. 1c vs 1d)", tol="> 0.9")
-print(f"chapter wall time: {time.perf_counter() - chapter_start:.1f} s")
+print(f"chapter wall time: {cfg.elapsed():.1f} s")
 
 # %% [markdown]
 # ## What differs from the paper and why

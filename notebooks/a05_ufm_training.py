@@ -103,7 +103,6 @@ dtype = None         # "float64" or "float32"
 
 # %%
 # %matplotlib inline
-import time
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -114,20 +113,17 @@ from ntputils import plots
 from ntputils.analysis.convergence import (
     GeometryReference,
     fig6_series,
-    max_margin_cached,
     support_group_order,
     word_order,
 )
 from ntputils.analysis.metrics import normalized_distance
 from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories
-from ntputils.geometry import max_margin_logits, nuclear_norm
+from ntputils.geometry import max_margin_cached, max_margin_logits, nuclear_norm
 from ntputils.runtime import check, setup_chapter
 from ntputils.training import ufm
 
-cfg = setup_chapter(PROFILES, globals())
-if cfg.device == "cpu":
-    torch.set_num_threads(1)  # 100 x 400 matrices: intra-op threads only add overhead on a shared CPU
-chapter_start = time.perf_counter()
+# one torch thread on the CPU: 100 x 400 matrices, intra-op threads only add overhead on a shared CPU
+cfg = setup_chapter(PROFILES, globals(), torch_threads=lambda c: 1 if c.device == "cpu" else None)
 
 # %% [markdown]
 # ## The two datasets
@@ -154,7 +150,7 @@ pd.DataFrame(rows).set_index("dataset")
 # ## Theory and proxy: $\boldsymbol L^{\rm in}$, $\boldsymbol L^{\rm mm}$, $\widetilde{\boldsymbol S}$
 #
 # $\boldsymbol L^{\rm mm}$ is cached on disk by a hash of $\boldsymbol S$
-# (`ntputils.analysis.convergence.max_margin_cached`). The paper reports, on its Simplified TinyStories,
+# (`ntputils.geometry.max_margin_cached`). The paper reports, on its Simplified TinyStories,
 # $\|\boldsymbol L^{\rm in}\|_F=21.15$, $\|\boldsymbol L^{\rm mm}\|_*=197.88$ against $\|\widetilde{\boldsymbol S}\|_*=199.14$
 # (the proxy is feasible, so always $\|\boldsymbol L^{\rm mm}\|_*\le\|\widetilde{\boldsymbol S}\|_*$), ranks 30–31
 # against 31, and a normalized distance 0.163 between the two: the proxy is close but not exact.
@@ -346,4 +342,4 @@ for name, ref in refs.items():
 check("Synthetic: fast L^mm solver agrees with cvxpy/SCS", lmm_agreement < 1e-4, measured=lmm_agreement, tol=1e-4)
 
 # %%
-print(f"chapter wall time: {time.perf_counter() - chapter_start:.1f} s (profile {cfg.profile})")
+print(f"chapter wall time: {cfg.elapsed():.1f} s (profile {cfg.profile})")

@@ -132,10 +132,7 @@ from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories
 from ntputils.runtime import check, setup_chapter
 from ntputils.training import ufm
 
-cfg = setup_chapter(PROFILES, globals())
-chapter_wall, chapter_cpu = time.perf_counter(), time.process_time()
-if cfg.num_threads > 0:
-    torch.set_num_threads(cfg.num_threads)
+cfg = setup_chapter(PROFILES, globals(), torch_threads="num_threads")  # 0: torch's default
 print(f"torch threads: {torch.get_num_threads()}")
 
 # %% [markdown]
@@ -385,7 +382,7 @@ for name in datasets:
 #   duality gap is certified below $10^{-6}$).
 
 # %%
-cpu_total = time.process_time() - chapter_cpu
-wall_total = time.perf_counter() - chapter_wall
+cpu_total = cfg.cpu_elapsed()
+wall_total = cfg.elapsed()
 print(f"chapter: {wall_total:.1f} s wall, {cpu_total:.1f} s CPU (this process); training CPU per run: "
       + ", ".join(f"{n} {m} {r.cpu_seconds:.1f} s" for (n, m), r in runs.items()))

@@ -106,10 +106,9 @@ import torch
 
 from ntputils import plots
 from ntputils.analysis.convergence import fig6_series, word_order
-from ntputils.analysis.metrics import normalized_distance, sim
+from ntputils.analysis.metrics import group_contrast, normalized_distance, sim
 from ntputils.analysis.network_runs import (
     geometry_reference,
-    group_contrast,
     history_subset,
     support_group_selection,
     train_and_compare,
@@ -118,10 +117,7 @@ from ntputils.data.corpora import tinystories_bpe64
 from ntputils.geometry import nuclear_norm
 from ntputils.runtime import check, setup_chapter
 
-cfg = setup_chapter(PROFILES, globals())
-chapter_wall, chapter_cpu = time.perf_counter(), time.process_time()
-if cfg.num_threads > 0:
-    torch.set_num_threads(cfg.num_threads)
+cfg = setup_chapter(PROFILES, globals(), torch_threads="num_threads")  # 0: torch's default
 print(f"torch threads: {torch.get_num_threads()}")
 
 # %% [markdown]
@@ -353,7 +349,7 @@ check(f"sim(W^T, S~^T) >= {cfg.sim_word_min:g}", heat.sim_W_proxy[-1] >= cfg.sim
 #   cheap, and it is close to the proxy on these contexts (table above).
 
 # %%
-cpu_total = time.process_time() - chapter_cpu
-wall_total = time.perf_counter() - chapter_wall
+cpu_total = cfg.cpu_elapsed()
+wall_total = cfg.elapsed()
 print(f"chapter: {wall_total:.1f} s wall, {cpu_total:.1f} s CPU (this process); training "
       + ("reloaded" if run.cached else f"{run.cpu_seconds:.1f} s CPU"))

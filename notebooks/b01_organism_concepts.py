@@ -63,8 +63,6 @@ init_scale = None  # std of the i.i.d. normal initialization of W and H
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import torch
-from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 from sklearn.decomposition import PCA
 
 from ntputils.analysis.concepts import (
@@ -84,11 +82,19 @@ from ntputils.data.corpora.organism import (
     organism_table,
 )
 from ntputils.geometry import centered_support, max_margin_logits, svd_factors
+from ntputils.plots.concepts import (
+    ORGANISM_GROUP_COLORS,
+    concept_plane_figure,
+    organism_data_figure,
+    organism_embeddings_figure,
+    organism_orthants_figure,
+    organism_svd_figure,
+)
 from ntputils.runtime import check, setup_chapter
 from ntputils.training.ufm import train
 
-cfg = setup_chapter(PROFILES, globals())
-torch.set_num_threads(1)  # 16 x 17 matrices: thread start-up costs more than it saves
+# one torch thread: 16 x 17 matrices: thread start-up costs more than it saves
+cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
 
 # %% [markdown]
 # ## The data
@@ -124,10 +130,8 @@ def word_group(w: str) -> str:
     return "Animals" if w in classes["Animals"] else "Plants"
 
 
-GROUP_COLOR = {"Felines": "tab:blue", "Mammals": "tab:blue", "Birds": "tab:green", "Fish": "tab:green",
-               "Animals": "tab:green", "Trees": "tab:red", "Plants": "tab:red", "Flowers": "tab:orange"}
-word_colors = [GROUP_COLOR[word_group(w)] for w in words]
-ctx_colors = [GROUP_COLOR[c] for c in attr_class]
+word_colors = [ORGANISM_GROUP_COLORS[word_group(w)] for w in words]
+ctx_colors = [ORGANISM_GROUP_COLORS[c] for c in attr_class]
 
 
 def grouped_labels(keys: list, names: list[str]) -> dict[int, str]:
@@ -150,27 +154,7 @@ ctx_labels = grouped_labels([tuple(col) for col in S.T], attributes)
 # analyzer vectors* $\boldsymbol v_k$).
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(16, 6.5), gridspec_kw={"width_ratios": [1.0, 0.8, 1.0]},
-                         layout="constrained")
-lim = np.abs(np.r_[U.ravel(), Vt.ravel()]).max()
-im = axes[0].imshow(U, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
-axes[0].set_yticks(range(len(words)), words)
-axes[0].set_xticks(range(r), [str(k + 1) for k in range(r)])
-axes[0].set_xlabel("singular dimension k")
-axes[0].set_title("(A) left singular matrix U (rows: words)")
-axes[1].bar(np.arange(1, r + 1), sigma, color="tab:gray")
-for k, s_k in enumerate(sigma, start=1):
-    axes[1].text(k, s_k + 0.05, f"{s_k:.3f}", ha="center", fontsize=9)
-axes[1].set_xlabel("singular dimension k")
-axes[1].set_ylabel(r"$\sigma_k$")
-axes[1].set_title(rf"(B) singular values of $\widetilde{{S}}$ (rank {r})")
-axes[2].imshow(Vt.T, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
-axes[2].set_yticks(range(len(attributes)), attributes, fontsize=9)
-axes[2].set_xticks(range(r), [str(k + 1) for k in range(r)])
-axes[2].set_xlabel("singular dimension k")
-axes[2].set_title("(C) right singular matrix V (rows: attributes)")
-fig.colorbar(im, ax=axes[2], shrink=0.8, label="analyzer coordinate (entry of U or V)")
-fig.suptitle(r"Fig. 1: SVD of the centered support matrix $\widetilde{S}=U\Sigma V^\top$ (signs: largest |entry| of $u_k$ positive)")
+organism_svd_figure(U, sigma, Vt, words, attributes)
 plt.show()
 
 # %% [markdown]
@@ -233,24 +217,8 @@ print(f"after {cfg.steps} GD steps: CE - H = {ce_gap:.2e},  ||W||_F = {hist.fina
 # %%
 pca3 = PCA(n_components=3).fit(np.vstack([W, H.T]))
 Pw, Ph = pca3.transform(W), pca3.transform(H.T)
-fig = plt.figure(figsize=(9, 7.5))
-ax = fig.add_subplot(projection="3d")
-ax.scatter(*Pw.T, c=word_colors, marker="o", s=60, depthshade=False, label="words (rows of W)")
-ax.scatter(*Ph.T, c=ctx_colors, marker="^", s=70, depthshade=False, label="contexts (columns of H)")
-for i, label in word_labels.items():
-    ax.text(*Pw[i], " " + label, fontsize=8)
-for j, label in ctx_labels.items():
-    ax.text(*Ph[j], " " + label.split(" / ")[0] + (" ..." if " / " in label else ""), fontsize=7, color="dimgray")
-handles = [plt.Line2D([], [], ls="", marker="o", color="gray", label="words (rows of W)"),
-           plt.Line2D([], [], ls="", marker="^", color="gray", label="contexts (columns of H)")]
-handles += [plt.Line2D([], [], ls="", marker="s", color=c, label=n) for n, c in
-            [("mammals", "tab:blue"), ("other animals", "tab:green"), ("trees, plants", "tab:red"),
-             ("flowers", "tab:orange")]]
-ax.set_xlabel("PC 1")
-ax.set_ylabel("PC 2")
-ax.set_zlabel("PC 3")
-ax.set_title(f"Fig. 2A: NTP-UFM embeddings (CE, d={cfg.d}, {cfg.steps} GD steps), 3-D PCA")
-ax.legend(handles=handles, loc="upper left", fontsize=8)
+organism_embeddings_figure(Pw, Ph, word_colors, ctx_colors, word_labels, ctx_labels,
+                           f"Fig. 2A: NTP-UFM embeddings (CE, d={cfg.d}, {cfg.steps} GD steps), 3-D PCA")
 plt.show()
 
 pc1_words, pc1_ctx = Pw[:, 0], Ph[:, 0]
@@ -293,38 +261,8 @@ nesting = pd.DataFrame(nest_rows)
 nesting
 
 # %%
-fig = plt.figure(figsize=(9, 7.5))
-ax = fig.add_subplot(projection="3d")
 X = A_ctx[:, list(dims)]
-lo, hi = X.min(axis=0) - 0.05, X.max(axis=0) + 0.05
-
-
-def box(ax, lower, upper, color, alpha):
-    """Draw the translucent axis-aligned box [lower, upper] (an orthant cut to the plot range)."""
-    x0, y0, z0 = lower
-    x1, y1, z1 = upper
-    corners = np.array([[x0, y0, z0], [x1, y0, z0], [x1, y1, z0], [x0, y1, z0],
-                        [x0, y0, z1], [x1, y0, z1], [x1, y1, z1], [x0, y1, z1]])
-    faces = [[0, 1, 2, 3], [4, 5, 6, 7], [0, 1, 5, 4], [2, 3, 7, 6], [1, 2, 6, 5], [0, 3, 7, 4]]
-    ax.add_collection3d(Poly3DCollection([corners[f] for f in faces], facecolor=color, alpha=alpha,
-                                         edgecolor=color, linewidth=0.5))
-
-
-box(ax, [0, lo[1], lo[2]], [hi[0], hi[1], hi[2]], "green", 0.06)  # c_1 = +1: animal
-box(ax, [0, 0, lo[2]], [hi[0], hi[1], hi[2]], "blue", 0.08)  # [+1, +1]: mammal
-box(ax, [0, 0, lo[2]], [hi[0], hi[1], 0], "gold", 0.25)  # [+1, +1, -1]: feline
-finest = np.full(len(attributes), "lightgray", dtype=object)
-for color, members in zip(["green", "blue", "gold"], levels, strict=True):
-    finest[members] = color
-ax.scatter(*X.T, c=list(finest), s=80, edgecolor="k", depthshade=False)
-label_lift = {"gold": 0.12, "green": -0.12}  # the animal and feline points nearly coincide in this view
-for j, label in grouped_labels([tuple(np.round(x, 9)) for x in X], attributes).items():
-    ax.text(X[j, 0], X[j, 1], X[j, 2] + label_lift.get(finest[j], 0.0), " " + label.replace(" / ", "\n "), fontsize=7)
-ax.set_xlabel(r"$v_1$")
-ax.set_ylabel(r"$v_2$")
-ax.set_zlabel(r"$v_4$")
-ax.set_title("Fig. 2B: orthants on K={1,2,4} of the context analyzers\n"
-             "green [+1] animal, blue [+1,+1] mammal, gold [+1,+1,-1] feline (paper: all signs -1)")
+organism_orthants_figure(X, levels, grouped_labels([tuple(np.round(x, 9)) for x in X], attributes))
 plt.show()
 
 # %% [markdown]
@@ -368,33 +306,17 @@ pd.DataFrame({"k": np.arange(1, r + 1), "sigma_k": sigma.round(3), "cos(u^d_k, v
               "max_l!=k |cos(u^d_k, u^d_l)|": np.abs(u_dir.T @ u_dir - np.eye(r)).max(axis=1).round(3)})
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(15, 6.5), layout="constrained")
 panels = [("Left: context embeddings (columns of H)", H.T, v_d, ctx_labels, ctx_colors, "^"),
           ("Right: word embeddings (rows of W)", W, u_d, word_labels, word_colors, "o")]
 plane_share = {}
-for ax, (title, X, reps, labels, colors, marker) in zip(axes, panels, strict=True):
+plane_panels = []
+for title, X, reps, labels, colors, marker in panels:
     Q, _ = np.linalg.qr(reps[:, :2])  # orthonormal basis of span{rep_1, rep_2}
     Q *= np.sign(np.diag(Q.T @ reps[:, :2]))  # 1st vector along rep_1, 2nd on the side of rep_2
     P2 = X @ Q
     plane_share[title.split(":")[0]] = np.linalg.norm(P2) ** 2 / np.linalg.norm(X) ** 2
-    ax.scatter(*P2.T, c=colors, marker=marker, s=70, edgecolor="k", zorder=3)
-    for n, (i, label) in enumerate(labels.items()):  # alternate offsets: neighbouring groups stay readable
-        ax.annotate(label.replace(" / ", "\n"), P2[i], fontsize=8, xytext=(6, -10 if n % 2 else 6),
-                    textcoords="offset points")
-    span = np.abs(P2).max()
-    for k, color in [(0, "tab:blue"), (1, "tab:green")]:
-        direction = Q.T @ reps[:, k]
-        direction = direction / np.linalg.norm(direction) * span
-        formula = f"$v^d_{k + 1}=Hv_{k + 1}$" if marker == "^" else f"$u^d_{k + 1}=W^\\top u_{k + 1}$"
-        ax.plot(*np.c_[-direction, direction], color=color, lw=2, label=f"concept {k + 1}: {formula}")
-        ax.annotate("+", direction, color=color, fontsize=16, weight="bold")
-    ax.axhline(0, color="gray", lw=0.5)
-    ax.axvline(0, color="gray", lw=0.5)
-    ax.set_xlabel("coordinate along concept 1")
-    ax.set_ylabel("coordinate orthogonal to it, toward concept 2")
-    ax.set_title(title)
-    ax.legend(loc="best", fontsize=9)
-fig.suptitle("Fig. 10: trained embeddings projected on the plane of the two leading concept representations (eq. 4)")
+    plane_panels.append((title, P2, [Q.T @ reps[:, k] for k in (0, 1)], labels, colors, marker))
+concept_plane_figure(plane_panels)
 plt.show()
 print("share of the embeddings' squared norm in that plane:", {k: round(float(v), 3) for k, v in plane_share.items()})
 
@@ -423,14 +345,7 @@ print({k: round(float(v), 3) for k, v in axis2_named.items()})
 
 # %%
 P = data.P.toarray()
-fig, ax = plt.subplots(figsize=(10, 6.5))
-im = ax.imshow(P.T, cmap="Greens", vmin=0, aspect="auto")
-ax.set_xticks(range(len(words)), words, rotation=60, ha="right")
-ax.set_yticks(range(len(attributes)), [f"The organism that {a} is" for a in attributes], fontsize=9)
-ax.set_xlabel("subject (next token)")
-ax.set_ylabel("attribute (context)")
-ax.set_title(r"Fig. 2C: training data $P^\top$ (RECONSTRUCTED table)")
-fig.colorbar(im, ax=ax, label=r"$\hat p_{j,z}$")
+organism_data_figure(P, words, attributes)
 plt.show()
 pd.DataFrame({"attribute (context)": attributes, "support class": attr_class,
               "subjects (next tokens)": [", ".join(table[a]) for a in attributes]})

@@ -74,26 +74,34 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-import torch
 
-from ntputils.analysis.dynamics import aligned_init, half_time, saxe_singular_values
-from ntputils.analysis.mode_dynamics import (
+from ntputils.analysis.dynamics import (
+    aligned_init,
     complement_norm,
     crossing_times,
     fit_inverse_sigma,
+    half_time,
     relative_error,
     richardson,
+    saxe_singular_values,
     singular_value_curves,
 )
 from ntputils.data import from_counts
 from ntputils.data.corpora.organism import organism
 from ntputils.data.synthetic import random_supports
 from ntputils.geometry import centered_support, svd_factors
+from ntputils.plots.learning import (
+    closed_form_error_figure,
+    gd_dynamics_figure,
+    learning_times_figure,
+    rank_limited_figure,
+    support_svd_figure,
+)
 from ntputils.runtime import check, setup_chapter
 from ntputils.training.ufm import train
 
-cfg = setup_chapter(PROFILES, globals())
-torch.set_num_threads(1)  # tiny matrices: one thread is fastest
+# one torch thread: tiny matrices: one thread is fastest
+cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
 
 
 def run_square(data, d, lr, t_end, dt, init, target=None, **kw):
@@ -118,26 +126,8 @@ U12, s12, Vt12 = svd_factors(St12)
 r12 = s12.size
 print(f"V = {data12.V}, m = {data12.m}, rank(S~) = {r12}, sigma = {np.round(s12, 4)}")
 
-fig, axes = plt.subplots(1, 4, figsize=(16, 3.6), gridspec_kw={"width_ratios": [12, 7, 7, 12]},
-                         layout="constrained")
-axes[0].imshow(S12, cmap="Greys", vmin=0, vmax=1)
-axes[0].set_title("support matrix S")
-lim = np.abs(np.r_[U12.ravel(), Vt12.ravel()]).max()
-im = axes[1].imshow(U12, cmap="RdBu_r", vmin=-lim, vmax=lim)
-axes[1].set_title("U (word analyzers)")
-axes[2].bar(np.arange(1, r12 + 1), s12, color="gray")
-axes[2].set_title(r"$\Sigma$: singular values")
-axes[2].set_xlabel("k")
-axes[3].imshow(Vt12, cmap="RdBu_r", vmin=-lim, vmax=lim)
-axes[3].set_title(r"$V^\top$ (context analyzers)")
-for ax in (axes[0], axes[3]):
-    ax.set_xlabel("context j")
-for ax in (axes[0], axes[1]):
-    ax.set_ylabel("word z")
-axes[1].set_xlabel("k")
-axes[3].set_ylabel("k")
-fig.colorbar(im, ax=axes[3], shrink=0.8, label="entry")
-fig.suptitle(r"Fig. 12 (top): synthetic S (V=8, m=12, supports of 1-3 words) and $\widetilde{S}=U\Sigma V^\top$")
+support_svd_figure(S12, U12, s12, Vt12, r"Fig. 12 (top): synthetic S (V=8, m=12, supports of 1-3 words) and "
+                   r"$\widetilde{S}=U\Sigma V^\top$")
 plt.show()
 
 # %% [markdown]
@@ -175,28 +165,9 @@ closed_form = saxe_singular_values(t12, s12, cfg.delta)
 
 # %%
 colors = {"SVD": "tab:red", "Rand": "tab:blue"}
-fig, axes = plt.subplots(1, 4, figsize=(19, 4.4), layout="constrained")
-for name, c in curves12.items():
-    col = colors[name]
-    axes[0].semilogy(t12, c["loss"], color=col, label=f"{name}: loss")
-    axes[0].semilogy(t12, c["norm_W"], color=col, ls="--", label=rf"{name}: $\|W\|_F$")
-    axes[0].semilogy(t12, c["norm_H"], color=col, ls=":", label=rf"{name}: $\|H\|_F$")
-    axes[1].semilogy(t12, c["gram_W"], color=col, label=rf"{name}: $WW^\top$ vs $U\Sigma U^\top$")
-    axes[1].semilogy(t12, c["gram_H"], color=col, ls="--", label=rf"{name}: $H^\top H$ vs $V\Sigma V^\top$")
-    axes[1].semilogy(t12, c["logits"], color=col, ls=":", label=rf"{name}: $L$ vs $\widetilde{{S}}$")
-    axes[2].plot(t12, c["sv"], color=col, lw=1.5, label=[f"{name}: $s_k(L_t)$"] + [None] * (r12 - 1))
-    axes[3].semilogy(t12, np.maximum(c["comp"], 1e-18), color=col, label=name)
-axes[2].plot(t12, closed_form, "k--", lw=1, label=["eq. (7): $\\sigma_k a_k(t)$"] + [None] * (r12 - 1))
-axes[0].set_title("loss and parameter norms")
-axes[1].set_title(r"relative error to the limit of Prop. 1")
-axes[2].set_title(r"singular values of $L_t$ (dashed: eq. 7)")
-axes[3].set_title(r"$\|L_t - UU^\top L_t VV^\top\|_F$ (outside U, V)")
-for ax in axes:
-    ax.set_xlabel(r"time $t=\eta\cdot$step")
-    ax.legend(fontsize=7)
-axes[2].set_ylabel(r"$s_k(L_t)$")
-fig.suptitle(rf"Fig. 12 (bottom): GD on the square-loss NTP-UFM, d={cfg.d}, $\eta$={cfg.lr}; "
-             rf"SVD init with $\delta$={cfg.delta:g} (red) vs random init of equal norm (blue)")
+gd_dynamics_figure(t12, curves12, closed_form, colors,
+                   rf"Fig. 12 (bottom): GD on the square-loss NTP-UFM, d={cfg.d}, $\eta$={cfg.lr}; "
+                   rf"SVD init with $\delta$={cfg.delta:g} (red) vs random init of equal norm (blue)")
 plt.show()
 
 # %% [markdown]
@@ -224,14 +195,7 @@ order_ratio = gd_errors[0] / gd_errors[1]
 display(pd.DataFrame({"GD step": [f"{e:g}" for e in etas] + ["Richardson (eta -> 0)"],
                       "max_t,k |s_k(L_t) - sigma_k a_k(t)|": gd_errors + [richardson_error]}))
 
-fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
-for eta, c in zip(etas, aligned_curves, strict=True):
-    ax.semilogy(t12, np.abs(c - closed_form).max(axis=1) + 1e-16, label=rf"GD, $\eta$={eta:g}")
-ax.semilogy(t12, np.abs(extrapolated - closed_form).max(axis=1) + 1e-16, "k", label="Richardson extrapolation")
-ax.set_xlabel(r"time $t$")
-ax.set_ylabel(r"$\max_k |s_k(L_t)-\sigma_k a_k(t)|$")
-ax.set_title("aligned initialization: distance of GD to the closed form (eq. 7)")
-ax.legend()
+closed_form_error_figure(t12, etas, aligned_curves, extrapolated, closed_form)
 plt.show()
 
 # %%
@@ -289,32 +253,9 @@ print(f"square loss: T_k = {slope_sq:.2f}/sigma_k + {icpt_sq:.2f}, R^2 = {r2_sq:
       f"CE - H at the end: {hist_ce.final['ce_minus_H']:.1e}")
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(18, 4.6), layout="constrained")
-cmap = plt.get_cmap("viridis")
-for k in range(r):
-    col = cmap(k / max(r - 1, 1))
-    axes[0].plot(t_sq, sv_sq[:, k], color=col, label=rf"$s_{k + 1}$, $\sigma_{k + 1}$={sigma[k]:.2f}")
-    axes[0].axhline(sigma[k], color=col, ls=":", lw=0.8)
-    axes[0].plot(T_sq[k], sigma[k] / 2, "o", color=col)
-    axes[1].semilogx(t_ce[1:], sv_ce[1:, k], color=col, label=rf"$s_{k + 1}$")
-    axes[1].plot(T_ce[k], sigma[k] / 2, "o", color=col)
-axes[0].set_title("(left) square loss: saturation at the singular values of $\\widetilde{S}$")
-axes[1].set_title("(right) CE loss: unbounded growth, order preserved")
-for ax in axes[:2]:
-    ax.set_xlabel(r"time $t=\eta\cdot$step")
-    ax.set_ylabel(r"$s_k(L_t)$")
-    ax.legend(fontsize=8)
-x = 1 / sigma
-axes[2].plot(x, T_sq, "o", color="tab:purple", label=f"square loss (R$^2$={r2_sq:.3f})")
-axes[2].plot(x, slope_sq * x + icpt_sq, color="tab:purple", lw=1)
-axes[2].plot(x, T_ce, "s", mfc="none", color="tab:orange", label="CE")
-axes[2].set_xlabel(r"$1/\sigma_k$")
-axes[2].set_ylabel(r"half-time $T_k$ (log scale)")
-axes[2].set_yscale("log")
-axes[2].set_title(r"learning times vs $1/\sigma_k$ (line: least-squares fit, square loss)")
-axes[2].legend()
-fig.suptitle(f"Fig. 18: singular values of the logits during GD, organism data, NTP-UFM d={d_org}, "
-             f"random init N(0, {cfg.init_scale:g}^2); dots mark T_k")
+learning_times_figure(t_sq, sv_sq, T_sq, t_ce, sv_ce, T_ce, sigma, (slope_sq, icpt_sq, r2_sq),
+                      f"Fig. 18: singular values of the logits during GD, organism data, NTP-UFM d={d_org}, "
+                      f"random init N(0, {cfg.init_scale:g}^2); dots mark T_k")
 plt.show()
 
 # %% [markdown]
@@ -329,16 +270,7 @@ t_d3, hist_d3 = run_square(data, 3, cfg.organism_lr, cfg.organism_t, cfg.organis
                            init_scale=cfg.init_scale)
 sv_d3 = singular_value_curves(hist_d3.L, k=4)
 d3_err = np.abs(sv_d3[-1, :3] - sigma[:3]).max()
-fig, ax = plt.subplots(figsize=(7.5, 4.3), layout="constrained")
-for k in range(3):
-    ax.plot(t_d3, sv_d3[:, k], color=cmap(k / 5), label=rf"$s_{k + 1}(L_t)$")
-for k in range(r):
-    ax.axhline(sigma[k], color="gray", ls=":" if k >= 3 else "--", lw=0.9)
-    ax.annotate(rf"$\sigma_{k + 1}$", (t_d3[-1], sigma[k]), xytext=(3, -3), textcoords="offset points", fontsize=8)
-ax.set_xlabel(r"time $t=\eta\cdot$step")
-ax.set_ylabel("singular value")
-ax.set_title(r"Fig. 19: d = 3 < V: learned singular values vs those of $\widetilde{S}$ (dashed: top 3)")
-ax.legend()
+rank_limited_figure(t_d3, sv_d3, sigma, d=3)
 plt.show()
 print(f"final s_1..3(L) = {np.round(sv_d3[-1, :3], 6)}, sigma_1..3 = {np.round(sigma[:3], 6)}, "
       f"s_4(L) = {sv_d3[-1, 3]:.1e}")

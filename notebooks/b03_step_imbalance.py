@@ -65,10 +65,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-import torch
 
-from ntputils.analysis.dynamics import aligned_init, saxe_singular_values
-from ntputils.analysis.mode_dynamics import complement_norm, crossing_times, mode_amplitudes, relative_error
+from ntputils.analysis.dynamics import (
+    aligned_init,
+    complement_norm,
+    learning_times,
+    mode_amplitudes,
+    relative_error,
+    saxe_singular_values,
+)
 from ntputils.data import from_counts
 from ntputils.data.synthetic import (
     one_hot_balanced_support,
@@ -77,11 +82,17 @@ from ntputils.data.synthetic import (
     step_weights,
 )
 from ntputils.geometry import centered_support, svd_factors
+from ntputils.plots.learning import (
+    balanced_vs_step_figure,
+    step_dynamics_figure,
+    step_support_svd_figure,
+    weighting_comparison_figure,
+)
 from ntputils.runtime import check, setup_chapter
 from ntputils.training.ufm import train
 
-cfg = setup_chapter(PROFILES, globals())
-torch.set_num_threads(1)  # tiny matrices: one thread is fastest
+# one torch thread: tiny matrices: one thread is fastest
+cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
 
 # %% [markdown]
 # ## Fig. 13 (top): the support matrix and the closed-form SVD
@@ -121,31 +132,7 @@ print(f"max |sigma_num - sigma_closed| = {sigma_err:.1e};  max |U Sigma V^T - S~
 print(f"printed V^T (no 1/sqrt(R)): max |V^T V - I| = {printed_orth_err:.3f} (= R - 1 = {cfg.R - 1})")
 
 # %%
-fig, axes = plt.subplots(1, 4, figsize=(18, 3.9), layout="constrained",
-                         gridspec_kw={"width_ratios": [S.shape[1], r + 2, r + 2, S.shape[1]]})
-axes[0].imshow(S, cmap="Greys", vmin=0, vmax=1, aspect="auto")
-axes[0].set_title(f"support S (V={cfg.V}, R={cfg.R}, m={S.shape[1]})")
-axes[0].set_xlabel("context j")
-axes[0].set_ylabel("word z (majorities first)")
-lim = np.abs(np.r_[U_cf.ravel(), Vt_cf.ravel()]).max()
-im = axes[1].imshow(U_cf, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
-axes[1].set_title("U (closed form)")
-axes[1].set_xlabel("k")
-axes[1].set_xticks(range(r), range(1, r + 1))
-tier_colors = np.array(["tab:red", "tab:purple", "tab:blue"])
-axes[2].bar(np.arange(1, r + 1), s_cf, color=tier_colors[tier_of_mode])
-axes[2].plot(np.arange(1, r + 1), s_num, "k_", ms=14, label="numerical SVD")
-axes[2].set_title(r"$\Sigma$: three tiers")
-axes[2].set_xlabel("k")
-axes[2].set_xticks(range(1, r + 1))
-axes[2].legend(fontsize=8)
-axes[3].imshow(Vt_cf, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
-axes[3].set_title(r"$V^\top$ (closed form, with the $1/\sqrt{R}$ fix)")
-axes[3].set_xlabel("context j")
-axes[3].set_ylabel("k")
-axes[3].set_yticks(range(r), range(1, r + 1))
-fig.colorbar(im, ax=axes[3], shrink=0.8, label="entry")
-fig.suptitle(r"Fig. 13 (top): one-hot STEP-imbalanced S and the SVD of $\widetilde{S}$")
+step_support_svd_figure(S, cfg.R, U_cf, s_cf, Vt_cf, s_num, tier_of_mode)
 plt.show()
 
 # %% [markdown]
@@ -170,44 +157,26 @@ def run(loss: str, **kw):
     return np.asarray(hist.snap_steps) * cfg.lr, hist
 
 
-def learning_times(t, amplitudes, limit):
-    """First time each mode amplitude reaches 90% of its limit."""
-    return crossing_times(t, amplitudes, 0.9 * limit)
-
-
-def dynamics_panels(axes, t, hist, target, U, s, Vt, closed=None, title=""):
-    """The four panels of Fig. 12 for one run: loss/norms, errors to the limit, mode amplitudes, complement."""
-    Lw = hist.L
-    sv = mode_amplitudes(Lw, U, Vt)
-    axes[0].semilogy(t, hist.scalars["loss"], "k", label="loss")
-    axes[0].semilogy(t, hist.scalars["norm_W"], "k--", label=r"$\|W\|_F$")
-    axes[0].semilogy(t, hist.scalars["norm_H"], "k:", label=r"$\|H\|_F$")
-    axes[1].semilogy(t, [relative_error(L, target) for L in Lw], label="logits vs limit")
-    axes[1].semilogy(t, [relative_error(W @ W.T, (U * s) @ U.T) for W in hist.W], label=r"$WW^\top$ vs $U\Sigma U^\top$")
-    for k in range(s.size):
-        axes[2].plot(t, sv[:, k], color=tier_colors[tier_of_mode[k]], lw=1.5)
-    if closed is not None:
-        axes[2].plot(t, closed, "k--", lw=0.8)
-    axes[3].semilogy(t, [max(complement_norm(L, U, Vt), 1e-18) for L in Lw])
-    axes[0].set_title("loss and norms")
-    axes[1].set_title("relative error to the limit")
-    axes[2].set_title(title)
-    axes[3].set_title(r"$\|L - UU^\top L VV^\top\|_F$")
-    for ax in axes:
-        ax.set_xlabel(r"time $t=\eta\cdot$step")
-    axes[0].legend(fontsize=8)
-    axes[1].legend(fontsize=8)
-    axes[2].set_ylabel(r"$u_k^\top L_t v_k$")
-    return sv
+def run_curves(hist, target, U, s, Vt):
+    """The curves of Fig. 12's four panels for one run: loss and norms, relative errors of the logits and of
+    W W^T to their limits, the mode amplitudes u_k^T L_t v_k and the norm outside U, V."""
+    return dict(
+        loss=np.asarray(hist.scalars["loss"]), norm_W=np.asarray(hist.scalars["norm_W"]),
+        norm_H=np.asarray(hist.scalars["norm_H"]),
+        logits=np.array([relative_error(L, target) for L in hist.L]),
+        gram_W=np.array([relative_error(W @ W.T, (U * s) @ U.T) for W in hist.W]),
+        amplitudes=mode_amplitudes(hist.L, U, Vt),
+        comp=np.array([complement_norm(L, U, Vt) for L in hist.L]),
+    )
 
 
 t, hist_sq = run("square", init=(W0, H0))
-fig, axes = plt.subplots(1, 4, figsize=(19, 4.2), layout="constrained")
-sv_sq = dynamics_panels(axes, t, hist_sq, S_t, U_num, s_num, Vt_num,
-                        closed=saxe_singular_values(t, s_num, cfg.delta),
-                        title=r"$u_k^\top L_t v_k = s_k(L_t)$: tier 1 red, 2 purple, 3 blue (dashed: eq. 7)")
-fig.suptitle(r"Fig. 13 (middle): square loss $\frac{1}{2}\|\widetilde{S}-WH\|_F^2$, SVD init $\delta$="
-             f"{cfg.delta:g}, d={cfg.d}, GD step {cfg.lr:g}")
+curves_sq = run_curves(hist_sq, S_t, U_num, s_num, Vt_num)
+sv_sq = curves_sq["amplitudes"]
+step_dynamics_figure(t, curves_sq, tier_of_mode, saxe_singular_values(t, s_num, cfg.delta),
+                     r"$u_k^\top L_t v_k = s_k(L_t)$: tier 1 red, 2 purple, 3 blue (dashed: eq. 7)",
+                     r"Fig. 13 (middle): square loss $\frac{1}{2}\|\widetilde{S}-WH\|_F^2$, SVD init $\delta$="
+                     f"{cfg.delta:g}, d={cfg.d}, GD step {cfg.lr:g}")
 plt.show()
 t90_sq = learning_times(t, sv_sq, s_num)
 
@@ -235,15 +204,12 @@ Ww0, Hw0 = aligned_init(U_w, Vt_w, cfg.d, cfg.delta, seed=cfg.seed)
 t, hist_w = run("square", init=(Ww0, Hw0), target=S_omega)
 L_unweighted = [L / omega for L in hist_w.L]  # L = W H' Omega^{-1}
 amp_w_logits = mode_amplitudes(L_unweighted, U_num, Vt_num)  # = sigma_k a(t): the tiers of S~
-fig, axes = plt.subplots(1, 4, figsize=(19, 4.2), layout="constrained")
-sv_w = dynamics_panels(axes, t, hist_w, S_omega, U_w, s_w, Vt_w, closed=saxe_singular_values(t, s_w, cfg.delta),
-                       title=r"black: $L_t\Omega$ ($\to 1$); colors: $u_k^\top L_t v_k\to\sigma_k$")
-for line in axes[2].lines[: s_w.size]:
-    line.set_color("k")
-for k in range(r):
-    axes[2].plot(t, amp_w_logits[:, k], color=tier_colors[tier_of_mode[k]], lw=1.5)
-fig.suptitle(r"Fig. 13 (bottom): weighted loss $\frac{1}{2}\|(\widetilde{S}-WH)\Omega\|_F^2$ (eq. 10, $\Omega$ of eq. 12) "
-             r"in the variables $(W, H\Omega)$ of App. D.1")
+curves_w = run_curves(hist_w, S_omega, U_w, s_w, Vt_w)
+sv_w = curves_w["amplitudes"]
+step_dynamics_figure(t, curves_w, tier_of_mode, saxe_singular_values(t, s_w, cfg.delta),
+                     r"black: $L_t\Omega$ ($\to 1$); colors: $u_k^\top L_t v_k\to\sigma_k$",
+                     r"Fig. 13 (bottom): weighted loss $\frac{1}{2}\|(\widetilde{S}-WH)\Omega\|_F^2$ (eq. 10, $\Omega$ "
+                     r"of eq. 12) in the variables $(W, H\Omega)$ of App. D.1", overlay=amp_w_logits)
 plt.show()
 t90_w = learning_times(t, sv_w, np.ones(r))
 t90_w_logits = learning_times(t, amp_w_logits, s_num)
@@ -268,16 +234,9 @@ sv_q = mode_amplitudes(hist_q.L, U_num, Vt_num)
 t90_lit = learning_times(t, sv_lit, s_num)
 t90_q = learning_times(t, sv_q, s_num)
 
-fig, axes = plt.subplots(1, 3, figsize=(17, 4.2), layout="constrained", sharey=True)
-for ax, sv, ttl in [(axes[0], sv_sq, "unweighted (Fig. 13 middle)"),
-                    (axes[1], sv_lit, r"eq. (10), GD on $(W,H)$, $\omega_{maj}=R^{-1/2}$"),
-                    (axes[2], sv_q, r"GD on $(W,H)$, $\omega_{maj}=R^{-1/4}$")]:
-    for k in range(r):
-        ax.plot(t, sv[:, k], color=tier_colors[tier_of_mode[k]])
-    ax.set_title(ttl)
-    ax.set_xlabel(r"time $t=\eta\cdot$step")
-axes[0].set_ylabel(r"$u_k^\top L_t v_k$ (tier 1 red, 2 purple, 3 blue)")
-fig.suptitle("Mode amplitudes of the logits L = WH for three weightings, all from the same SVD initialization")
+weighting_comparison_figure(t, [(sv_sq, "unweighted (Fig. 13 middle)"),
+                                (sv_lit, r"eq. (10), GD on $(W,H)$, $\omega_{maj}=R^{-1/2}$"),
+                                (sv_q, r"GD on $(W,H)$, $\omega_{maj}=R^{-1/4}$")], tier_of_mode)
 plt.show()
 
 
@@ -309,13 +268,7 @@ rank_bal = int(np.sum(s_bal > 1e-9 * s_bal[0]))
 bal_spread = float(np.ptp(s_bal[:rank_bal]))
 print(f"balanced one-hot (V={cfg.V}, {per_class} contexts per word): rank {rank_bal}, singular values "
       f"{np.round(s_bal[:rank_bal], 12)} (sqrt({per_class}) = {np.sqrt(per_class):.6f})")
-fig, ax = plt.subplots(figsize=(6.5, 3.4), layout="constrained")
-ax.bar(np.arange(1, rank_bal + 1) - 0.2, s_bal[:rank_bal], width=0.4, color="tab:green", label="balanced")
-ax.bar(np.arange(1, r + 1) + 0.2, s_num, width=0.4, color=tier_colors[tier_of_mode], label=f"STEP, R={cfg.R}")
-ax.set_xlabel("k")
-ax.set_ylabel(r"$\sigma_k(\widetilde{S})$")
-ax.set_title("balanced one-hot: one tier; STEP imbalance: three tiers")
-ax.legend()
+balanced_vs_step_figure(s_bal[:rank_bal], s_num, tier_of_mode, cfg.R)
 plt.show()
 
 # %% [markdown]

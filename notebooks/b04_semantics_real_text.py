@@ -100,33 +100,31 @@ from ntputils.analysis.concepts import (
     matched_clusters,
     orthant_clusters,
     orthant_labels,
+    orthant_purity,
     sign_configurations,
+    sign_string,
     typicality,
 )
-from ntputils.analysis.semantics import (
+from ntputils.analysis.purity import (
     NO_SPACE,
-    CloudPanel,
-    CloudRenderer,
     RandomBaseline,
     best_cluster_for_class,
     block_support_density,
-    cluster_panel,
     cluster_purity,
     lexical_labels,
     partition_purity,
     purity_table,
     random_partition_purity,
-    sign_string,
     summarize_purity,
 )
 from ntputils.data.corpora import paper_b_text
 from ntputils.geometry import concepts
+from ntputils.plots.wordclouds import CloudPanel, CloudRenderer, cluster_panel
 from ntputils.runtime import check, setup_chapter
 
 cfg = setup_chapter(PROFILES, globals())
-t_start = time.perf_counter()
 pd.set_option("display.max_colwidth", 80)
-renderer = CloudRenderer(width=cloud_px[0], height=cloud_px[1], max_font_size=cloud_px[1] // 4, seed=seed)
+renderer = CloudRenderer(width=cfg.cloud_px[0], height=cfg.cloud_px[1], max_font_size=cfg.cloud_px[1] // 4, seed=cfg.seed)
 MIN_SIZE = 10  # clusters with fewer members are listed but not tested (a random 5-word set is often "pure")
 
 # %% [markdown]
@@ -145,9 +143,9 @@ for key, name in DATASETS.items():
     d = paper_b_text(name, V=1000, m=10000, context_lengths=(2, 3, 4, 5, 6), tokenizer="bpe")
     t_data = time.perf_counter() - t0
     data[key] = d
-    U[key], sigma[key], Vt[key] = concepts(d.S, n_concepts)
+    U[key], sigma[key], Vt[key] = concepts(d.S, cfg.n_concepts)
     labels[key] = lexical_labels(d.vocab)
-    baseline[key] = RandomBaseline(labels[key], n_draws=n_draws, seed=seed)
+    baseline[key] = RandomBaseline(labels[key], n_draws=cfg.n_draws, seed=cfg.seed)
     ctx_names[key] = [d.context_str(j) for j in range(d.m)]
     rows.append({"dataset": key, "V": d.V, "m": d.m, "n (pairs)": int(d.counts.sum()),
                  "density of S": round(float(d.S.sum()) / (d.V * d.m), 4),
@@ -178,7 +176,7 @@ class_sizes.T
 # %%
 def half_dimension(key: str, k: int, s: int):
     """Top members of the half-space sign(u_k) = s (paper's 1-based k), sorted by |u_k|."""
-    return orthant_clusters(U[key], [k - 1], top=top)[(s,)]
+    return orthant_clusters(U[key], [k - 1], top=cfg.top)[(s,)]
 
 
 FIG14 = [("STS", 2, +1), ("STS", 6, -1), ("WikiText", 2, -1), ("WikiText", 4, +1)]
@@ -194,7 +192,7 @@ plt.show()
 single_rows = []
 for key in DATASETS:
     lexical_only = labels[key].without(NO_SPACE)
-    for k in range(1, n_concepts + 1):
+    for k in range(1, cfg.n_concepts + 1):
         for s in (1, -1):
             cl = half_dimension(key, k, s)
             pur = cluster_purity(cl.indices, labels[key])
@@ -238,15 +236,7 @@ display(Markdown("\n".join(lines)))
 # $\boldsymbol U$ (each word gets another word's analyzer coordinates), which must fall to the chance level.
 
 # %%
-shuffle = {key: np.random.default_rng(seed).permutation(data[key].V) for key in DATASETS}
-
-
-def orthant_grid(key: str, p: int, A: np.ndarray | None = None):
-    """Top-``top`` orthant clusters on K={1..p} and their purity table (A = U unless given)."""
-    A = U[key] if A is None else A
-    clusters = orthant_clusters(A, range(p), top=top)
-    table = purity_table({sign_string(C): cl.indices for C, cl in clusters.items()}, labels[key], baseline[key])
-    return clusters, table
+shuffle = {key: np.random.default_rng(cfg.seed).permutation(data[key].V) for key in DATASETS}
 
 
 def grid_panels(key: str, clusters) -> list[CloudPanel]:
@@ -257,8 +247,8 @@ def grid_panels(key: str, clusters) -> list[CloudPanel]:
 GRIDS = {"Fig. 22": ("STS", 4), "Fig. 23": ("STS", 5), "Fig. 24": ("WikiText", 5), "Fig. 25": ("WikiText", 6)}
 grids, grid_tables, summary_rows = {}, {}, []
 for figname, (key, p) in GRIDS.items():
-    grids[figname], grid_tables[figname] = orthant_grid(key, p)
-    _, shuffled = orthant_grid(key, p, U[key][shuffle[key]])
+    grids[figname], grid_tables[figname] = orthant_purity(U[key], p, labels[key], baseline[key], top=cfg.top)
+    _, shuffled = orthant_purity(U[key][shuffle[key]], p, labels[key], baseline[key], top=cfg.top)
     summary_rows.append({"figure": figname, "dataset": key, "clustering": f"orthants K={{1..{p}}}",
                          **summarize_purity(grid_tables[figname], MIN_SIZE),
                          "shuffled U: beat random": summarize_purity(shuffled, MIN_SIZE)["beat random"]})
@@ -267,22 +257,22 @@ for figname, (key, p) in GRIDS.items():
 for figname in ("Fig. 22", "Fig. 23"):
     key, p = GRIDS[figname]
     renderer.grid(grid_panels(key, grids[figname]), ncols=8,
-                  title=f"{figname} (ours): orthant clustering, K={{1..{p}}}, Simplified TinyStories, top-{top} words")
+                  title=f"{figname} (ours): orthant clustering, K={{1..{p}}}, Simplified TinyStories, top-{cfg.top} words")
     plt.show()
 
 # %% tags=["hide-output"]
 for figname in ("Fig. 22", "Fig. 23"):
-    display(Markdown(f"**{figname}: purity of every orthant** (random = same-size random word sets, {n_draws} draws)"))
+    display(Markdown(f"**{figname}: purity of every orthant** (random = same-size random word sets, {cfg.n_draws} draws)"))
     display(grid_tables[figname].round(3))
 
 # %%
 for figname in ("Fig. 24", "Fig. 25"):
     key, p = GRIDS[figname]
-    if figname == "Fig. 25" and not wikitext_p6_grid:
+    if figname == "Fig. 25" and not cfg.wikitext_p6_grid:
         print("Fig. 25 grid not drawn in this profile (wikitext_p6_grid=False); its purity table follows.")
         continue
     renderer.grid(grid_panels(key, grids[figname]), ncols=8,
-                  title=f"{figname} (ours): orthant clustering, K={{1..{p}}}, Simplified WikiText, top-{top} words")
+                  title=f"{figname} (ours): orthant clustering, K={{1..{p}}}, Simplified WikiText, top-{cfg.top} words")
     plt.show()
 
 # %% tags=["hide-output"]
@@ -311,7 +301,7 @@ pd.DataFrame(summary_rows).set_index("figure").round(3)
 # the $p=2$ configuration with the highest purity of the class "verb" (not chosen by hand).
 
 # %%
-tree_clusters = {p: orthant_clusters(U["STS"], range(p), top=top) for p in range(1, 6)}
+tree_clusters = {p: orthant_clusters(U["STS"], range(p), top=cfg.top) for p in range(1, 6)}
 levels = [grid_panels("STS", tree_clusters[p]) for p in range(1, 6)]
 renderer.tree(levels, cell=(1.45, 1.35), fontsize=6, stack_last=True,
               title="Fig. 11 top (ours): orthant clusters of STS for K={1}, {1,2}, ..., {1..5}; each cloud splits into "
@@ -357,7 +347,7 @@ for p in range(1, 6):
                               "purity": round(pur.purity, 2),
                               "top words": " ".join(data["STS"].vocab[i] for i in cl.indices[:8])})
 display(pd.DataFrame(verb_path))
-all_orthants = {(p, C): cl.indices for p in range(1, 8) for C, cl in orthant_clusters(U["STS"], range(p), top=top).items()}
+all_orthants = {(p, C): cl.indices for p in range(1, 8) for C, cl in orthant_clusters(U["STS"], range(p), top=cfg.top).items()}
 (p_ing, C_ing), ing = best_cluster_for_class(all_orthants, labels["STS"], "-ing verb", min_size=MIN_SIZE)
 print(f"-ing forms (the paper's aspect split): best orthant on K={{1..{p_ing}}}, C={sign_string(C_ing)}: purity "
       f"{ing.purity:.2f} (base rate {ing.base_rate:.3f}); members: "
@@ -392,7 +382,7 @@ FIG4 = {"STS": {"Past-tense verb": "past-tense verb", "Present-tense verb": "bas
                 "Preposition": "preposition/conjunction", "Proper names": "person name"},
         "WikiText": {"Month": "month", "Number": "number", "Unit": "unit",
                      "Preposition/Conjunction": "preposition/conjunction"}}
-candidates = {key: {(p, C): cl for p in (5, 6, 7) for C, cl in orthant_clusters(U[key], range(p), top=top).items()}
+candidates = {key: {(p, C): cl for p in (5, 6, 7) for C, cl in orthant_clusters(U[key], range(p), top=cfg.top).items()}
               for key in DATASETS}
 fig4_rows, panels, shown = [], [], {}
 for key, targets in FIG4.items():
@@ -438,14 +428,14 @@ def kmeans_grid(key: str, p: int, k: int, A: np.ndarray | None = None, n_init: i
     """k-means clusters (top members by typicality, ordered by centroid orthant), purity table, labels."""
     A = U[key] if A is None else A
     with threadpool_limits(1):  # 1000 x p points: OpenMP threads cost far more than they save (20x on 2 cores)
-        km_labels, centers = kmeans_on_analyzers(A, p, k, seed=seed, n_init=n_init)
+        km_labels, centers = kmeans_on_analyzers(A, p, k, seed=cfg.seed, n_init=n_init)
     typ = typicality(A, range(p))
     sizes = np.bincount(km_labels, minlength=k)
     order = np.lexsort((-sizes, orthant_labels(centers, range(p))))
     clusters = {}
     for c in order:
         members = np.flatnonzero(km_labels == c)
-        members = members[np.argsort(-typ[members], kind="stable")][:top]
+        members = members[np.argsort(-typ[members], kind="stable")][:cfg.top]
         clusters[f"#{c} n={sizes[c]} {sign_string(centers[c])}"] = (members, typ[members])
     table = purity_table({n: m for n, (m, _) in clusters.items()}, labels[key], baseline[key])
     return clusters, table, km_labels
@@ -466,7 +456,7 @@ for figname, (key, p, k) in KMEANS.items():
 
 # %% tags=["hide-output"]
 for figname in KMEANS:
-    display(Markdown(f"**{figname}: purity of every k-means cluster** (top-{top} members)"))
+    display(Markdown(f"**{figname}: purity of every k-means cluster** (top-{cfg.top} members)"))
     display(km_tables[figname].round(3))
 
 # %%
@@ -513,7 +503,7 @@ fig5_table.round(3)
 # configuration vs. context configuration: a bright diagonal means matching signs predict support.
 
 # %%
-matched = matched_clusters(U["STS"], Vt["STS"].T, range(5), top=top, min_size=MIN_SIZE)
+matched = matched_clusters(U["STS"], Vt["STS"].T, range(5), top=cfg.top, min_size=MIN_SIZE)
 S_sts = data["STS"].S
 density = {C: block_support_density(S_sts, mc.words.indices, mc.contexts.indices) for C, mc in matched.items()}
 fig6_rows, panels = [], []
@@ -546,8 +536,8 @@ fig6_table.round(3)
 
 # %%
 configs = list(matched)
-word_orth = orthant_clusters(U["STS"], range(5), top=top)
-ctx_orth = orthant_clusters(Vt["STS"].T, range(5), top=top)
+word_orth = orthant_clusters(U["STS"], range(5), top=cfg.top)
+ctx_orth = orthant_clusters(Vt["STS"].T, range(5), top=cfg.top)
 D = np.array([[block_support_density(S_sts, word_orth[a].indices, ctx_orth[b].indices) for b in configs] for a in configs])
 overall_density = float(S_sts.sum()) / (data["STS"].V * data["STS"].m)
 diag, off = D.diagonal().mean(), D[~np.eye(len(configs), dtype=bool)].mean()
@@ -654,7 +644,7 @@ for key in DATASETS:
     singles = single_table[single_table["dataset"] == key]["purity"].mean()
     grid = grid_tables["Fig. 23" if key == "STS" else "Fig. 24"]
     orth = grid[grid["size"] >= MIN_SIZE]["purity"].mean()
-    check(f"{key}: half-dimensions (top {n_concepts}) are less pure on average than p=5 orthants", singles < orth,
+    check(f"{key}: half-dimensions (top {cfg.n_concepts}) are less pure on average than p=5 orthants", singles < orth,
           measured=f"{singles:.3f} vs {orth:.3f}", paper="combining concepts reveals semantics")
 
 for key in DATASETS:
@@ -671,5 +661,5 @@ for _, r in fig6_table.iterrows():
 check("Fig. 6: matching sign patterns give >= 4x denser support blocks than mismatched ones", diag >= 4 * off,
       measured=round(diag / off, 2), paper="contexts align with their in-support words", tol=">= 4")
 
-print(f"chapter body: {time.perf_counter() - t_start:.1f} s wall, {time.process_time():.1f} s CPU of this kernel; "
+print(f"chapter body: {cfg.elapsed():.1f} s wall, {time.process_time():.1f} s CPU of this kernel; "
       f"word clouds rendered: {renderer.n_rendered}")

@@ -37,7 +37,7 @@
 #   Animals is never smaller than that of Mammals and **no context is ever predicted as Mammals or Felines**
 #   (we show this below). We use the **nearest target** instead: context $j$ is predicted as the class $c$
 #   whose target distribution (uniform on $\mathcal S_c$) is closest to $\boldsymbol p_j=\mathrm{softmax}(\boldsymbol l_j)$
-#   in total variation, $\arg\min_c\|\boldsymbol p_j-\boldsymbol u_c\|_1$ (`ntputils.analysis.learning_order`).
+#   in total variation, $\arg\min_c\|\boldsymbol p_j-\boldsymbol u_c\|_1$ (`ntputils.analysis.confusion`).
 # * *Learning time of a class*: the first epoch from which, to the end of training, the class's recall is
 #   $\ge 90\%$ **and** no context of a class *disjoint* from it is predicted as it. (Without the second condition
 #   the class that absorbs every context at initialization would count as learned at epoch 0; a Mammals context
@@ -76,20 +76,21 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import torch
 
-from ntputils.analysis.learning_order import (
-    class_confusion,
-    concept_depth,
-    concept_energy,
+from ntputils.analysis.confusion import (
+    confusion_matrix,
     disjoint_classes,
     learned_classes,
-    learning_times,
     predict_support_class,
-    predicted_learning_times,
     softmax_columns,
     spearman,
     support_masks,
+)
+from ntputils.analysis.dynamics import (
+    class_learning_times,
+    concept_depth,
+    concept_energy,
+    predicted_learning_times,
 )
 from ntputils.data.corpora.organism import organism, organism_attribute_classes, organism_classes
 from ntputils.geometry import centered_support, svd_factors
@@ -97,8 +98,8 @@ from ntputils.runtime import check, setup_chapter
 from ntputils.training.loop import train_ntp
 from ntputils.training.models import build_model
 
-cfg = setup_chapter(PROFILES, globals())
-torch.set_num_threads(1)  # 17 contexts of 7 tokens: thread start-up costs more than it saves
+# one torch thread: 17 contexts of 7 tokens: thread start-up costs more than it saves
+cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
 seeds_run = sorted(set(cfg.seeds) | {cfg.seed})
 
 # %% [markdown]
@@ -162,9 +163,9 @@ for s in seeds_run:
                      device=cfg.device, seed=s, log_steps=list(range(cfg.steps + 1)), progress=False)
     Ls = np.stack([W @ H for W, H in zip(hist.W, hist.H, strict=True)])  # (T, V, m)
     P = softmax_columns(Ls)
-    confusions = class_confusion(true_class, predict_support_class(P, masks), k)
+    confusions = confusion_matrix(true_class, predict_support_class(P, masks), k)
     runs[s] = {"steps": np.array(hist.snap_steps), "P": P, "confusions": confusions,
-               "times": learning_times(confusions, hist.snap_steps, disjoint, cfg.threshold),
+               "times": class_learning_times(confusions, hist.snap_steps, disjoint, cfg.threshold),
                "ce_minus_H": hist.scalars["ce_minus_H"][-1]}
 print(f"trained {len(seeds_run)} seeds x {cfg.steps} epochs: {time.process_time() - t_cpu:.1f} s CPU, "
       f"{time.perf_counter() - t_wall:.1f} s wall")
@@ -245,7 +246,7 @@ print("Spearman(predicted T_c, measured learning time):", {s: round(r, 2) for s,
 # columns Mammals and Felines of the final confusion matrix are empty even though the model has learned them.
 
 # %%
-final_total = class_confusion(true_class, predict_support_class(main["P"][-1], masks, rule="total"), k)
+final_total = confusion_matrix(true_class, predict_support_class(main["P"][-1], masks, rule="total"), k)
 display(pd.DataFrame(final_total, index=[f"true {c}" for c in names], columns=names))
 nested_empty = bool(final_total[:, [names.index("Mammals"), names.index("Felines")]].sum() == 0)
 

@@ -30,7 +30,7 @@
 # shows, **detected automatically**: the first step from which every majority image is right, the first step
 # from which no image is confused between a majority and a minority class, and the first step from which every
 # image is right. Beyond the argmax we measure the three tiers on the predicted probabilities $\boldsymbol p_j$
-# (`ntputils.analysis.learning_order`):
+# (`ntputils.analysis.confusion`):
 #
 # * tier 1, majority vs majority: $q_1=\mathrm{mean}_{j\in\text{maj}}\;p_j[y_j]/(p_j[\text{maj1}]+p_j[\text{maj2}])$;
 # * tier 2, majority vs minority: $q_2=\mathrm{mean}_{j\in\text{min}}\;(p_j[\text{min1}]+p_j[\text{min2}])$;
@@ -79,7 +79,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ntputils.analysis.learning_order import (
+from ntputils.analysis.confusion import (
     confusion_milestones,
     first_step_holding,
     group_probability,
@@ -92,8 +92,8 @@ from ntputils.runtime import check, setup_chapter
 from ntputils.training.loop import train_classifier
 from ntputils.training.models import build_model, imbalanced_digits
 
-cfg = setup_chapter(PROFILES, globals())
-torch.set_num_threads(1)  # 220 images of 8x8 pixels: one thread is about as fast as two
+# one torch thread: 220 images of 8x8 pixels: one thread is about as fast as two
+cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
 seeds_run = sorted(set(cfg.seeds) | {cfg.seed})
 CLASS_NAMES = [f"Maj1 ({cfg.digits[0]})", f"Maj2 ({cfg.digits[1]})", f"Min1 ({cfg.digits[2]})",
                f"Min2 ({cfg.digits[3]})"]

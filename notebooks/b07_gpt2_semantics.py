@@ -35,7 +35,7 @@
 #
 # **Beyond the paper: measuring the clusters.** The paper reads the clouds by eye. We label every token with
 # lexical classes (part of speech, verb form, number, month, name, punctuation, "no leading space" = BPE
-# continuation piece; `ntputils.analysis.semantics`, chapter b04) and count how many orthant clusters are purer than random
+# continuation piece; `ntputils.analysis.purity`, chapter b04) and count how many orthant clusters are purer than random
 # token sets of the same size (95th percentile), with a control that shuffles the rows of $\boldsymbol U$. On the
 # context side we test the coupling of word and context concepts: is the observed next token of a context in the
 # word orthant of the context's own sign configuration more often than chance?
@@ -75,23 +75,21 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import torch
 
-from ntputils.analysis.concepts import orthant_clusters, orthant_labels, sign_configurations
-from ntputils.analysis.pretrained_concepts import context_concepts, decoder_concepts, orthant_agreement
-from ntputils.analysis.semantics import (
-    NO_SPACE,
-    CloudPanel,
-    CloudRenderer,
-    RandomBaseline,
-    cluster_panel,
-    lexical_labels,
-    purity_table,
+from ntputils.analysis.concepts import (
+    context_concepts,
+    decoder_concepts,
+    orthant_agreement,
+    orthant_clusters,
+    orthant_labels,
+    orthant_purity,
+    sign_configurations,
     sign_string,
-    summarize_purity,
 )
+from ntputils.analysis.purity import NO_SPACE, RandomBaseline, lexical_labels, summarize_purity
 from ntputils.data.corpora.readers import read_wikitext
 from ntputils.data.corpora.tokenize import encode_all
+from ntputils.plots.wordclouds import CloudPanel, CloudRenderer, cluster_panel
 from ntputils.runtime import check, setup_chapter
 from ntputils.training.pretrained import (
     gpt2_source,
@@ -101,11 +99,9 @@ from ntputils.training.pretrained import (
     sample_windows,
 )
 
-cfg = setup_chapter(PROFILES, globals())
 # One thread: the fallback LM (2 layers, d=128, 32 x 32-token batches) trains at ~0.11 s CPU per step on one
 # thread; two threads on a shared 2-core machine can spin for seconds per step.
-torch.set_num_threads(1)
-t_cpu0, t_wall0 = time.process_time(), time.perf_counter()
+cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
 renderer = CloudRenderer(width=cfg.cloud_px[0], height=cfg.cloud_px[1], max_font_size=cfg.cloud_px[1] // 4,
                          seed=cfg.seed)
 
@@ -168,16 +164,9 @@ print(f"tokens with a lexical class: {lexical.coverage:.1%}; with any class (inc
 
 
 # %%
-def orthant_table(A: np.ndarray, p: int, lab, base) -> tuple[dict, pd.DataFrame]:
-    """Top-``top`` orthant clusters of the analyzer rows ``A`` on K={1..p} and their purity table."""
-    clusters = orthant_clusters(A, range(p), top=cfg.top)
-    table = purity_table({sign_string(C): cl.indices for C, cl in clusters.items()}, lab, base)
-    return clusters, table
-
-
 word_clusters, summary_rows, tables = {}, [], {}
 for p in cfg.ps:
-    clusters, table = orthant_table(U, p, labels, baseline)
+    clusters, table = orthant_purity(U, p, labels, baseline, top=cfg.top)
     word_clusters[p], tables[p] = clusters, table
     panels = [cluster_panel(f"C={sign_string(C)}", cl.indices, cl.typicality, tokens, labels)
               for C, cl in clusters.items()]
@@ -185,8 +174,8 @@ for p in cfg.ps:
     renderer.grid(panels, ncols=8, cell=(2.3, 1.7), fontsize=7,
                   title=f"{figname} (ours, {model_name}): orthant clusters on K={{1..{p}}}")
     plt.show()
-    lex_table = orthant_table(U, p, lexical, baseline_lex)[1]
-    shuf_table = orthant_table(shuffled_U, p, labels, baseline)[1]
+    lex_table = orthant_purity(U, p, lexical, baseline_lex, top=cfg.top)[1]
+    shuf_table = orthant_purity(shuffled_U, p, labels, baseline, top=cfg.top)[1]
     row = {"p": p, **{f"{k}": v for k, v in summarize_purity(table, cfg.min_size).items()}}
     row["beat random (lexical classes only)"] = summarize_purity(lex_table, cfg.min_size)["beat random"]
     row["shuffled U: beat random"] = summarize_purity(shuf_table, cfg.min_size)["beat random"]
@@ -289,7 +278,7 @@ for C in best:
 renderer.grid(pair_panels, ncols=4, cell=(3.2, 2.2), fontsize=8,
               title=f"Matched context / word orthants on K={{1..{p_pair}}} ({model_name})")
 plt.show()
-print(f"chapter so far: {time.process_time() - t_cpu0:.1f} s CPU, {time.perf_counter() - t_wall0:.1f} s wall")
+print(f"chapter so far: {cfg.cpu_elapsed():.1f} s CPU, {cfg.elapsed():.1f} s wall")
 
 # %% [markdown]
 # ## Checks
@@ -321,7 +310,7 @@ check("Context orthants match their next tokens' orthants >= 1.5x chance, every 
 check("The model used is stated; a fallback is flagged as not GPT-2",
       is_gpt2 or lm.description.startswith("fallback (not GPT-2)"), measured=lm.description[:60] + "...",
       paper="GPT-2 124M")
-print(f"chapter: {time.process_time() - t_cpu0:.1f} s CPU, {time.perf_counter() - t_wall0:.1f} s wall")
+print(f"chapter: {cfg.cpu_elapsed():.1f} s CPU, {cfg.elapsed():.1f} s wall")
 
 # %% [markdown]
 # ## What differs from the paper and why

@@ -10,7 +10,8 @@ Each layer imports only the layers below it (enforced by ``lint-imports``, see `
 * :mod:`ntputils.geometry` -- S~, F, P_F, L^in, L^mm (NTP-SVM), concepts (SVD of S~).
 * :mod:`ntputils.data`     -- NTP data, synthetic supports, the papers' corpora.
 * :mod:`ntputils.device`, :mod:`ntputils.paths`, :mod:`ntputils.chapter_contract` -- the bottom:
-  device/seeds/threads, data and cache folders, the parameter rules shared with the runner.
+  device/seeds/threads, data and cache folders, the parameter rules shared with the runner;
+  :mod:`ntputils.lazy` makes the subpackages' re-exports lazy (a name imports only its own module).
 
 The book runner :mod:`ntputils.book` (``python -m ntputils.book``) imports none of the math layers and
 is imported by none of them. ``book/notation.md`` lists every public function with its formula.

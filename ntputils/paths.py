@@ -18,7 +18,10 @@ CACHE_ENV = "NTP_CACHE_DIR"
 
 
 def data_dir() -> Path:
-    """Return the data root (``$NTP_DATA_DIR`` or ``<repo>/../shared/data``)."""
+    """Return the data root (``$NTP_DATA_DIR`` or ``<repo>/../shared/data``).
+
+    Used in: a01.
+    """
     env = os.environ.get(DATA_ENV)
     return Path(env).expanduser().resolve() if env else (REPO_ROOT.parent / "shared" / "data").resolve()
 

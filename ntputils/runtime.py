@@ -4,11 +4,14 @@ Every chapter (``notebooks/<a|b><NN>_<name>.py``) declares literal ``PROFILES`` 
 and steps per profile), a papermill ``parameters`` cell (``profile``, ``seed``, ``device`` and one
 name per profile key, ``None`` meaning "take the profile's value") and then calls::
 
-    cfg = setup_chapter(PROFILES, globals())
+    cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
 
 which merges the named profile with the non-``None`` parameters, rejects unknown or ill-typed
 parameters (papermill itself only warns about unknown ones), seeds ``random``/``numpy``/``torch``,
-resolves ``device="auto"`` and shows a banner with the resolved run. Claims of the papers are then
+resolves ``device="auto"``, sets the chapter's torch thread count, starts the chapter timer and shows a
+banner with the resolved run. The chapter then reads every parameter as ``cfg.<name>`` (the globals of the
+parameters cell are left as papermill set them: ``None`` means "profile default") and reports its run
+time with ``cfg.elapsed()`` / ``cfg.cpu_elapsed()``. Claims of the papers are then
 asserted with :func:`check`, which prints one row per claim, records it for the book's status page
 and raises ``AssertionError`` when the claim fails (so a failing claim fails the chapter and the
 build).
@@ -24,8 +27,8 @@ import json
 import math
 import os
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,12 +69,29 @@ seed_everything = _device.seed_everything
 
 @dataclass(frozen=True)
 class ChapterConfig:
-    """The resolved run of one chapter: ``cfg.profile``, ``cfg.seed``, ``cfg.device``, ``cfg.<key>``."""
+    """The resolved run of one chapter: ``cfg.profile``, ``cfg.seed``, ``cfg.device``, ``cfg.<key>``.
+
+    ``torch_threads`` is the torch intra-op thread count the chapter runs with (``None``: torch's
+    default, left untouched); ``started_wall`` / ``started_cpu`` the ``time.perf_counter()`` /
+    ``time.process_time()`` readings at the end of :func:`setup_chapter`, the origin of
+    :meth:`elapsed` and :meth:`cpu_elapsed`.
+    """
 
     profile: str
     seed: int
     device: str
     params: dict[str, Any] = field(default_factory=dict)
+    torch_threads: int | None = field(default=None, compare=False)
+    started_wall: float = field(default_factory=time.perf_counter, compare=False, repr=False)
+    started_cpu: float = field(default_factory=time.process_time, compare=False, repr=False)
+
+    def elapsed(self) -> float:
+        """Wall-clock seconds since the chapter's set-up (``time.perf_counter``)."""
+        return time.perf_counter() - self.started_wall
+
+    def cpu_elapsed(self) -> float:
+        """CPU seconds of this process since the chapter's set-up (``time.process_time``)."""
+        return time.process_time() - self.started_cpu
 
     def __getattr__(self, name: str) -> Any:
         params = object.__getattribute__(self, "params")
@@ -149,8 +169,24 @@ def _banner(cfg: ChapterConfig, defaults: Mapping[str, Any]) -> None:
         print("\n".join(text))
 
 
-def setup_chapter(profiles: Mapping[str, Mapping[str, Any]], namespace: dict[str, Any]) -> ChapterConfig:
-    """Validate and resolve a chapter's parameters; seed; resolve the device; show a banner.
+def _torch_threads(spec: int | str | Callable[[ChapterConfig], int | None] | None,
+                   cfg: ChapterConfig) -> int | None:
+    """The thread count asked for by ``setup_chapter(..., torch_threads=spec)`` (``None``: torch's own)."""
+    if callable(spec):
+        spec = spec(cfg)
+    elif isinstance(spec, str):
+        spec = getattr(cfg, spec)
+    if spec is None or spec == 0:
+        return None
+    if isinstance(spec, bool) or not isinstance(spec, int) or spec < 0:
+        raise ParameterError(f"torch_threads must be a non-negative int, got {spec!r}")
+    return spec
+
+
+def setup_chapter(profiles: Mapping[str, Mapping[str, Any]], namespace: Mapping[str, Any], *,
+                  torch_threads: int | str | Callable[[ChapterConfig], int | None] | None = None,
+                  ) -> ChapterConfig:
+    """Validate and resolve a chapter's parameters; seed; resolve the device; set threads; start the timer.
 
     Parameters
     ----------
@@ -158,11 +194,18 @@ def setup_chapter(profiles: Mapping[str, Mapping[str, Any]], namespace: dict[str
         the chapter's literal ``PROFILES`` dict, e.g. ``{"cpu": {"steps": 2000}, "paper": {"steps": 30000}}``.
     namespace:
         the chapter's ``globals()``: holds the parameters-cell values (``None`` = profile default) and,
-        in IPython, ``In`` (the executed cell sources), used to find names injected by papermill.
+        in IPython, ``In`` (the executed cell sources), used to find names injected by papermill. It is
+        only read, never modified: the chapter reads the resolved values from the returned config.
+    torch_threads:
+        the torch intra-op thread count of the chapter (``torch.set_num_threads``): an int, the name of
+        an int parameter (e.g. ``"num_threads"``) or a function of the resolved config; ``None`` or 0
+        leaves torch's default.
 
-    Returns the :class:`ChapterConfig` and writes the resolved values back into ``namespace`` (so
-    ``steps`` is usable directly after the call). Raises :class:`ParameterError` (a ``ValueError``)
-    naming unknown or ill-typed parameters and listing the valid ones.
+    Returns the :class:`ChapterConfig` (every resolved parameter, ``profile``, ``seed``, ``device``, the
+    thread count and the chapter timer started at the end of the call). Raises :class:`ParameterError`
+    (a ``ValueError``) naming unknown or ill-typed parameters and listing the valid ones.
+
+    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07.
     """
     valid = valid_parameter_names(profiles)
     injected = injected_parameter_names(namespace.get("In") or namespace.get("_ih") or [])
@@ -173,7 +216,11 @@ def setup_chapter(profiles: Mapping[str, Mapping[str, Any]], namespace: dict[str
     seed_everything(resolved["seed"], device)
     params = {k: v for k, v in resolved.items() if k not in RESERVED}
     cfg = ChapterConfig(profile=resolved["profile"], seed=resolved["seed"], device=device, params=params)
-    namespace.update(cfg.as_dict())
+    threads = _torch_threads(torch_threads, cfg)
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
 
     _RECORD.clear()
     _RECORD.update(
@@ -188,7 +235,8 @@ def setup_chapter(profiles: Mapping[str, Mapping[str, Any]], namespace: dict[str
     )
     _write_record()
     _banner(cfg, profiles[cfg.profile])
-    return cfg
+    return replace(cfg, torch_threads=threads, started_wall=time.perf_counter(),
+                   started_cpu=time.process_time())
 
 
 def _fmt(value: Any) -> str:
@@ -206,6 +254,8 @@ def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol:
     paper reports or predicts, ``tol`` the tolerance used (all optional, shown as given).
     Returns ``None`` (nothing is echoed in the notebook); raises ``AssertionError`` (after recording)
     when ``passed`` is false.
+
+    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07.
     """
     try:
         ok = bool(passed)

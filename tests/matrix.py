@@ -27,7 +27,7 @@ BASE = [sys.executable, "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cachep
 FIXED_ORDER = ["-p", "no:randomly"]
 SOLVER_TESTS = [
     "tests/test_lmm_fast.py", "tests/test_geometry.py", "tests/test_spectral.py", "tests/test_ufm.py",
-    "tests/test_paper_a_theory.py", "tests/test_dynamics.py", "tests/test_mode_dynamics.py",
+    "tests/test_paper_a_theory.py", "tests/test_dynamics.py",
 ]
 #: name -> (extra environment, extra pytest arguments). Environment values of None unset the name.
 CONDITIONS: dict[str, tuple[dict[str, str | None], list[str]]] = {

@@ -2,7 +2,8 @@
 
 The NTP-SVM ``min ||L||_* s.t. L in C`` (paper A, Eq. NTP-SVM) is convex but not strongly convex, and
 its solution need not be unique. What a solver guarantees is an objective accuracy: our certified
-solver (``lmm_fast``) stops at a relative duality gap ``eps = (||L||_* - lb) / ||L||_* <= gap_tol``.
+solver (``ntputils.geometry.maxmargin_admm``) stops at a relative duality gap
+``eps = (||L||_* - lb) / ||L||_* <= gap_tol``.
 An objective accuracy says nothing about the point in general, so tests compare points only where
 the optimum is provably unique (STEP imbalance, all k-subsets, the symmetric cases where ``S~`` has a
 tight dual certificate). There the quadratic growth ``||L||_* - OPT >= kappa ||L - L*||^2 / ||L*||``

@@ -94,7 +94,7 @@ def make_project(root: Path, chapters: dict[str, str], toc: str = TOC) -> Projec
 @pytest.fixture(autouse=True)
 def fixed_package_digest(monkeypatch):
     """Other people edit ntputils while tests run; pin the digest so cache tests are deterministic."""
-    monkeypatch.setattr(cli, "ntputils_digest", lambda: "fixed-digest")
+    monkeypatch.setattr(cli, "ntputils_digest", lambda text, tree=None: "fixed-digest")
 
 
 def test_select_by_prefix_and_unknown_chapter(tmp_path):
@@ -164,9 +164,9 @@ def test_cache_logic_without_kernels(tmp_path, monkeypatch, capsys):
     assert calls == [{"profile": "cpu"}, {"profile": "cpu", "steps": 4}, {"profile": "cpu", "steps": 4}]
     keys = cli.KeyCalculator(project)
     assert keys.is_current(chapter)
-    monkeypatch.setattr(cli, "ntputils_digest", lambda: "edited-package")
+    monkeypatch.setattr(cli, "ntputils_digest", lambda text, tree=None: "edited-package")
     assert not cli.KeyCalculator(project).is_current(chapter)  # ntputils changed
-    monkeypatch.setattr(cli, "ntputils_digest", lambda: "fixed-digest")
+    monkeypatch.setattr(cli, "ntputils_digest", lambda text, tree=None: "fixed-digest")
     chapter.source.write_text(GOOD.replace("> 0", ">= 1"))
     assert not cli.KeyCalculator(project).is_current(chapter)  # source changed
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["numpy==1.0"]\n')
@@ -361,3 +361,173 @@ def test_progress_bar_noise_is_recognized_but_real_stderr_is_kept():
     assert is_progress_bar("\n")  # a closed bar's trailing newline
     assert not is_progress_bar("UserWarning: the solver did not converge\n")
     assert not is_progress_bar(" 42%|####| 42/100\nValueError: bad input\n")
+
+
+# ---------------------------------------------------------------- per-chapter cache keys
+
+TINY_PACKAGE = {
+    "__init__.py": '"""tiny"""\n',
+    "base.py": "X = 1\n",  # imported by both chapters (A directly via only_a, B lazily via lazy)
+    "only_a.py": "from ntputils import base\n",
+    "only_b.py": "import os\n",
+    "sub/__init__.py": "from .deep import f\n",
+    "sub/deep.py": "def f():\n    from ntputils import lazy  # inside a function body\n    return lazy.Y\n",
+    "lazy.py": "from . import base\nY = 2\n",
+    "unused.py": "Z = 3\n",
+    "book/__init__.py": "from ntputils.book import cli\n",
+    "book/cli.py": "from ntputils import unused\n",
+}
+CHAPTER_A = "import numpy as np\nimport ntputils.only_a\n"
+CHAPTER_B = ("from ntputils import only_b\nfrom ntputils.sub import f\n\n"
+             "def g():\n    import ntputils.book.cli  # the runner is never part of a key\n")
+
+
+def _tiny_keys(package_dir: Path) -> dict[str, str]:
+    from ntputils.book.fingerprint import PackageTree, chapter_key, ntputils_digest
+
+    tree = PackageTree.from_dir(package_dir)
+    return {name: chapter_key(text, {"profile": "cpu"}, ntputils_digest(text, tree), [])
+            for name, text in {"A": CHAPTER_A, "B": CHAPTER_B}.items()}
+
+
+def test_chapter_key_covers_exactly_the_modules_it_imports(tmp_path):
+    from ntputils.book.fingerprint import PackageTree, chapter_modules
+
+    package_dir = tmp_path / "ntputils"
+    for rel, text in TINY_PACKAGE.items():
+        (package_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (package_dir / rel).write_text(text)
+    tree = PackageTree.from_dir(package_dir)
+    assert chapter_modules(CHAPTER_A, tree) == ["__init__.py", "base.py", "only_a.py"]
+    assert chapter_modules(CHAPTER_B, tree) == ["__init__.py", "base.py", "lazy.py", "only_b.py",
+                                                "sub/__init__.py", "sub/deep.py"]
+    before = _tiny_keys(package_dir)
+    assert before == _tiny_keys(package_dir)  # deterministic
+    for rel, changed in [("only_b.py", {"B"}), ("sub/deep.py", {"B"}), ("lazy.py", {"B"}),
+                         ("only_a.py", {"A"}), ("base.py", {"A", "B"}), ("__init__.py", {"A", "B"}),
+                         ("unused.py", set()), ("book/cli.py", set()), ("book/__init__.py", set())]:
+        original = (package_dir / rel).read_text()
+        (package_dir / rel).write_text(original + "# touched\n")
+        after = _tiny_keys(package_dir)
+        assert {name for name in before if after[name] != before[name]} == changed, rel
+        (package_dir / rel).write_text(original)
+    assert _tiny_keys(package_dir) == before
+
+
+def test_cache_of_a_chapter_survives_edits_of_modules_it_does_not_import(tmp_path, monkeypatch):
+    """The CLI path: after editing a module only chapter B imports, A is current and B is stale."""
+    from ntputils.book import fingerprint
+    from ntputils.book.fingerprint import PackageTree
+
+    monkeypatch.setattr(cli, "ntputils_digest", fingerprint.ntputils_digest)  # undo the autouse pin
+    package_dir = tmp_path / "pkg" / "ntputils"
+    for rel, text in TINY_PACKAGE.items():
+        (package_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (package_dir / rel).write_text(text)
+    project = make_project(tmp_path / "proj", {"a01_good": GOOD + CHAPTER_A, "a02_failing": GOOD + CHAPTER_B})
+    keys = cli.KeyCalculator(project, PackageTree.from_dir(package_dir))
+    for chapter in project.chapters():
+        _, key = keys.key(chapter, {"profile": "cpu"})
+        meta = {"key": key, "status": "ok", "parameters": {"profile": "cpu"}}
+        project.executed(chapter).write_text(json.dumps({"cells": [], "metadata": {"ntpbook": meta}}))
+    assert all(cli.KeyCalculator(project, PackageTree.from_dir(package_dir)).is_current(c)
+               for c in project.chapters())
+    (package_dir / "lazy.py").write_text("from . import base\nY = 3\n")
+    keys = cli.KeyCalculator(project, PackageTree.from_dir(package_dir))
+    current = {c.name: keys.is_current(c) for c in project.chapters()}
+    assert current == {"a01_good": True, "a02_failing": False}
+
+
+LAZY_PACKAGE = {
+    "__init__.py": b"",
+    "lazy.py": b"",
+    "pkg/__init__.py": (b"from ntputils.lazy import lazy_exports\n"
+                        b"_LAZY = {'f': 'ntputils.pkg.one', 'g': 'ntputils.pkg.two'}\n"
+                        b"__getattr__, __dir__ = lazy_exports(__name__, _LAZY)\n"),
+    "pkg/one.py": b"from ntputils import base\n",
+    "pkg/two.py": b"",
+    "pkg/three.py": b"",
+    "base.py": b"",
+}
+
+
+@pytest.mark.parametrize(("chapter", "expected"), [
+    ("from ntputils.pkg import f\n", {"pkg/one.py", "base.py"}),
+    ("from ntputils import pkg\nx = pkg.g\n", {"pkg/two.py"}),
+    ("from ntputils import pkg as p\ndef h():\n    return p.three.x, p.f\n",
+     {"pkg/three.py", "pkg/one.py", "base.py"}),
+    ("import ntputils.pkg\nntputils.pkg.g()\n", {"pkg/two.py"}),
+    ("from ntputils.pkg import three\n", {"pkg/three.py"}),
+    ("from ntputils.pkg import *\n", {"pkg/one.py", "pkg/two.py", "base.py"}),
+    ("from ntputils import pkg\n", set()),
+])
+def test_lazy_reexports_add_only_the_module_that_defines_the_name(chapter, expected):
+    from ntputils.book.fingerprint import PackageTree, chapter_modules
+
+    tree = PackageTree.from_files("ntputils", LAZY_PACKAGE)
+    assert set(chapter_modules(chapter, tree)) == {"__init__.py", "lazy.py", "pkg/__init__.py"} | expected
+
+
+def _real_tree_files() -> dict[str, bytes]:
+    package_dir = REPO / "ntputils"
+    files = {}
+    for path in package_dir.rglob("*.py"):
+        try:
+            files[path.relative_to(package_dir).as_posix()] = path.read_bytes()
+        except FileNotFoundError:  # moved away by someone else meanwhile
+            pass
+    return files
+
+
+def _real_chapter_sets(files: dict[str, bytes]) -> tuple[dict[str, str], dict[str, set[str]]]:
+    from ntputils.book.fingerprint import PackageTree, chapter_modules
+
+    tree = PackageTree.from_files("ntputils", files)
+    texts = {p.stem: p.read_text() for p in sorted((REPO / "notebooks").glob("*.py"))}
+    return texts, {name: set(chapter_modules(text, tree)) for name, text in texts.items()}
+
+
+def _real_keys(texts: dict[str, str], files: dict[str, bytes]) -> dict[str, str]:
+    from ntputils.book.fingerprint import PackageTree, chapter_key, ntputils_digest
+
+    tree = PackageTree.from_files("ntputils", files)
+    return {name: chapter_key(text, {}, ntputils_digest(text, tree), []) for name, text in texts.items()}
+
+
+def test_real_b04_key_changes_exactly_with_the_modules_it_imports():
+    """On the real repository (a snapshot of its sources, edited in memory): editing a module of
+    b04's set changes the keys of exactly the chapters whose sets contain it -- b04's among them --
+    and editing the runner changes no key. One module is edited per distinct set of importers."""
+    files = _real_tree_files()
+    texts, sets = _real_chapter_sets(files)
+    b04 = next(name for name in sets if name.startswith("b04_"))
+    assert sets[b04] and "runtime.py" in sets[b04] and "__init__.py" in sets[b04]
+    assert not any(rel.startswith("book/") for s in sets.values() for rel in s)
+    by_importers: dict[frozenset[str], str] = {}
+    for rel in sorted(sets[b04]):
+        by_importers.setdefault(frozenset(name for name, s in sets.items() if rel in s), rel)
+    before = _real_keys(texts, files)
+    for rel in sorted(by_importers.values()) + ["book/cli.py"]:
+        edited = dict(files)
+        edited[rel] = files.get(rel, b"") + b"\n# touched\n"
+        after = _real_keys(texts, edited)
+        changed = {name for name in texts if after[name] != before[name]}
+        assert changed == {name for name, s in sets.items() if rel in s}, rel
+        assert (b04 in changed) == (rel != "book/cli.py"), rel
+
+
+def test_real_b04_imports_a_module_no_other_chapter_imports():
+    """The issue's example: touching a module that only b04 imports re-executes only b04."""
+    files = _real_tree_files()
+    texts, sets = _real_chapter_sets(files)
+    b04 = next(name for name in sets if name.startswith("b04_"))
+    others = set().union(*(s for name, s in sets.items() if name != b04))
+    only_b04 = sorted(sets[b04] - others)
+    # the subpackages re-export lazily (ntputils.lazy), so b04 does not execute every corpus reader
+    assert "data/corpora/paper_b_text.py" in only_b04, (only_b04, sorted(sets[b04]))
+    before = _real_keys(texts, files)
+    for rel in only_b04:
+        edited = dict(files)
+        edited[rel] = files[rel] + b"\n# touched\n"
+        after = _real_keys(texts, edited)
+        assert {name for name in texts if after[name] != before[name]} == {b04}, rel

@@ -10,7 +10,6 @@ from ntputils.analysis.metrics import sim
 from ntputils.analysis.network_runs import (
     data_fingerprint,
     geometry_reference,
-    group_contrast,
     history_subset,
     run_key,
     support_group_selection,
@@ -137,16 +136,3 @@ def test_train_and_compare_rejects_bad_configurations(cache):
         train_and_compare("lstm", data, model_config={"d": 4}, train_config={"lr": 1e-3})
     with pytest.raises(ValueError, match="taken from the data"):
         train_and_compare("lstm", data, model_config={"d": 4, "vocab_size": 9}, train_config={"steps": 1})
-
-
-def test_group_contrast_of_collapsed_and_orthogonal_groups():
-    e = np.eye(3)
-    A = np.column_stack([e[0], 2 * e[0], e[1], e[1], 3 * e[1], e[2]])
-    within, between = group_contrast(A, [0, 0, 1, 1, 1, 2])
-    assert within == pytest.approx(1.0) and between == pytest.approx(0.0)
-    within, between = group_contrast(np.column_stack([e[0], -e[0], e[1], e[1]]), [0, 0, 1, 1])
-    assert within == pytest.approx(0.0) and between == pytest.approx(0.0)
-    with pytest.raises(ValueError, match="shape mismatch"):
-        group_contrast(A, [0, 1])
-    with pytest.raises(ValueError, match="two groups"):
-        group_contrast(A, [0] * 6)

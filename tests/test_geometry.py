@@ -168,7 +168,7 @@ def test_max_margin_strong_duality_random(V, m, seed):
 
 
 def test_max_margin_beats_centered_support_strictly_on_random_supports():
-    """S~ is feasible but not optimal in general (paper_spec sec. 6: distance ~0.15, lower rank)."""
+    """S~ is feasible but not optimal in general (random supports: normalized distance ~0.15, lower rank)."""
     S = syn.random_supports(10, 16, min_size=1, max_size=3, seed=7)
     L = G.max_margin_logits(S, eps=1e-9)
     St = G.centered_support(S)
@@ -178,7 +178,7 @@ def test_max_margin_beats_centered_support_strictly_on_random_supports():
 
 
 def _certified_gap(S: np.ndarray, L: np.ndarray) -> float:
-    """Relative duality gap of a (cvxpy) point, certified by the independent dual of ``lmm_fast``."""
+    """Relative duality gap of a (cvxpy) point, certified by the independent dual of the ADMM solver."""
     from ntputils.geometry.maxmargin_admm import certify
 
     cert = certify(S, L)
@@ -223,8 +223,7 @@ def test_max_margin_sparse_input_and_full_support_column():
 
 
 def test_max_margin_fast_solver_agrees_with_cvxpy():
-    lmm_fast = pytest.importorskip("ntputils.geometry.maxmargin_admm")
-    del lmm_fast
+    pytest.importorskip("ntputils.geometry.maxmargin_admm")
     for seed in (0, 1):
         S = syn.random_supports(8, 12, min_size=1, max_size=3, seed=seed)
         Lc = G.max_margin_logits(S, eps=1e-9)

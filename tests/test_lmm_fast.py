@@ -1,4 +1,5 @@
-"""Correctness of the certified NTP-SVM solver :mod:`ntputils.geometry.maxmargin_admm` on small instances."""
+"""Correctness of the certified NTP-SVM solver :mod:`ntputils.geometry.maxmargin_admm` on small instances
+(plus the support validator and Zipf generator of :mod:`ntputils.data` it is tested with)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from ntputils.geometry import maxmargin_admm as lmm_fast
-from ntputils.geometry.maxmargin_admm import certify, solve_max_margin, validate_support, zipf_supports
+from ntputils.data import validate_support, zipf_supports
+from ntputils.geometry import MaxMarginSolution, max_margin_cached, max_margin_logits, maxmargin_admm
+from ntputils.geometry.maxmargin_admm import certify, solve_max_margin
 
 from solver_tolerance import point_tolerance, relative_distance
 
@@ -56,6 +58,8 @@ def test_matches_cvxpy_and_brackets_optimum(V, m, seed):
     sol = solve_max_margin(S, gap_tol=1e-9, progress=False)
     assert sol.converged
     assert sol.max_violation <= 1e-9
+    # the reported objective is the nuclear norm of the returned point (LAPACK, float64)
+    assert sol.nuclear_norm == pytest.approx(np.linalg.svd(sol.L, compute_uv=False).sum(), rel=1e-12)
     # certified bracket: lower_bound <= OPT <= ||L||_*  (cvxpy is accurate to ~1e-8 here)
     assert sol.lower_bound <= opt * (1 + 1e-7)
     assert opt <= sol.nuclear_norm * (1 + 1e-7)
@@ -251,7 +255,26 @@ def test_zipf_supports_shape_and_statistics():
 
 def test_unique_columns_grouping():
     S = validate_support(np.array([[1, 0, 1, 1], [0, 1, 0, 0], [1, 1, 1, 0]]))
-    first, group, mult = lmm_fast._unique_columns(S)
+    first, group, mult = maxmargin_admm._unique_columns(S)
     np.testing.assert_array_equal(first, [0, 1, 3])
     np.testing.assert_array_equal(group, [0, 1, 0, 2])
     np.testing.assert_array_equal(mult, [2, 1, 1])
+
+
+def test_one_entry_point_one_result_type(tmp_path, monkeypatch):
+    """``max_margin_logits`` returns the solver's own :class:`MaxMarginSolution` (no copy, same numbers);
+    the disk cache stores exactly what the entry point computes."""
+    monkeypatch.setenv("NTP_CACHE_DIR", str(tmp_path))
+    S = random_support(6, 8, seed=4)
+    direct = solve_max_margin(S, progress=False)
+    L, fast = max_margin_logits(S, solver="fast", return_info=True, progress=False)
+    assert isinstance(direct, MaxMarginSolution) and isinstance(fast, MaxMarginSolution)
+    np.testing.assert_array_equal(L, direct.L)
+    assert fast.rank == direct.rank and fast.iterations == direct.iterations and fast.dual is not None
+    _, ref = max_margin_logits(S, return_info=True, eps=1e-8)
+    assert isinstance(ref, MaxMarginSolution) and ref.solver == "cvxpy/SCS" and np.isnan(ref.lower_bound)
+    L1, info1 = max_margin_cached(S, solver="fast", progress=False)
+    L2, info2 = max_margin_cached(S, solver="fast", progress=False)
+    assert not info1["cached"] and info2["cached"]
+    np.testing.assert_array_equal(L1, direct.L)
+    np.testing.assert_array_equal(L2, direct.L)

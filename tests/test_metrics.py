@@ -1,5 +1,5 @@
-"""Tests of ntputils.analysis.metrics: corr, sim (SSIM structure term, paper_spec 1.8), normalized
-distances."""
+"""Tests of ntputils.analysis.metrics: corr, sim (SSIM structure term), normalized distances,
+within/between-group cosine statistics."""
 
 from __future__ import annotations
 
@@ -133,3 +133,17 @@ def test_gram_distance_is_rotation_invariant(A):
     Q = ortho_group.rvs(6, random_state=8)
     assert M.gram_distance(A, Q @ A) == pytest.approx(0.0, abs=1e-12)
     assert M.gram_distance(A, A * np.arange(1, 10)) > 0.1
+
+
+# ---- group contrast ----------------------------------------------------------------------------
+def test_group_contrast_of_collapsed_and_orthogonal_groups():
+    e = np.eye(3)
+    A = np.column_stack([e[0], 2 * e[0], e[1], e[1], 3 * e[1], e[2]])
+    within, between = M.group_contrast(A, [0, 0, 1, 1, 1, 2])
+    assert within == pytest.approx(1.0) and between == pytest.approx(0.0)
+    within, between = M.group_contrast(np.column_stack([e[0], -e[0], e[1], e[1]]), [0, 0, 1, 1])
+    assert within == pytest.approx(0.0) and between == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="shape mismatch"):
+        M.group_contrast(A, [0, 1])
+    with pytest.raises(ValueError, match="two groups"):
+        M.group_contrast(A, [0] * 6)

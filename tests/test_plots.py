@@ -123,3 +123,114 @@ def test_fig6_panels_axes_and_scales(run):
     assert len(a2.get_lines()) == 2
     with pytest.raises(ValueError, match="unknown"):
         fig6_panels(series, panels=("nope",))
+
+
+def test_learning_figures_have_the_papers_panels():
+    """Paper B rate-of-learning figures (Figs. 12, 18, 19): one Figure each, with the expected axes."""
+    from ntputils.plots.learning import (
+        closed_form_error_figure,
+        gd_dynamics_figure,
+        learning_times_figure,
+        rank_limited_figure,
+        support_svd_figure,
+    )
+
+    rng = np.random.default_rng(0)
+    S = (rng.random((5, 7)) < 0.4).astype(float)
+    U, s, Vt = np.linalg.svd(centered_support(S), full_matrices=False)
+    r = 3
+    t = np.linspace(0, 5, 11)
+    sv = np.outer(1 - np.exp(-t), s[:r])
+    curve = {k: np.exp(-t) + 1e-3 for k in ("loss", "norm_W", "norm_H", "gram_W", "gram_H", "logits", "comp")}
+    figs = [
+        (support_svd_figure(S, U[:, :r], s[:r], Vt[:r], "top"), 5),  # 4 panels + colorbar
+        (gd_dynamics_figure(t, {"SVD": {**curve, "sv": sv}}, sv, {"SVD": "tab:red"}, "bottom"), 4),
+        (closed_form_error_figure(t, [0.2, 0.1], [sv, sv + 1e-3], sv, sv), 1),
+        (learning_times_figure(t, sv, np.arange(1.0, r + 1), t, sv, np.arange(1.0, r + 1), s[:r],
+                               (1.0, 0.0, 1.0), "fig18"), 3),
+        (rank_limited_figure(t, sv, s[:r], d=2), 1),
+    ]
+    for fig, n_axes in figs:
+        assert isinstance(fig, plt.Figure) and len(fig.axes) == n_axes
+        plt.close(fig)
+
+
+def test_step_imbalance_figures_have_the_papers_panels():
+    """Paper B STEP-imbalance figures (Fig. 13, companions): one Figure each, with the expected axes."""
+    from ntputils.plots.learning import (
+        balanced_vs_step_figure,
+        step_dynamics_figure,
+        step_support_svd_figure,
+        weighting_comparison_figure,
+    )
+
+    V, R = 4, 2
+    S = np.zeros((V, (R + 1) * V // 2))
+    S[0, :R], S[1, R:2 * R], S[2, 2 * R], S[3, 2 * R + 1] = 1, 1, 1, 1
+    U, s, Vt = np.linalg.svd(centered_support(S), full_matrices=False)
+    r = V - 1
+    U, s, Vt = U[:, :r], s[:r], Vt[:r]
+    tiers = np.array([0, 1, 2])
+    t = np.linspace(0, 5, 11)
+    amp = np.outer(1 - np.exp(-t), s)
+    curves = {k: np.exp(-t) + 1e-3 for k in ("loss", "norm_W", "norm_H", "logits", "gram_W", "comp")}
+    curves["amplitudes"] = amp
+    figs = [
+        (step_support_svd_figure(S, R, U, s, Vt, s, tiers), 5),  # 4 panels + colorbar
+        (step_dynamics_figure(t, curves, tiers, amp, "amplitudes", "middle"), 4),
+        (step_dynamics_figure(t, curves, tiers, None, "amplitudes", "bottom", overlay=0.5 * amp), 4),
+        (weighting_comparison_figure(t, [(amp, "a"), (amp, "b"), (amp, "c")], tiers), 3),
+        (balanced_vs_step_figure(np.ones(r), s, tiers, R), 1),
+    ]
+    for fig, n_axes in figs:
+        assert isinstance(fig, plt.Figure) and len(fig.axes) == n_axes
+    # the overlay redraws the amplitudes black and adds one coloured curve per mode
+    assert len(figs[2][0].axes[2].lines) == 2 * r
+    assert all(line.get_color() == "k" for line in figs[2][0].axes[2].lines[:r])
+
+
+def test_organism_concept_figures_have_the_papers_panels():
+    """Paper B organism-concept figures (Figs. 1, 2A-C, 10): one Figure each, with the expected axes."""
+    from ntputils.plots.concepts import (
+        concept_plane_figure,
+        organism_data_figure,
+        organism_embeddings_figure,
+        organism_orthants_figure,
+        organism_svd_figure,
+    )
+
+    rng = np.random.default_rng(0)
+    words, attributes = ["a", "b", "c", "d"], ["p", "q", "r", "s", "t"]
+    S = np.array([[1, 0, 1, 0, 1], [1, 1, 0, 0, 0], [0, 1, 0, 1, 0], [0, 0, 1, 1, 1]], dtype=float)
+    U, s, Vt = np.linalg.svd(centered_support(S), full_matrices=False)
+    U, s, Vt = U[:, :3], s[:3], Vt[:3]
+    colors4, colors5 = ["tab:blue"] * 4, ["tab:red"] * 5
+    Pw, Ph = rng.normal(size=(4, 3)), rng.normal(size=(5, 3))
+    X = Vt.T
+    levels = [np.array([0, 1]), np.array([0]), np.array([], dtype=int)]
+    P2w, P2h = rng.normal(size=(4, 2)), rng.normal(size=(5, 2))
+    dirs = [np.array([1.0, 0.0]), np.array([0.6, 0.8])]
+    figs = [
+        (organism_svd_figure(U, s, Vt, words, attributes), 4),  # 3 panels + colorbar
+        (organism_embeddings_figure(Pw, Ph, colors4, colors5, {0: "a / b"}, {1: "q / r"}, "2A"), 1),
+        (organism_orthants_figure(X, levels, {0: "p", 2: "r / s"}), 1),
+        (concept_plane_figure([("ctx", P2h, dirs, {0: "p"}, colors5, "^"),
+                               ("word", P2w, dirs, {1: "b"}, colors4, "o")]), 2),
+        (organism_data_figure(S / S.sum(axis=0), words, attributes), 2),  # panel + colorbar
+    ]
+    for fig, n_axes in figs:
+        assert isinstance(fig, plt.Figure) and len(fig.axes) == n_axes
+    assert figs[1][0].axes[0].name == figs[2][0].axes[0].name == "3d"
+
+
+def test_support_group_labels_inverts_support_group_order():
+    """labels[order] == group, and equal labels <=> equal support columns."""
+    from ntputils.analysis.convergence import support_group_labels
+
+    S = np.array([[1, 0, 1, 0, 1], [0, 1, 0, 1, 0], [1, 1, 1, 0, 1]])
+    order, group = support_group_order(S)
+    labels = support_group_labels(S)
+    np.testing.assert_array_equal(labels[order], group)
+    np.testing.assert_array_equal(labels, [0, 1, 0, 2, 0])
+    same = (S.T[:, None, :] == S.T[None, :, :]).all(-1)
+    np.testing.assert_array_equal(labels[:, None] == labels[None, :], same)

@@ -27,15 +27,54 @@ def no_record_file(monkeypatch):
     monkeypatch.delenv(runtime.RECORD_ENV, raising=False)
 
 
-def test_profile_values_fill_none_parameters_and_are_written_back():
-    ns = namespace()
+def test_profile_values_fill_none_parameters_in_cfg_and_globals_are_not_modified():
+    ns = namespace(lr=0.25)
+    before = dict(ns)
     cfg = setup_chapter(PROFILES, ns)
     assert isinstance(cfg, ChapterConfig)
-    assert (cfg.steps, cfg.lr, cfg.sizes, cfg.note) == (10, 0.5, [1, 2], None)
-    assert cfg.as_dict() == {"profile": "cpu", "seed": 0, "device": "cpu", "steps": 10, "lr": 0.5,
+    assert (cfg.steps, cfg.lr, cfg.sizes, cfg.note) == (10, 0.25, [1, 2], None)
+    assert cfg.as_dict() == {"profile": "cpu", "seed": 0, "device": "cpu", "steps": 10, "lr": 0.25,
                              "sizes": [1, 2], "note": None}
-    assert ns["steps"] == 10 and ns["device"] == "cpu"
-    assert cfg["lr"] == 0.5
+    assert ns == before  # one way: the chapter reads cfg.<name>; its globals keep papermill's values
+    assert ns["steps"] is None and ns["device"] == "auto"
+    assert cfg["lr"] == 0.25
+
+
+def test_torch_threads_int_parameter_name_callable_or_left_alone():
+    import torch
+
+    old = torch.get_num_threads()
+    try:
+        cfg = setup_chapter(PROFILES, namespace(), torch_threads=1)
+        assert torch.get_num_threads() == 1 and cfg.torch_threads == 1
+        torch.set_num_threads(2)
+        cfg = setup_chapter(PROFILES, namespace(), torch_threads=None)
+        assert torch.get_num_threads() == 2 and cfg.torch_threads is None
+        cfg = setup_chapter(PROFILES, namespace(steps=0), torch_threads="steps")  # 0 = torch's default
+        assert torch.get_num_threads() == 2 and cfg.torch_threads is None
+        cfg = setup_chapter(PROFILES, namespace(steps=1), torch_threads="steps")
+        assert torch.get_num_threads() == 1 and cfg.torch_threads == 1
+        torch.set_num_threads(2)
+        cfg = setup_chapter(PROFILES, namespace(), torch_threads=lambda c: 1 if c.device == "cuda" else None)
+        assert torch.get_num_threads() == 2 and cfg.torch_threads is None
+        with pytest.raises(ParameterError, match="torch_threads"):
+            setup_chapter(PROFILES, namespace(), torch_threads=-1)
+    finally:
+        torch.set_num_threads(old)
+
+
+def test_chapter_timer_starts_at_setup_and_is_monotone():
+    import time
+
+    t0 = time.perf_counter()
+    cfg = setup_chapter(PROFILES, namespace())
+    t1 = time.perf_counter()
+    first = cfg.elapsed()
+    assert 0.0 <= first <= time.perf_counter() - t0
+    assert t0 <= cfg.started_wall <= t1
+    sum(range(200_000))  # burn a little CPU
+    second = cfg.elapsed()
+    assert second >= first and cfg.cpu_elapsed() >= 0.0
 
 
 def test_named_profile_and_overrides():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from ntputils.geometry.maxmargin_admm import zipf_supports
+from ntputils.data import zipf_supports
 from ntputils.geometry.spectral import centered_operator, centered_topk_svd, fix_signs, svd_residuals
 
 

@@ -148,7 +148,8 @@ def test_nuclear_prox_gradient_kkt_certificate(tiny):
 def test_nuclear_prox_gradient_zero_above_lam_max(tiny):
     """L_lam = 0 iff lam >= ||grad CE(0)||_op (then -G(0) lies in lam times the unit op-norm ball)."""
     G0 = (np.full((tiny.V, tiny.m), 1.0 / tiny.V) - tiny.P.toarray()) * tiny.pi
-    lam_max = np.linalg.norm(G0, 2)
+    lam_max = ufm.lambda_max(tiny)
+    assert lam_max == pytest.approx(np.linalg.norm(G0, 2), rel=1e-14)
     L, info = ufm.nuclear_prox_gradient(tiny, 1.01 * lam_max)
     assert np.all(L == 0) and info["converged"]
     L, _ = ufm.nuclear_prox_gradient(tiny, 0.9 * lam_max)
@@ -216,3 +217,32 @@ def test_path_bad_input(tiny):
         ufm.nuclear_prox_gradient(tiny, 0.0)
     with pytest.raises(ValueError, match="lams is empty"):
         ufm.regularization_path(tiny, [], progress=False)
+
+
+def test_lambda_max_is_where_the_path_leaves_zero(tiny):
+    """L_lambda = 0 at 1.01 lambda_max (prox returns 0) and rank >= 1 at 0.9 lambda_max."""
+    lam_max = ufm.lambda_max(tiny)
+    L_above, _ = ufm.nuclear_prox_gradient(tiny, 1.01 * lam_max)
+    L_below, _ = ufm.nuclear_prox_gradient(tiny, 0.9 * lam_max)
+    assert np.all(L_above == 0)
+    assert np.linalg.matrix_rank(L_below, tol=1e-8) >= 1
+
+
+def test_path_quantities_follow_theorem_1_and_match_logit_geometry(tiny):
+    """Along the path: ||L|| grows as lambda decreases, CE - H >= 0, and every row equals logit_geometry."""
+    from ntputils.analysis.regularization_path import logit_geometry, path_quantities
+
+    L_mm = G.max_margin_logits(tiny.S)
+    lams = [2.0 * ufm.lambda_max(tiny), 1e-2, 1e-3]
+    path = ufm.regularization_path(tiny, lams, tol=1e-9, progress=False)
+    pq = path_quantities(tiny, path, L_mm)
+    assert pq["norm_L"][0] == 0 and np.isnan(pq["dir_L"][0]) and np.isnan(pq["gram_W"][0])  # L = 0 here
+    assert np.all(np.diff(pq["norm_L"]) > 0) and np.all(pq["ce_gap"] >= -1e-12)
+    Wt, Ht = G.mm_embeddings(L_mm)
+    row = logit_geometry(path[-1][1], tiny.S.toarray(), G.in_support_logits(tiny.P), L_mm, Wt, Ht)
+    for key, value in row.items():
+        assert pq[key][-1] == value
+    # with explicit balanced factors the Gram distances are those of the factors given
+    W, H = G.mm_embeddings(path[-1][1])
+    assert logit_geometry(path[-1][1], tiny.S.toarray(), G.in_support_logits(tiny.P), L_mm, Wt, Ht,
+                          W=W, H=H)["gram_H"] == row["gram_H"]

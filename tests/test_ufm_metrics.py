@@ -1,4 +1,5 @@
-"""Tests of ntputils.analysis.convergence: the vectorized Fig. 6 metrics agree with the per-matrix
+"""Tests of ntputils.analysis.convergence and the batched metrics (ntputils.analysis.metrics,
+ntputils.geometry.logits.batched_project_F): the vectorized Fig. 6 metrics agree with the per-matrix
 definitions."""
 
 from __future__ import annotations
@@ -9,21 +10,32 @@ import pytest
 from ntputils.analysis.convergence import (
     SNAPSHOT_METRICS,
     GeometryReference,
-    batched_corr,
-    batched_normalized_distance,
-    batched_project_F,
-    batched_sim,
-    batched_structural_similarity,
     fig6_series,
-    max_margin_cached,
     snapshot_metrics,
     support_group_order,
-    support_key,
     word_order,
 )
-from ntputils.analysis.metrics import corr, normalized_distance, sim, structural_similarity
+from ntputils.analysis.metrics import (
+    batched_corr,
+    batched_normalized_distance,
+    batched_sim,
+    batched_structural_similarity,
+    corr,
+    normalized_distance,
+    sim,
+    structural_similarity,
+)
 from ntputils.data import from_counts
-from ntputils.geometry import centered_support, margin_violation, max_margin_logits, nuclear_norm, project_F
+from ntputils.geometry import (
+    centered_support,
+    margin_violation,
+    max_margin_cached,
+    max_margin_logits,
+    nuclear_norm,
+    project_F,
+    support_key,
+)
+from ntputils.geometry.logits import batched_project_F
 from ntputils.training.history import History
 from ntputils.training.ufm import train
 

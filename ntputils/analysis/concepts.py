@@ -1,4 +1,5 @@
-"""Concepts as singular dimensions of S~: orthant clustering, typicality, concept representations.
+"""Concepts as singular dimensions of S~ (and of a pretrained LM's embeddings): orthant clustering,
+typicality, concept representations, word/context orthant agreement.
 
 Notation (paper B sec. 4, Definition 1, App. A.3 and App. B). With the SVD ``S~ = U Sigma V^T``
 (``U``: V x r, ``V``: m x r), concept ``k`` is the k-th singular dimension; ``u_k`` (column of U) is
@@ -44,7 +45,31 @@ API: :func:`sign_patterns`, :func:`typicality`, :func:`orthant_members`, :func:`
 clusters with the same configuration, Fig. 6), :func:`clusters_table` (pandas summary),
 :func:`orient_signs` (flip concepts to a stated sign convention), :func:`paper_dims`,
 :func:`sign_configurations`, :func:`concept_representations` (eq. 4), :func:`row_space_projector`,
-:func:`concept_coordinates` (Fig. 10), :func:`cosine_columns`, :func:`kmeans_on_analyzers`.
+:func:`concept_coordinates` (Fig. 10), :func:`cosine_columns`, :func:`kmeans_on_analyzers`,
+:func:`sign_string`, and for pretrained models :func:`decoder_concepts`, :func:`context_concepts`,
+:func:`orthant_agreement`.
+
+Concepts of a pretrained LM (paper B App. F.2). For a pretrained model the data-sparsity matrix S~ of
+its training corpus is out of reach, so paper B reads the concepts from the embeddings. With the thin
+SVD of the decoder ``W`` (V x d, rows = words)
+
+    W = U Sigma^{1/2} R,        U: V x r (U^T U = I),  R: r x d (R R^T = I),
+
+the columns of ``U`` are the *word concepts* (word-analyzer vectors; the singular values of ``W`` are
+``sqrt(sigma_k)``). For contexts with last-layer states ``H`` (d x m, the decoder inputs) the *context
+concepts* are
+
+    V = H^T R^T Sigma^{-1/2}     (m x r; the paper prints ``H^T R Sigma^{-1/2}`` with its R transposed),
+
+which makes the logits factor as in the SVD of S~: ``L = W H = U Sigma V^T`` (exact when ``d = r``; V is
+not orthonormal, since H covers only a sample of contexts).
+
+Coupling of word and context orthants (our test, beyond the paper). Paper B Fig. 6 pairs a context
+orthant with the word orthant of the same sign configuration on ``K = {1..p}``. With the observed next
+token ``y_j`` of every context, the **agreement rate** is the share of contexts whose next token lies in
+the word orthant of their own configuration, ``mean_j 1[code(y_j) = code(j)]``; under independence of
+the two codes it would be ``chance = sum_C P(code(j) = C) P(code(y_j) = C)``. The **enrichment** of a
+configuration C is ``P(code(y_j) = C | code(j) = C) / P(code(y_j) = C)``.
 """
 
 from __future__ import annotations
@@ -55,18 +80,22 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ntputils.geometry.logits import svd_factors
+
 DEFAULT_ZERO_TOL = 1e-12
 
 
 class OrthantCluster(NamedTuple):
-    """Members of one sign configuration, sorted by decreasing typicality."""
+    """Members of one sign configuration, sorted by decreasing typicality.
+    """
 
     indices: np.ndarray
     typicality: np.ndarray
 
 
 class MatchedCluster(NamedTuple):
-    """A sign configuration that is non-empty for both words and contexts (paper B Fig. 6)."""
+    """A sign configuration that is non-empty for both words and contexts (paper B Fig. 6).
+    """
 
     words: OrthantCluster
     contexts: OrthantCluster
@@ -107,7 +136,10 @@ def _signs(signs: Iterable[int], p: int) -> np.ndarray:
 
 
 def paper_dims(K: Iterable[int]) -> tuple[int, ...]:
-    """Convert the paper's 1-based concept set ``K`` (e.g. ``{1, 2, 4}``) to 0-based ``dims``."""
+    """Convert the paper's 1-based concept set ``K`` (e.g. ``{1, 2, 4}``) to 0-based ``dims``.
+
+    Used in: b01.
+    """
     K = list(K)
     if not K or any(int(k) != k or k < 1 for k in K):
         raise ValueError(f"paper concept indices are integers >= 1, got {K!r}")
@@ -115,10 +147,22 @@ def paper_dims(K: Iterable[int]) -> tuple[int, ...]:
 
 
 def sign_configurations(p: int) -> list[tuple[int, ...]]:
-    """All ``2^p`` configurations ``C in {+1,-1}^p`` in a fixed order (``(+1,...,+1)`` first)."""
+    """All ``2^p`` configurations ``C in {+1,-1}^p`` in a fixed order (``(+1,...,+1)`` first).
+
+    Used in: b04, b07.
+    """
     if p < 1:
         raise ValueError(f"p must be >= 1, got {p}")
     return list(itertools.product((1, -1), repeat=p))
+
+
+def sign_string(config: Iterable[int]) -> str:
+    """A sign configuration ``C = [c_{k_1}, ..., c_{k_p}]`` (paper B Definition 1) as text:
+    ``(1, -1, 1)`` -> ``"(+,-,+)"``.
+
+    Used in: b04, b07.
+    """
+    return "(" + ",".join("+" if c > 0 else "-" for c in config) + ")"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,7 +184,10 @@ def sign_patterns(A: np.ndarray, dims: Iterable[int], zero_tol: float = DEFAULT_
 
 
 def typicality(A: np.ndarray, dims: Iterable[int]) -> np.ndarray:
-    """``Typicality(z; C) = sum_{k in K} |A[z, k]|`` for every row z (paper B Definition 1), shape (n,)."""
+    """``Typicality(z; C) = sum_{k in K} |A[z, k]|`` for every row z (paper B Definition 1), shape (n,).
+
+    Used in: b04.
+    """
     A = _analyzers(A)
     d = _dims(dims, A.shape[1])
     return np.abs(A[:, d]).sum(axis=1)
@@ -148,7 +195,8 @@ def typicality(A: np.ndarray, dims: Iterable[int]) -> np.ndarray:
 
 def orthant_members(A: np.ndarray, dims: Iterable[int], signs: Iterable[int],
                     zero_tol: float = DEFAULT_ZERO_TOL) -> np.ndarray:
-    """Indices (ascending) of the items z with ``sign(A[z, k_i]) = c_{k_i}`` for all i (Definition 1)."""
+    """Indices (ascending) of the items z with ``sign(A[z, k_i]) = c_{k_i}`` for all i (Definition 1).
+    """
     pat = sign_patterns(A, dims, zero_tol)
     c = _signs(signs, pat.shape[1])
     return np.flatnonzero(np.all(pat == c, axis=1))
@@ -168,6 +216,8 @@ def orthant_clusters(A: np.ndarray, dims: Iterable[int], top: int | None = 40,
     Returns ``{C: OrthantCluster(indices, typicality)}`` for all ``C`` of :func:`sign_configurations`
     (empty configurations map to empty arrays), members sorted by decreasing typicality (ties by
     index) and cut to the ``top`` most typical (paper B uses top-40 word clouds); ``top=None`` keeps all.
+
+    Used in: b01, b04, b07.
     """
     if top is not None and (int(top) != top or top < 1):
         raise ValueError(f"top must be a positive integer or None, got {top!r}")
@@ -184,6 +234,8 @@ def orthant_labels(A: np.ndarray, dims: Iterable[int], zero_tol: float = DEFAULT
 
     Handy for comparing orthant clustering with :func:`kmeans_on_analyzers`
     (e.g. ``sklearn.metrics.adjusted_rand_score``).
+
+    Used in: b04, b07.
     """
     pat = sign_patterns(A, dims, zero_tol)
     p = pat.shape[1]
@@ -200,6 +252,8 @@ def orthant_hierarchy(A: np.ndarray, dims: Iterable[int], signs: Iterable[int],
 
     Entry ``p-1`` holds the members of the first ``p`` signs on the first ``p`` dims; each set
     contains the next (adding a dimension can only refine an orthant).
+
+    Used in: b01.
     """
     A = _analyzers(A)
     d = _dims(dims, A.shape[1])
@@ -217,6 +271,8 @@ def matched_clusters(A_words: np.ndarray, A_contexts: np.ndarray, dims: Iterable
     orthant of the top concepts tend to have ``S~[z, j] > 0``: the words are typical next tokens of
     the contexts. Returns ``{C: MatchedCluster(words, contexts)}`` in :func:`sign_configurations`
     order, each side cut to ``top`` members (``min_size`` is tested before the cut).
+
+    Used in: b04.
     """
     Aw, Ac = _analyzers(A_words), _analyzers(A_contexts)
     if Aw.shape[1] != Ac.shape[1]:
@@ -243,6 +299,8 @@ def clusters_table(clusters: Mapping[tuple[int, ...], OrthantCluster], names: Se
 
     ``names`` labels items (words or context strings); ``dims`` (0-based) only sets the column
     header of the configuration in the paper's 1-based notation, e.g. ``C on K={1,2,4}``.
+
+    Used in: b01.
     """
     import pandas as pd
 
@@ -324,6 +382,8 @@ def concept_representations(W: np.ndarray, H: np.ndarray, U: np.ndarray, Vt: np.
     project: apply ``P_W`` / ``P_H`` explicitly as printed in eq. (4). Mathematically a no-op
         (``W^T u_k`` lies in the row space of W, ``H v_k`` in the column space of H); kept to check
         that claim numerically.
+
+    Used in: b01.
     """
     W = np.asarray(W, dtype=np.float64)
     H = np.asarray(H, dtype=np.float64)
@@ -349,6 +409,8 @@ def concept_coordinates(X: np.ndarray, reps: np.ndarray) -> np.ndarray:
 
     ``X`` holds embeddings as rows (``W`` for words, ``H.T`` for contexts), ``reps`` concept
     representations as columns (d x K) or a single (d,) vector.
+
+    Used in: b01.
     """
     X = np.asarray(X, dtype=np.float64)
     R = np.asarray(reps, dtype=np.float64)
@@ -365,7 +427,10 @@ def concept_coordinates(X: np.ndarray, reps: np.ndarray) -> np.ndarray:
 
 
 def cosine_columns(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """Cosine similarity of matching columns of A and B (e.g. ``cos(u^d_k, v^d_k)`` for every k)."""
+    """Cosine similarity of matching columns of A and B (e.g. ``cos(u^d_k, v^d_k)`` for every k).
+
+    Used in: b01.
+    """
     A = np.atleast_2d(np.asarray(A, dtype=np.float64).T).T
     B = np.atleast_2d(np.asarray(B, dtype=np.float64).T).T
     if A.shape != B.shape:
@@ -387,6 +452,8 @@ def kmeans_on_analyzers(A: np.ndarray, p: int, k: int | None = None, seed: int =
     unscaled analyzer rows; pass ``sigma`` (the singular values) to weight column k by
     ``sigma_k`` instead (not specified by the paper). Returns ``(labels (n,), centers (k, p))``;
     the same seed gives the same clustering.
+
+    Used in: b04.
     """
     from sklearn.cluster import KMeans
 
@@ -404,3 +471,119 @@ def kmeans_on_analyzers(A: np.ndarray, p: int, k: int | None = None, seed: int =
         X = X * s[:p]
     km = KMeans(n_clusters=k, init="k-means++", n_init=n_init, random_state=seed).fit(X)
     return km.labels_.astype(np.intp), km.cluster_centers_
+
+
+# ---------------------------------------------------------------------------------------------
+# concepts of a pretrained LM (App. F.2) and the word/context orthant agreement
+# ---------------------------------------------------------------------------------------------
+class DecoderConcepts(NamedTuple):
+    """``W = U diag(sqrt_sigma) R``: word concepts ``U`` (V x r), ``sqrt_sigma`` (r,), ``R`` (r x d).
+    """
+
+    U: np.ndarray
+    sqrt_sigma: np.ndarray
+    R: np.ndarray
+
+    @property
+    def sigma(self) -> np.ndarray:
+        """``sigma_k`` of the paper's notation (squares of the singular values of W)."""
+        return self.sqrt_sigma**2
+
+
+def decoder_concepts(W: np.ndarray, rank_tol: float = 1e-9) -> DecoderConcepts:
+    """Thin SVD of the decoder ``W`` (V x d), signs as :func:`ntputils.geometry.svd_factors`.
+
+    Used in: b07.
+    """
+    W = np.asarray(W, dtype=np.float64)
+    if W.ndim != 2 or min(W.shape) == 0:
+        raise ValueError(f"W must be a non-empty (V, d) matrix, got shape {W.shape}")
+    if not np.all(np.isfinite(W)):
+        raise ValueError("W has non-finite entries")
+    U, s, Rt = svd_factors(W, rank_tol=rank_tol)
+    return DecoderConcepts(U, s, Rt)
+
+
+def context_concepts(H: np.ndarray, concepts: DecoderConcepts) -> np.ndarray:
+    """``V = H^T R^T Sigma^{-1/2}`` (m x r) for last-layer states ``H`` (d x m).
+
+    Used in: b07.
+    """
+    H = np.asarray(H, dtype=np.float64)
+    if H.ndim != 2 or H.shape[0] != concepts.R.shape[1]:
+        raise ValueError(f"shape mismatch: H {H.shape} must be (d, m) with d = {concepts.R.shape[1]}")
+    return (H.T @ concepts.R.T) / concepts.sqrt_sigma
+
+
+class OrthantAgreement(NamedTuple):
+    """Agreement of context orthants with the orthants of their observed next tokens (module docstring).
+    """
+
+    rate: float
+    chance: float
+    enrichment: np.ndarray  # (n_configs,), nan where fewer than min_contexts contexts
+    contexts: np.ndarray  # (n_configs,) number of contexts per configuration
+
+    @property
+    def ratio(self) -> float:
+        """``rate / chance``."""
+        return self.rate / self.chance
+
+
+def orthant_agreement(word_codes: np.ndarray, context_codes: np.ndarray, next_tokens: np.ndarray,
+                      n_configs: int, min_contexts: int = 50) -> OrthantAgreement:
+    """Agreement of ``context_codes[j]`` with ``word_codes[next_tokens[j]]``.
+
+    Codes are orthant labels in ``0..n_configs-1`` (e.g. :func:`ntputils.analysis.concepts.orthant_labels`);
+    ``-1`` (a zero coordinate) never agrees and is excluded from the per-configuration statistics.
+
+    Used in: b07.
+    """
+    word_codes = np.asarray(word_codes, dtype=np.int64)
+    context_codes = np.asarray(context_codes, dtype=np.int64)
+    next_tokens = np.asarray(next_tokens, dtype=np.int64)
+    if context_codes.shape != next_tokens.shape or context_codes.ndim != 1 or context_codes.size == 0:
+        raise ValueError(f"context_codes {context_codes.shape} and next_tokens {next_tokens.shape} must be "
+                         "non-empty vectors of equal length")
+    if next_tokens.min() < 0 or next_tokens.max() >= word_codes.size:
+        raise ValueError(f"next token ids must lie in [0, {word_codes.size})")
+    for name, codes in (("word_codes", word_codes), ("context_codes", context_codes)):
+        if codes.min() < -1 or codes.max() >= n_configs:
+            raise ValueError(f"{name} must lie in -1..{n_configs - 1}")
+    next_codes = word_codes[next_tokens]
+    valid_ctx, valid_next = context_codes >= 0, next_codes >= 0
+    m = context_codes.size
+    p_ctx = np.bincount(context_codes[valid_ctx], minlength=n_configs) / m
+    p_next = np.bincount(next_codes[valid_next], minlength=n_configs) / m
+    agree = valid_ctx & (context_codes == next_codes)
+    counts = np.bincount(context_codes[valid_ctx], minlength=n_configs)
+    hits = np.bincount(context_codes[agree], minlength=n_configs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        enrichment = np.where((counts >= min_contexts) & (p_next > 0), hits / counts / p_next, np.nan)
+    return OrthantAgreement(float(agree.mean()), float(np.sum(p_ctx * p_next)), enrichment, counts)
+
+
+# ---------------------------------------------------------------------------------------------
+# orthant clusters with their purity table (Figs. 15-17, 22-25)
+# ---------------------------------------------------------------------------------------------
+def orthant_purity(A: np.ndarray, p: int, labels, baseline, top: int | None = 40):
+    r"""Orthant clusters of the analyzer rows ``A`` on :math:`\mathcal K=\{1,\dots,p\}` and its purity table.
+
+    For every sign configuration :math:`C\in\{\pm1\}^p` (paper B, Definition 1) the cluster
+    :math:`\{z:\ \operatorname{sign}(\boldsymbol u_k[z])=c_k\ \forall k\in\mathcal K\}`, cut to its ``top``
+    members by typicality on :math:`\mathcal K` (:func:`typicality`, :func:`orthant_clusters`); the table
+    (:func:`ntputils.analysis.purity.purity_table`, one row per non-empty cluster, named
+    :func:`sign_string` of :math:`C`) gives the best class, its purity and the random-cluster baseline.
+    ``labels`` is a :class:`~ntputils.analysis.purity.ClassLabels`, ``baseline`` a
+    :class:`~ntputils.analysis.purity.RandomBaseline` built on it.
+
+    Paper B, Definition 1 and Figs. 15-17 (GPT-2), 22-25 (orthant grids of STS / WikiText).
+    Returns ``(clusters, table)``: the ``{C: OrthantCluster}`` dict and the ``pandas.DataFrame``.
+
+    Used in: b04 (Figs. 22-25), b07 (Figs. 15-17).
+    """
+    from ntputils.analysis.purity import purity_table  # a sibling module: imported where needed
+
+    clusters = orthant_clusters(A, range(p), top=top)
+    table = purity_table({sign_string(C): cl.indices for C, cl in clusters.items()}, labels, baseline)
+    return clusters, table

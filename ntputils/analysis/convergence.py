@@ -1,7 +1,7 @@
 """The convergence metrics of paper A Fig. 6, computed from a training
 :class:`~ntputils.training.history.History`.
 
-Paper A (Thm. "reg path", Claims P logits / P directional / P proxy; spec sec. 1.6-1.8) predicts that,
+Paper A (Thm. "reg path", Claims P logits / P directional / P proxy) predicts that,
 as NTP training drives the cross-entropy to its lower bound ``H``, the logits ``L_k = W_k H_k``
 split into
 
@@ -25,20 +25,16 @@ and to networks (:func:`ntputils.training.loop.train_ntp`, whose H may cover a s
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
-from ntputils.analysis.metrics import SIM_C
+from ntputils.analysis.metrics import CHUNK_BYTES, batched_normalized_distance, batched_sim
 from ntputils.data.ntp import NTPData
-from ntputils.geometry.logits import centered_support, in_support_logits, max_margin_logits, mm_embeddings
+from ntputils.geometry.logits import batched_project_F, centered_support, in_support_logits, mm_embeddings
 from ntputils.training.history import History
-
-#: largest float64 working set (bytes) of one chunk of stacked m x m correlation matrices
-CHUNK_BYTES = 256 * 2**20
 
 
 # ---------------------------------------------------------------------------------------------
@@ -57,6 +53,8 @@ class GeometryReference:
     L_mm: V x m max-margin logits ``L^mm`` or ``None`` (then the ``*_mm`` metrics are NaN).
     W_mm, H_mm: ``U Sigma^{1/2}`` (V x r) and ``Sigma^{1/2} V^T`` (r x m) of ``L^mm`` (or ``None``).
     columns: the context indices of the full data these columns are (``None`` = all, in order).
+
+    Used in: a05.
     """
 
     support: np.ndarray
@@ -87,7 +85,8 @@ class GeometryReference:
     @classmethod
     def from_data(cls, data: NTPData, L_mm: np.ndarray | None = None,
                   rank_tol: float = 1e-6) -> GeometryReference:
-        """Targets of ``data``; pass ``L_mm`` (e.g. from :func:`max_margin_cached`) for the theory metrics.
+        """Targets of ``data``; pass ``L_mm`` (e.g. from :func:`ntputils.geometry.max_margin_cached`) for the
+        theory metrics.
 
         ``W^mm, H^mm`` are the SVD factors of ``L^mm`` with singular values below
         ``rank_tol * sigma_max`` cut (:func:`ntputils.geometry.mm_embeddings`).
@@ -130,125 +129,6 @@ class GeometryReference:
         """
         full = self.info.get("full", self)
         return full.S_tilde.T, None if full.W_mm is None else full.W_mm.T
-
-
-# ---------------------------------------------------------------------------------------------
-# L^mm with a disk cache
-# ---------------------------------------------------------------------------------------------
-def support_key(S: np.ndarray | sp.sparray | sp.spmatrix, solver: str, **opts) -> str:
-    """A stable hex key for ``(S, solver, opts)``: SHA-256 of shape, support pattern and options."""
-    Sd = (S.toarray() if sp.issparse(S) else np.asarray(S)) > 0
-    h = hashlib.sha256()
-    h.update(np.asarray(Sd.shape, dtype=np.int64).tobytes())
-    h.update(np.packbits(Sd, axis=None).tobytes())
-    h.update(repr((solver, sorted(opts.items()))).encode())
-    return h.hexdigest()[:24]
-
-
-def max_margin_cached(S: np.ndarray | sp.sparray | sp.spmatrix, solver: str = "cvxpy", cache: bool = True,
-                      **opts) -> tuple[np.ndarray, dict]:
-    """``L^mm`` of the support ``S`` (:func:`ntputils.geometry.max_margin_logits`), cached on disk.
-
-    The result is stored under ``ntputils.paths.cache_dir("lmm")`` as ``<key>.npz`` with the key of
-    :func:`support_key`, so every chapter that needs ``L^mm`` of the same support (and solver options)
-    solves the program once. Returns ``(L_mm, info)`` with ``info`` = nuclear norm, constraint
-    violation, solver, seconds, gap (where the solver certifies one) and ``cached`` (bool).
-    """
-    from ntputils.paths import cache_dir
-
-    path = cache_dir("lmm") / f"{support_key(S, solver, **opts)}.npz" if cache else None
-    if path is not None and path.exists():
-        with np.load(path, allow_pickle=False) as z:
-            info = {k: z[k].item() for k in z.files if k != "L"}
-            return np.array(z["L"]), dict(info, cached=True)
-    L, res = max_margin_logits(S, solver=solver, return_info=True, **opts)
-    info = dict(nuclear_norm=res.nuclear_norm, max_violation=res.max_violation, lower_bound=res.lower_bound,
-                rel_gap=res.rel_gap, solver=res.solver, seconds=res.seconds, converged=bool(res.converged))
-    if path is not None:
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez_compressed(tmp, L=L, **{k: np.asarray(v) for k, v in info.items()})
-        tmp.replace(path)
-    return L, dict(info, cached=False)
-
-
-# ---------------------------------------------------------------------------------------------
-# batched primitives (stacks of snapshots along axis 0)
-# ---------------------------------------------------------------------------------------------
-def batched_corr(A: np.ndarray) -> np.ndarray:
-    """``corr`` of every matrix of a stack: (K, r, n) -> (K, n, n) cosine similarities of the columns.
-
-    Zero columns give zero rows/columns, as :func:`ntputils.analysis.metrics.corr`.
-    """
-    A = np.asarray(A, dtype=np.float64)
-    if A.ndim != 3:
-        raise ValueError(f"batched_corr expects a (K, r, n) stack, got shape {A.shape}")
-    norms = np.linalg.norm(A, axis=1, keepdims=True)
-    An = np.divide(A, norms, out=np.zeros_like(A), where=norms > 0)
-    return np.matmul(An.transpose(0, 2, 1), An)
-
-
-def batched_structural_similarity(X: np.ndarray, Y: np.ndarray, C: float = SIM_C) -> np.ndarray:
-    """``SIM(X_k, Y)`` for a stack ``X`` (K, n, n) against one ``Y`` (n, n) (spec 1.8, ddof 0)."""
-    X = np.asarray(X, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
-    if X.ndim != 3 or X.shape[1:] != Y.shape:
-        raise ValueError(f"shape mismatch: stack {X.shape} vs target {Y.shape}")
-    xc = X - X.mean(axis=(1, 2), keepdims=True)
-    yc = Y - Y.mean()
-    cov = np.einsum("kij,ij->k", xc, yc) / Y.size
-    return (cov + C) / (X.std(axis=(1, 2)) * Y.std() + C)
-
-
-def batched_sim(As: Sequence[np.ndarray] | np.ndarray, B: np.ndarray, C: float = SIM_C,
-                chunk_bytes: int = CHUNK_BYTES) -> np.ndarray:
-    """``sim(A_k, B) = SIM(corr(A_k), corr(B))`` for every ``A_k`` (same column count as ``B``).
-
-    Snapshots are processed in chunks so that a chunk of stacked n x n matrices stays below
-    ``chunk_bytes`` (vectorized within a chunk).
-    """
-    B = np.asarray(B, dtype=np.float64)
-    if B.ndim != 2:
-        raise ValueError(f"target must be 2-D, got shape {B.shape}")
-    As = list(As)
-    if not As:
-        return np.zeros(0)
-    n = B.shape[1]
-    for A in As:
-        if np.ndim(A) != 2 or np.shape(A)[1] != n:
-            raise ValueError(f"sim compares column geometries: snapshot {np.shape(A)} vs target {B.shape}")
-    Y = batched_corr(B[None])[0]
-    per = max(1, int(chunk_bytes // (3 * 8 * n * n)))
-    out = [batched_structural_similarity(batched_corr(np.stack(As[i:i + per])), Y, C)
-           for i in range(0, len(As), per)]
-    return np.concatenate(out)
-
-
-def batched_project_F(Ls: np.ndarray, support: np.ndarray) -> np.ndarray:
-    """``P_F(L_k)`` for a stack (K, V, m): in-support entries minus their support mean, 0 elsewhere."""
-    Ls = np.asarray(Ls, dtype=np.float64)
-    S = np.asarray(support, dtype=bool)
-    if Ls.ndim != 3 or Ls.shape[1:] != S.shape:
-        raise ValueError(f"shape mismatch: logit stack {Ls.shape} vs support {S.shape}")
-    sizes = S.sum(axis=0)
-    if np.any(sizes == 0):
-        raise ValueError("support has an empty column")
-    means = np.where(S, Ls, 0.0).sum(axis=1, keepdims=True) / sizes
-    return np.where(S, Ls - means, 0.0)
-
-
-def batched_normalized_distance(Ls: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """``|| L_k/||L_k||_F - T/||T||_F ||_F`` for a stack (K, V, m); NaN for a zero ``L_k``."""
-    Ls = np.asarray(Ls, dtype=np.float64)
-    T = np.asarray(target, dtype=np.float64)
-    if Ls.ndim != 3 or Ls.shape[1:] != T.shape:
-        raise ValueError(f"shape mismatch: stack {Ls.shape} vs target {T.shape}")
-    nT = np.linalg.norm(T)
-    if nT == 0:
-        raise ValueError("normalized distance to a zero target is undefined")
-    nL = np.linalg.norm(Ls, axis=(1, 2))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        unit = Ls / np.where(nL > 0, nL, np.nan)[:, None, None]
-    return np.linalg.norm(unit - T / nT, axis=(1, 2))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,7 +210,10 @@ def snapshot_metrics(hist: History, ref: GeometryReference,
 
 def fig6_series(hist: History, ref: GeometryReference, label: str = "",
                 chunk_bytes: int = CHUNK_BYTES) -> Fig6Series:
-    """All Fig. 6 curves of one run: logged CE - H and norms plus :func:`snapshot_metrics`."""
+    """All Fig. 6 curves of one run: logged CE - H and norms plus :func:`snapshot_metrics`.
+
+    Used in: a05, a06, a07.
+    """
     snaps = snapshot_metrics(hist, ref, chunk_bytes=chunk_bytes)
     return Fig6Series(
         steps=np.asarray(hist.steps), ce_minus_H=_scalar(hist, "ce_minus_H"), norm_W=_scalar(hist, "norm_W"),
@@ -347,6 +230,8 @@ def support_group_order(support: np.ndarray | sp.sparray | sp.spmatrix) -> tuple
     Groups appear in the order of their first context; contexts keep their order inside a group.
     Returns ``(order, group)``: the permutation of ``range(m)`` and the group id of each context in
     the new order (0, 0, 1, 1, 1, 2, ...).
+
+    Used in: a04, a05, a06.
     """
     S = (support.toarray() if sp.issparse(support) else np.asarray(support)) > 0
     if S.ndim != 2 or S.shape[1] == 0:
@@ -360,12 +245,33 @@ def support_group_order(support: np.ndarray | sp.sparray | sp.spmatrix) -> tuple
     return order, group[order]
 
 
+def support_group_labels(support: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
+    r"""Per-context support-group label, in the original context order: the inverse of
+    :func:`support_group_order`.
+
+    Contexts :math:`j, j'` get the same label iff their supports agree,
+    :math:`\mathcal S_j=\mathcal S_{j'}` (columns of :math:`\boldsymbol S`); labels number the groups by
+    their first context. These are the blocks of
+    subspace collapse (Paper A, Theorem 2 / Fig. 5: contexts with equal supports get collinear
+    :math:`\boldsymbol h_j^{\rm mm}` and identical :math:`\boldsymbol L^{\rm mm}` columns).
+    With ``order, group = support_group_order(S)``: ``labels[order] = group``.
+
+    Used in: a04.
+    """
+    order, group = support_group_order(support)
+    labels = np.empty(group.size, dtype=np.int64)
+    labels[order] = group
+    return labels
+
+
 def word_order(support: np.ndarray | sp.sparray | sp.spmatrix,
                context_order: np.ndarray | None = None) -> np.ndarray:
     """Order words by the first (ordered) context whose support holds them, ties by word id.
 
     With ``context_order`` from :func:`support_group_order`, words that share supports become
     adjacent, so ``corr(W^T)`` shows the same blocks as ``corr(H)``.
+
+    Used in: a04, a05, a06, a07.
     """
     S = (support.toarray() if sp.issparse(support) else np.asarray(support)) > 0
     cols = np.arange(S.shape[1]) if context_order is None else np.asarray(context_order)

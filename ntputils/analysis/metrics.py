@@ -1,4 +1,5 @@
-"""Similarity metrics used in the papers' figures (paper A Figs. 1, 3-6; spec sec. 1.8).
+"""Similarity metrics of the papers' figures, for one matrix and batched over training snapshots
+(paper A sec. 5, Figs. 1, 3-6).
 
 * ``corr(A)``: cosine similarity between the columns of A,
   ``[corr(A)]_{ik} = a_i^T a_k / (||a_i|| ||a_k||)``. Use ``corr(H)`` for contexts (m x m) and
@@ -10,13 +11,20 @@
   and ``ddof=0`` for sigma_XY, so their ``SIM(X, X) = (N-1)/N``; we use ``ddof=0`` throughout so
   that ``sim(A, A) = 1``. The difference is below 1/N, invisible in every figure.)
 * ``normalized_distance(A, B) = || A/||A||_F - B/||B||_F ||_F`` in [0, 2].
+* within/between-group cosine statistics of ``corr(A)`` (subspace collapse, paper A Prop. 1):
+  :func:`group_cosine_stats`, :func:`group_contrast`.
+* ``batched_*``: the same metrics for a stack of snapshots (axis 0), vectorized, as the curves of
+  paper A Fig. 6 need them (:mod:`ntputils.analysis.convergence`).
 """
-
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
 SIM_C = 1e-5
+#: largest float64 working set (bytes) of one chunk of stacked m x m correlation matrices
+CHUNK_BYTES = 256 * 2**20
 
 
 def corr(A: np.ndarray) -> np.ndarray:
@@ -34,7 +42,8 @@ def corr(A: np.ndarray) -> np.ndarray:
 
 
 def structural_similarity(X: np.ndarray, Y: np.ndarray, C: float = SIM_C) -> float:
-    """``SIM(X, Y) = (sigma_XY + C) / (sigma_X sigma_Y + C)`` over all entries of two equal-shape arrays."""
+    """``SIM(X, Y) = (sigma_XY + C) / (sigma_X sigma_Y + C)`` over all entries of two equal-shape arrays.
+    """
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     if X.shape != Y.shape:
@@ -45,7 +54,10 @@ def structural_similarity(X: np.ndarray, Y: np.ndarray, C: float = SIM_C) -> flo
 
 
 def sim(A: np.ndarray, B: np.ndarray, C: float = SIM_C) -> float:
-    """``sim(A, B) = SIM(corr(A), corr(B))`` (paper A Fig. 6d-e). A and B need the same number of columns."""
+    """``sim(A, B) = SIM(corr(A), corr(B))`` (paper A Fig. 6d-e). A and B need the same number of columns.
+
+    Used in: a04 (as ``metrics.sim``), a06, a07.
+    """
     A = np.asarray(A)
     B = np.asarray(B)
     if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
@@ -55,7 +67,10 @@ def sim(A: np.ndarray, B: np.ndarray, C: float = SIM_C) -> float:
 
 
 def normalized_distance(A: np.ndarray, B: np.ndarray) -> float:
-    """``|| A/||A||_F - B/||B||_F ||_F`` (0 = same direction, 2 = opposite)."""
+    """``|| A/||A||_F - B/||B||_F ||_F`` (0 = same direction, 2 = opposite).
+
+    Used in: a04 (as ``metrics.normalized_distance``), a05, a07, b01.
+    """
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
     if A.shape != B.shape:
@@ -67,27 +82,125 @@ def normalized_distance(A: np.ndarray, B: np.ndarray) -> float:
 
 
 def gram_distance(A: np.ndarray, B: np.ndarray) -> float:
-    """Normalized distance of the column Gram matrices ``A^T A`` and ``B^T B`` (rotation invariant)."""
+    """Normalized distance of the column Gram matrices ``A^T A`` and ``B^T B`` (rotation invariant).
+    """
     return normalized_distance(np.asarray(A).T @ np.asarray(A), np.asarray(B).T @ np.asarray(B))
 
 
-def group_cosine_stats(A: np.ndarray, groups: np.ndarray) -> dict[str, float]:
-    """Cosine similarities of the columns of ``A`` within and between groups (subspace collapse).
-
-    ``groups[i]`` labels column i (e.g. contexts with the same support set share a label). Over
-    distinct pairs ``i != k``: ``within_mean`` / ``within_min`` of ``corr(A)[i, k]`` for equal labels,
-    ``between_mean`` for different labels (NaN where there is no such pair). Collapse of every
-    group onto one direction means ``within_min -> 1``.
-    """
+def _group_pairs(A: np.ndarray, groups: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Entries ``corr(A)[i, k]`` over distinct pairs ``i != k`` of the same group, and over pairs of
+    different groups (both 1-D, row-major order)."""
     C = corr(A)
     g = np.asarray(groups)
     if g.shape != (C.shape[0],):
         raise ValueError(f"shape mismatch: {g.size} group labels for {C.shape[0]} columns")
     same = g[:, None] == g[None, :]
     off = ~np.eye(g.size, dtype=bool)
-    within, between = C[same & off], C[~same]
+    return C[same & off], C[~same]
+
+
+def group_cosine_stats(A: np.ndarray, groups: np.ndarray) -> dict[str, float]:
+    """Cosine similarities of the columns of ``A`` within and between groups (subspace collapse, paper A
+    Prop. 1).
+
+    ``groups[i]`` labels column i (e.g. contexts with the same support set share a label). Over
+    distinct pairs ``i != k``: ``within_mean`` / ``within_min`` of ``corr(A)[i, k]`` for equal labels,
+    ``between_mean`` for different labels (NaN where there is no such pair). Collapse of every
+    group onto one direction means ``within_min -> 1``.
+
+    Used in: a04 (as ``metrics.group_cosine_stats``).
+    """
+    within, between = _group_pairs(A, groups)
     return {
         "within_mean": float(within.mean()) if within.size else float("nan"),
         "within_min": float(within.min()) if within.size else float("nan"),
         "between_mean": float(between.mean()) if between.size else float("nan"),
     }
+
+
+def group_contrast(A: np.ndarray, group: Sequence[int] | np.ndarray) -> tuple[float, float]:
+    """``(within_mean, between_mean)`` of :func:`group_cosine_stats`: the mean of ``corr(A)[i, k]`` over pairs
+    ``i != k`` of the same group and over pairs of different groups (paper A Prop. 1, Fig. 3).
+
+    With ``A = H`` and ``group`` = support groups (e.g.
+    :attr:`ntputils.analysis.network_runs.ContextSelection.group`), subspace collapse means a *within*
+    mean near 1; for the proxy ``S~`` with single-token supports the *between* mean is ``-1/(V-1)``.
+    Raises if a mean is undefined (no such pairs).
+
+    Used in: a07.
+    """
+    within, between = _group_pairs(A, group)
+    if not within.size or not between.size:
+        raise ValueError("group_contrast needs at least two groups and a group with two members")
+    return float(within.mean()), float(between.mean())
+
+
+# ---------------------------------------------------------------------------------------------
+# batched over snapshots (stacks along axis 0)
+# ---------------------------------------------------------------------------------------------
+def batched_corr(A: np.ndarray) -> np.ndarray:
+    """``corr`` of every matrix of a stack: (K, r, n) -> (K, n, n) cosine similarities of the columns.
+
+    Zero columns give zero rows/columns, as :func:`corr`.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    if A.ndim != 3:
+        raise ValueError(f"batched_corr expects a (K, r, n) stack, got shape {A.shape}")
+    norms = np.linalg.norm(A, axis=1, keepdims=True)
+    An = np.divide(A, norms, out=np.zeros_like(A), where=norms > 0)
+    return np.matmul(An.transpose(0, 2, 1), An)
+
+
+def batched_structural_similarity(X: np.ndarray, Y: np.ndarray, C: float = SIM_C) -> np.ndarray:
+    """``SIM(X_k, Y)`` for a stack ``X`` (K, n, n) against one ``Y`` (n, n) (ddof 0, as
+    :func:`structural_similarity`).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    if X.ndim != 3 or X.shape[1:] != Y.shape:
+        raise ValueError(f"shape mismatch: stack {X.shape} vs target {Y.shape}")
+    xc = X - X.mean(axis=(1, 2), keepdims=True)
+    yc = Y - Y.mean()
+    cov = np.einsum("kij,ij->k", xc, yc) / Y.size
+    return (cov + C) / (X.std(axis=(1, 2)) * Y.std() + C)
+
+
+def batched_sim(As: Sequence[np.ndarray] | np.ndarray, B: np.ndarray, C: float = SIM_C,
+                chunk_bytes: int = CHUNK_BYTES) -> np.ndarray:
+    """``sim(A_k, B) = SIM(corr(A_k), corr(B))`` for every ``A_k`` (same column count as ``B``).
+
+    Snapshots are processed in chunks so that a chunk of stacked n x n matrices stays below
+    ``chunk_bytes`` (vectorized within a chunk). The sim curves of paper A Fig. 6d-e.
+    """
+    B = np.asarray(B, dtype=np.float64)
+    if B.ndim != 2:
+        raise ValueError(f"target must be 2-D, got shape {B.shape}")
+    As = list(As)
+    if not As:
+        return np.zeros(0)
+    n = B.shape[1]
+    for A in As:
+        if np.ndim(A) != 2 or np.shape(A)[1] != n:
+            raise ValueError(f"sim compares column geometries: snapshot {np.shape(A)} vs target {B.shape}")
+    Y = batched_corr(B[None])[0]
+    per = max(1, int(chunk_bytes // (3 * 8 * n * n)))
+    out = [batched_structural_similarity(batched_corr(np.stack(As[i:i + per])), Y, C)
+           for i in range(0, len(As), per)]
+    return np.concatenate(out)
+
+
+def batched_normalized_distance(Ls: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """``|| L_k/||L_k||_F - T/||T||_F ||_F`` for a stack (K, V, m); NaN for a zero ``L_k`` (the directional
+    convergence of paper A Fig. 6).
+    """
+    Ls = np.asarray(Ls, dtype=np.float64)
+    T = np.asarray(target, dtype=np.float64)
+    if Ls.ndim != 3 or Ls.shape[1:] != T.shape:
+        raise ValueError(f"shape mismatch: stack {Ls.shape} vs target {T.shape}")
+    nT = np.linalg.norm(T)
+    if nT == 0:
+        raise ValueError("normalized distance to a zero target is undefined")
+    nL = np.linalg.norm(Ls, axis=(1, 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        unit = Ls / np.where(nL > 0, nL, np.nan)[:, None, None]
+    return np.linalg.norm(unit - T / nT, axis=(1, 2))

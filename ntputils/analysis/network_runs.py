@@ -11,19 +11,18 @@ predicts: the proxy ``S~ = (I - 11^T/V) S`` and the factors ``H^mm, W^mm`` of th
   Fig. 6 series (:func:`ntputils.analysis.convergence.fig6_series`) against a
   :class:`~ntputils.analysis.convergence.GeometryReference`;
 * :func:`geometry_reference` -- ``S~``, ``L^in`` and (optionally) ``L^mm`` with its SVD factors,
-  ``L^mm`` from the disk-cached solver (:func:`ntputils.analysis.convergence.max_margin_cached`);
+  ``L^mm`` from the disk-cached solver (:func:`ntputils.geometry.max_margin_cached`);
 * :func:`support_group_selection` -- the contexts of the paper's Fig. 3 heatmaps (groups of
   contexts with identical next-token supports, the most frequent ones of each group);
 * :func:`history_subset` -- a :class:`~ntputils.training.history.History` restricted to some of its
-  snapshot contexts, so the same metrics and plots apply to any subset;
-* :func:`group_contrast` -- mean cosine similarity of embeddings within and between support groups
-  (subspace collapse in one number).
+  snapshot contexts, so the same metrics and plots apply to any subset.
+
+The mean cosine similarity of embeddings within and between the support groups (subspace collapse in
+one number) is :func:`ntputils.analysis.metrics.group_contrast`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,9 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from ntputils.analysis.convergence import Fig6Series, GeometryReference, fig6_series, max_margin_cached
-from ntputils.analysis.metrics import corr
+from ntputils.analysis.convergence import Fig6Series, GeometryReference, fig6_series
 from ntputils.data.ntp import NTPData
+from ntputils.geometry import max_margin_cached
+from ntputils.hashing import digest
 from ntputils.paths import cache_dir
 from ntputils.training.history import History
 from ntputils.training.loop import train_ntp
@@ -50,22 +50,23 @@ TRAIN_ARGUMENTS = ("steps", "lr", "weight_decay", "optimizer", "betas", "schedul
 # fingerprints and run directories
 # ---------------------------------------------------------------------------------------------
 def data_fingerprint(data: NTPData) -> str:
-    """SHA-256 (16 hex digits) of the count matrix and the context token ids of ``data``."""
+    """Key (16 hex digits, :func:`ntputils.hashing.digest`) of the NTP data: the V x m count matrix
+    ``counts[z, j] = n pi_j p_{j,z}`` (Paper A Sec. 2; Paper B Sec. 3.1) and the context token ids.
+
+    The CSC parts enter as int64, so the key does not depend on the index dtype of ``counts``.
+    """
     counts = data.counts
-    digest = hashlib.sha256()
-    digest.update(np.asarray(counts.shape, dtype=np.int64).tobytes())
-    for part in (counts.indptr, counts.indices, counts.data):
-        digest.update(np.ascontiguousarray(part, dtype=np.int64).tobytes())
-    digest.update(json.dumps([list(c) for c in data.contexts]).encode())
-    return digest.hexdigest()[:16]
+    csc = (np.ascontiguousarray(a, dtype=np.int64) for a in (counts.indptr, counts.indices, counts.data))
+    return digest(list(counts.shape), *csc, [list(c) for c in data.contexts])
 
 
 def run_key(kind: str, seed: int, model_config: Mapping[str, Any], train_config: Mapping[str, Any],
             data: NTPData) -> str:
-    """A stable key (16 hex digits) of one training run: model kind/config, seed, training arguments, data."""
-    text = json.dumps({"kind": kind, "seed": seed, "model": dict(model_config), "train": dict(train_config),
-                       "data": data_fingerprint(data)}, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    """A stable key (16 hex digits, :func:`ntputils.hashing.digest`) of one training run: model kind/config,
+    seed, training arguments and data (:func:`data_fingerprint`); it names the run's checkpoint directory.
+    """
+    return digest({"kind": kind, "seed": seed, "model": dict(model_config), "train": dict(train_config),
+                   "data": data_fingerprint(data)})
 
 
 def run_directory(label: str, key: str) -> Path:
@@ -81,11 +82,12 @@ def geometry_reference(data: NTPData, theory: bool = True, solver: str = "fast",
                        **solver_opts) -> GeometryReference:
     """``S~``, ``L^in`` and, with ``theory``, ``L^mm`` and its factors ``U Sigma^{1/2}``, ``Sigma^{1/2} V^T``.
 
-    ``L^mm`` solves the NTP-SVM in logit space (spec sec. 1.6) and is cached on disk per support
-    pattern (:func:`ntputils.analysis.convergence.max_margin_cached`); ``solver="fast"`` is the certified
+    ``L^mm`` solves the NTP-SVM in logit space (Paper A, Eq. (NTP-SVM), Sec. 4) and is cached on disk per
+    support pattern (:func:`ntputils.geometry.max_margin_cached`); ``solver="fast"`` is the certified
     first-order solver of :mod:`ntputils.geometry.maxmargin_admm` (seconds for V x m = 64 x 35,644),
-    ``"cvxpy"``
-    the SCS reference. The solver's info dict is stored in ``reference.info["lmm"]``.
+    ``"cvxpy"`` the SCS reference. The solver's info dict is stored in ``reference.info["lmm"]``.
+
+    Used in: a06, a07.
     """
     if not theory:
         return GeometryReference.from_data(data)
@@ -158,6 +160,8 @@ def train_and_compare(kind: str, data: NTPData, ref: GeometryReference | None = 
         interrupted one is resumed (bit-identical on CPU).
     device, num_threads, progress: passed to :func:`ntputils.training.loop.train_ntp` (not part of the key:
         they do not change the result on CPU).
+
+    Used in: a06, a07.
     """
     unknown = sorted(set(train_config) - set(TRAIN_ARGUMENTS))
     if unknown:
@@ -192,6 +196,8 @@ def history_subset(hist: History, columns: Sequence[int] | np.ndarray) -> Histor
     snapshot contexts (``hist.meta["snapshot_contexts"]``, default all). The result records them in
     ``meta["snapshot_contexts"]``, so :func:`ntputils.analysis.convergence.fig6_series` restricts the targets
     to the same contexts. Scalars (CE, norms over all contexts) are shared unchanged.
+
+    Used in: a07.
     """
     cols = np.asarray(columns, dtype=np.int64)
     if cols.ndim != 1 or cols.size == 0:
@@ -241,6 +247,8 @@ def support_group_selection(data: NTPData, n_contexts: int = 100, per_group: int
     column first, again as the reversed stable sort) until ``n_contexts`` are collected (the last
     group may overshoot, as in the authors' loop). Contexts of one group are adjacent, so
     ``corr(S~)`` of the selection is block diagonal up to the overlaps between supports.
+
+    Used in: a07.
     """
     if min(n_contexts, per_group, min_group) < 1:
         raise ValueError("n_contexts, per_group and min_group must be positive")
@@ -269,22 +277,3 @@ def support_group_selection(data: NTPData, n_contexts: int = 100, per_group: int
     cols = np.concatenate(columns)
     return ContextSelection(columns=cols, group=np.concatenate(group), support_size=np.asarray(sizes_out),
                             group_size=np.asarray(members_out), count=counts[cols])
-
-
-def group_contrast(A: np.ndarray, group: Sequence[int] | np.ndarray) -> tuple[float, float]:
-    """Mean of ``corr(A)[i, k]`` over pairs ``i != k`` of the same group and over pairs of different groups.
-
-    With ``A = H`` and ``group`` = support groups (e.g. :attr:`ContextSelection.group`), subspace
-    collapse (paper A Prop. 1) means a *within* mean near 1; for the proxy ``S~`` with single-token
-    supports the *between* mean is ``-1/(V-1)``. Raises if a mean is undefined (no such pairs).
-    """
-    g = np.asarray(group)
-    C = corr(A)
-    if g.shape != (C.shape[0],):
-        raise ValueError(f"shape mismatch: {g.size} group labels for {C.shape[0]} columns")
-    same = g[:, None] == g[None, :]
-    off_diagonal = ~np.eye(g.size, dtype=bool)
-    within, between = same & off_diagonal, ~same
-    if not within.any() or not between.any():
-        raise ValueError("group_contrast needs at least two groups and a group with two members")
-    return float(C[within].mean()), float(C[between].mean())

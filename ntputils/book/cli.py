@@ -19,7 +19,7 @@ from typing import Any
 
 from ntputils.book import html
 from ntputils.book.execute import RunResult, read_meta, run_chapter
-from ntputils.book.fingerprint import chapter_key, dependency_pins, ntputils_digest
+from ntputils.book.fingerprint import PackageTree, chapter_key, dependency_pins, ntputils_digest
 from ntputils.book.params import ChapterSpec, chapter_spec, parse_overrides, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.book.status import write_status
@@ -41,13 +41,25 @@ class Planned:
 
 
 class KeyCalculator:
-    """Cache keys for a project (the package digest and pins are computed once)."""
+    """Cache keys for a project (pins once, each chapter's ``ntputils`` digest once per chapter).
 
-    def __init__(self, project: Project):
+    The package is read once per calculator: a chapter's digest covers exactly the ``ntputils``
+    modules it imports (transitively), so editing a module re-executes only the chapters using it.
+    """
+
+    def __init__(self, project: Project, tree: PackageTree | None = None):
         self.project = project
-        self.digest = ntputils_digest()
+        self.tree = tree or PackageTree.from_dir()
         self.pins = dependency_pins(project.pyproject)
         self._specs: dict[str, tuple[ChapterSpec, str]] = {}
+        self._digests: dict[str, str] = {}
+
+    def digest(self, chapter: Chapter) -> str:
+        """The digest of the ``ntputils`` modules this chapter imports (transitively)."""
+        if chapter.name not in self._digests:
+            _, text = self.spec(chapter)
+            self._digests[chapter.name] = ntputils_digest(text, self.tree)
+        return self._digests[chapter.name]
 
     def spec(self, chapter: Chapter) -> tuple[ChapterSpec, str]:
         """(spec, source text) of a chapter; raises ``ParameterError`` for a malformed chapter."""
@@ -59,7 +71,7 @@ class KeyCalculator:
     def key(self, chapter: Chapter, parameters: dict[str, Any]) -> tuple[dict[str, Any], str]:
         spec, text = self.spec(chapter)
         resolved = spec.resolve(parameters)
-        return resolved, chapter_key(text, resolved, self.digest, self.pins)
+        return resolved, chapter_key(text, resolved, self.digest(chapter), self.pins)
 
     def is_current(self, chapter: Chapter) -> bool:
         """The executed notebook exists, succeeded and its stored key equals the recomputed one."""

@@ -1,10 +1,13 @@
 """Cache keys: a chapter is re-executed only when its key changes (no file modification times).
 
-key = sha256 of (chapter source text, resolved parameters, the ``ntputils`` sources a chapter can
-import, the pinned dependency versions of ``pyproject.toml``, the Python minor version).
+key = sha256 of (chapter source text, resolved parameters, the sources of exactly the ``ntputils``
+modules the chapter imports -- transitively, lazy imports inside functions and the parent packages'
+``__init__.py`` included, see :mod:`ntputils.book.imports` --, the pinned dependency versions of
+``pyproject.toml``, the Python minor version). Editing a module re-executes only the chapters that
+import it.
 
-The runner's own package ``ntputils/book/`` is left out: it never runs inside a chapter's kernel,
-and editing the status-page generator must not re-execute 45 minutes of chapters.
+The runner's own package ``ntputils/book/`` is never part of a key: it never runs inside a chapter's
+kernel, and editing the status-page generator must not re-execute 45 minutes of chapters.
 """
 
 from __future__ import annotations
@@ -16,21 +19,22 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import ntputils
+from ntputils.book.imports import EXCLUDED_SUBPACKAGES, PACKAGE_DIR, PackageTree
 
-PACKAGE_DIR = Path(ntputils.__file__).resolve().parent
-EXCLUDED_SUBPACKAGES = ("book",)
+__all__ = ["EXCLUDED_SUBPACKAGES", "PACKAGE_DIR", "PackageTree", "chapter_key", "chapter_modules",
+           "dependency_pins", "ntputils_digest"]
 
 
-def ntputils_digest(package_dir: Path = PACKAGE_DIR) -> str:
-    """sha256 over the relative paths and contents of every ``*.py`` in the package (``book/`` excluded)."""
-    h = hashlib.sha256()
-    for path in sorted(package_dir.rglob("*.py")):
-        rel = path.relative_to(package_dir)
-        if rel.parts[0] in EXCLUDED_SUBPACKAGES or "__pycache__" in rel.parts:
-            continue
-        h.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
+def chapter_modules(source_text: str, tree: PackageTree | None = None) -> list[str]:
+    """The files (relative to the package folder) of the ``ntputils`` modules a chapter imports,
+    transitively."""
+    return (tree or PackageTree.from_dir(PACKAGE_DIR)).closure(source_text)
+
+
+def ntputils_digest(source_text: str, tree: PackageTree | None = None) -> str:
+    """sha256 over the relative paths and contents of the modules :func:`chapter_modules` lists."""
+    tree = tree or PackageTree.from_dir(PACKAGE_DIR)
+    return tree.digest(tree.closure(source_text))
 
 
 def dependency_pins(pyproject: Path) -> list[str]:
@@ -42,7 +46,7 @@ def dependency_pins(pyproject: Path) -> list[str]:
 
 
 def chapter_key(source_text: str, resolved: dict[str, Any], package_digest: str, pins: list[str]) -> str:
-    """The cache key of one chapter run."""
+    """The cache key of one chapter run (``package_digest``: :func:`ntputils_digest` of that chapter)."""
     payload = {
         "source": hashlib.sha256(source_text.encode()).hexdigest(),
         "parameters": resolved,

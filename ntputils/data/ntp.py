@@ -128,8 +128,21 @@ class NTPData:
         return f"NTPData(V={self.V}, m={self.m}, n={self.n}, H={self.entropy:.4f})"
 
 
+def _empty_columns(mat: sp.csc_array) -> np.ndarray:
+    """Indices ``j`` of the columns of a canonical CSC matrix with no nonzero (``|S_j| = 0``)."""
+    return np.flatnonzero(np.diff(mat.indptr) == 0)
+
+
 def _validate_counts(counts: sp.sparray | sp.spmatrix | np.ndarray) -> sp.csc_array:
-    """Check shape, sign, integrality and non-empty columns; return a canonical CSC int64 array."""
+    """Check a count matrix and return it as canonical CSC int64 (explicit zeros dropped, indices sorted).
+
+    ``counts[z, j]`` (V x m) is the number of times token ``z`` follows context ``j`` (paper A Sec. 2;
+    paper B Sec. 3.1). Raises ``ValueError`` for a shape that is not 2-D or empty ("empty corpus"),
+    non-numeric, negative or non-integer entries, or a context without next token (an empty column,
+    found by the same rule as :func:`validate_support`).
+
+    Used in: none of the chapters directly (through :func:`from_counts`).
+    """
     if sp.issparse(counts):
         mat = sp.csc_array(counts)
         values = mat.data
@@ -151,11 +164,58 @@ def _validate_counts(counts: sp.sparray | sp.spmatrix | np.ndarray) -> sp.csc_ar
     mat = sp.csc_array(mat.astype(np.int64))
     mat.eliminate_zeros()
     mat.sort_indices()
-    empty = np.flatnonzero(np.diff(mat.indptr) == 0)
+    empty = _empty_columns(mat)
     if empty.size:
         raise ValueError(
             f"{empty.size} context(s) have no next token (empty columns, first: {empty[:5].tolist()}); "
             "every context needs at least one next-token occurrence"
+        )
+    return mat
+
+
+def validate_support(S: np.ndarray | sp.sparray | sp.spmatrix) -> sp.csc_array:
+    """Check a support matrix ``S in {0,1}^{V x m}`` and return it as canonical CSC (int8 ones).
+
+    ``S[z, j] = 1{p_{j,z} > 0}``, i.e. column ``j`` is the indicator of the support set ``S_j`` of
+    context ``j`` (paper A Sec. 2; paper B Eq. (2)); the package's one validator of support matrices
+    (the NTP-SVM solvers of :mod:`ntputils.geometry` call it). Raises ``ValueError`` naming the
+    problem: not 2-D, empty shape, non-finite or non-binary entries, or an empty column (a context
+    without next token, for which the NTP-SVM has no constraint that fixes its scale).
+    """
+    if sp.issparse(S):
+        if len(S.shape) != 2:
+            raise ValueError(f"support matrix S must be 2-D (V x m), got shape {S.shape}")
+        mat = sp.csc_array(S)
+        mat.sum_duplicates()
+        data = np.asarray(mat.data)
+    else:
+        arr = np.asarray(S)
+        if arr.ndim != 2:
+            raise ValueError(f"support matrix S must be 2-D (V x m), got shape {arr.shape}")
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            raise ValueError(f"support matrix S must be numeric 0/1, got dtype {arr.dtype}")
+        mat = sp.csc_array(arr)
+        data = np.asarray(mat.data)
+    V, m = mat.shape
+    if V < 1 or m < 1:
+        raise ValueError(f"support matrix S is empty: shape {mat.shape}")
+    if data.size and not np.all(np.isfinite(data.astype(np.float64))):
+        raise ValueError("support matrix S has non-finite entries (NaN/inf); it must be binary 0/1")
+    nonbinary = (data != 0) & (data != 1)
+    if np.any(nonbinary):
+        bad = data[nonbinary][:3].tolist()
+        raise ValueError(
+            f"support matrix S must be binary 0/1, found values {bad} "
+            "(pass S = (P > 0) for a probability/count matrix)"
+        )
+    mat = sp.csc_array(mat, dtype=np.int8)
+    mat.eliminate_zeros()
+    mat.sort_indices()
+    empty = _empty_columns(mat)
+    if empty.size:
+        raise ValueError(
+            f"support matrix S has {empty.size} empty column(s) (contexts without a next token), "
+            f"first: {empty[:5].tolist()}"
         )
     return mat
 
@@ -171,6 +231,8 @@ def from_counts(
     ``contexts`` defaults to the 1-tuples ``(j,)`` (abstract contexts). Raises ``ValueError`` for an
     empty corpus, non-2-D input, negative or non-integer counts, a context without next token,
     or label lists whose lengths do not match the shape.
+
+    Used in: b02, b03.
     """
     mat = _validate_counts(counts)
     V, m = mat.shape

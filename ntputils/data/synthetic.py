@@ -1,4 +1,5 @@
-"""Synthetic support matrices with known geometry (paper B App. A.4 / D.1; paper A symmetric cases).
+"""Synthetic support matrices: cases with known geometry (paper B App. A.4 / D.1; paper A symmetric
+cases) and random supports (uniform or Zipf-like; :func:`random_supports`, :func:`zipf_supports`).
 
 STEP imbalance (paper B A.4): V/2 majority words with R contexts each and V/2 minority words with
 one context each, one-hot supports::
@@ -22,6 +23,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import scipy.sparse as sp
 
 
 def _check_step(V: int, R: int) -> None:
@@ -32,7 +34,10 @@ def _check_step(V: int, R: int) -> None:
 
 
 def step_imbalanced_support(V: int, R: int) -> np.ndarray:
-    """The one-hot STEP-imbalanced support matrix (V x (R+1)V/2); majority contexts first."""
+    """The one-hot STEP-imbalanced support matrix (V x (R+1)V/2); majority contexts first.
+
+    Used in: a04, b03.
+    """
     _check_step(V, R)
     h = V // 2
     top = np.hstack([np.kron(np.eye(h), np.ones((1, R))), np.zeros((h, h))])
@@ -48,7 +53,10 @@ def _dct_block(V: int) -> np.ndarray:
 
 
 def step_closed_form(V: int, R: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(U, sigma, Vt)`` of ``S~`` for STEP imbalance in closed form (with the 1/sqrt(R) fix)."""
+    """``(U, sigma, Vt)`` of ``S~`` for STEP imbalance in closed form (with the 1/sqrt(R) fix).
+
+    Used in: b03, b06.
+    """
     _check_step(V, R)
     h = V // 2
     F = _dct_block(V)
@@ -66,21 +74,30 @@ def step_closed_form(V: int, R: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def step_weights(V: int, R: int) -> np.ndarray:
-    """Diagonal of ``Omega`` (eq. 12): ``1/sqrt(R)`` on majority contexts, 1 on minority contexts."""
+    """Diagonal of ``Omega`` (eq. 12): ``1/sqrt(R)`` on majority contexts, 1 on minority contexts.
+
+    Used in: b03.
+    """
     _check_step(V, R)
     h = V // 2
     return np.r_[np.full(R * h, 1.0 / np.sqrt(R)), np.ones(h)]
 
 
 def one_hot_balanced_support(V: int, per_class: int) -> np.ndarray:
-    """Balanced one-hot supports ``S = I_V (x) 1_k^T`` (paper B A.4): all singular values of S~ are equal."""
+    """Balanced one-hot supports ``S = I_V (x) 1_k^T`` (paper B A.4): all singular values of S~ are equal.
+
+    Used in: b03.
+    """
     if V < 2 or per_class < 1:
         raise ValueError(f"need V >= 2 and per_class >= 1, got V={V}, per_class={per_class}")
     return np.kron(np.eye(V), np.ones((1, per_class)))
 
 
 def all_subsets_support(V: int, k: int) -> np.ndarray:
-    """Supports = all k-subsets of [V] (one context each), a symmetric case where L^mm = S~."""
+    """Supports = all k-subsets of [V] (one context each), a symmetric case where L^mm = S~.
+
+    Used in: a04.
+    """
     if not 1 <= k < V:
         raise ValueError(f"need 1 <= k < V, got k={k}, V={V}")
     cols = list(itertools.combinations(range(V), k))
@@ -92,10 +109,15 @@ def all_subsets_support(V: int, k: int) -> np.ndarray:
 
 def random_supports(V: int, m: int, min_size: int = 1, max_size: int = 3, seed: int = 0,
                     zipf_exponent: float | None = None) -> np.ndarray:
-    """Random V x m support matrix, support sizes uniform in [min_size, max_size].
+    """Random support matrix ``S in {0,1}^{V x m}`` (dense float64), ``|S_j|`` uniform in min_size..max_size.
 
-    Tokens are drawn uniformly, or with Zipf-like probabilities ``~ 1/rank^s`` when
-    ``zipf_exponent = s`` is given (as real next-token frequencies are), without replacement.
+    Column ``j`` is the indicator of a support set ``S_j`` (paper A Sec. 2; paper B Eq. (2)) of
+    ``|S_j|`` tokens drawn without replacement, uniformly, or with Zipf-like probabilities
+    ``~ 1/rank^s`` when ``zipf_exponent = s`` is given (Gumbel-top-k sampling). For large sparse Zipf
+    supports drawn like real NTP data (support sizes themselves heavy-tailed) see
+    :func:`zipf_supports`; the two generators draw different random numbers and are kept apart.
+
+    Used in: a04, b02.
     """
     if not 1 <= min_size <= max_size < V:
         raise ValueError(f"need 1 <= min_size <= max_size < V, got {min_size}, {max_size}, V={V}")
@@ -120,7 +142,10 @@ def random_ntp_data(V: int, m: int, min_size: int = 1, max_size: int = 3, max_co
     """Small random NTP data: supports from :func:`random_supports`, counts uniform in ``{1..max_count}``.
 
     The soft labels are ``p_j = counts[:, j] / sum_z counts[z, j]`` on the random support ``S_j``, as in
-    the spec's sanity checks (V = 8, m = 10, counts 1-4). Returns an :class:`ntputils.data.NTPData`.
+    the small sanity-check instances of chapters a02/a03 (V = 8, m = 10, counts 1-4). Returns an
+    :class:`ntputils.data.NTPData`.
+
+    Used in: a02, a03.
     """
     from ntputils.data.ntp import from_counts
 
@@ -130,3 +155,36 @@ def random_ntp_data(V: int, m: int, min_size: int = 1, max_size: int = 3, max_co
     rng = np.random.default_rng([seed, 1])
     counts = S * rng.integers(1, max_count + 1, size=S.shape)
     return from_counts(counts.astype(np.int64))
+
+
+def zipf_supports(
+    V: int, m: int, max_support: int = 50, exponent: float = 1.1, seed: int = 0, size_exponent: float = 1.0
+) -> sp.csc_array:
+    """Random support matrix ``S in {0,1}^{V x m}`` drawn like real NTP data (sparse CSC, int8 ones).
+
+    Token ``z`` (0-based) has frequency ``p_z ∝ (z + 1)^{-exponent}`` (Zipf's law). Context ``j``
+    draws a budget ``k_j in {1..max_support}`` with ``P(k) ∝ k^{-size_exponent}`` (most contexts
+    are followed by few distinct tokens) and then ``k_j`` tokens from ``p`` *with* replacement; its
+    support ``S_j`` (paper A Sec. 2; paper B Eq. (2)) is the set of distinct tokens drawn, so
+    frequent tokens appear in many supports and ``1 <= |S_j| <= max_support``. Same seed -> same
+    matrix. The large test and benchmark instances of the NTP-SVM and concept solvers; for small
+    dense supports with uniform sizes see :func:`random_supports`.
+    """
+    if V < 1 or m < 1:
+        raise ValueError(f"V and m must be >= 1, got V={V}, m={m}")
+    if not 1 <= max_support:
+        raise ValueError(f"max_support must be >= 1, got {max_support}")
+    if exponent < 0 or size_exponent < 0:
+        raise ValueError("exponent and size_exponent must be >= 0")
+    rng = np.random.default_rng(seed)
+    kmax = min(max_support, V)
+    size_p = np.arange(1, kmax + 1, dtype=np.float64) ** (-size_exponent)
+    sizes = rng.choice(np.arange(1, kmax + 1), size=m, p=size_p / size_p.sum())
+    token_p = np.arange(1, V + 1, dtype=np.float64) ** (-exponent)
+    token_p /= token_p.sum()
+    rows = rng.choice(V, size=int(sizes.sum()), p=token_p)
+    cols = np.repeat(np.arange(m), sizes)
+    S = sp.csc_array((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(V, m))
+    S.sum_duplicates()
+    S.data[:] = 1
+    return S

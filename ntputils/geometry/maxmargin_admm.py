@@ -1,6 +1,7 @@
 """A fast, certified solver for the NTP-SVM in logit space (the max-margin logits ``L^mm``).
 
-The program (paper A, NTP-SVM in logit space; see ``paper_spec.md`` sec. 1.6) is
+The program (Paper A, Eq. (NTP-SVM), Sec. 4: the NTP-SVM in logit space; entry point
+:func:`ntputils.geometry.max_margin_logits` with ``solver="fast"``) is
 
 .. math::
 
@@ -60,159 +61,26 @@ exact reduction and maps ``L`` and ``Lambda`` back (``Lambda_j = Lambda^c_g / sq
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 import torch
 
+from ntputils.data.ntp import validate_support
 from ntputils.device import limit_threads, resolve_device
+from ntputils.geometry.logits import constraint_violations
+from ntputils.geometry.maxmargin import MaxMarginSolution
 
 __all__ = [
-    "MaxMarginSolution",
-    "validate_support",
     "certify",
     "solve_max_margin",
-    "zipf_supports",
 ]
 
 
 # ---------------------------------------------------------------------------------------------
-# input handling and test data
+# certificate
 # ---------------------------------------------------------------------------------------------
-def validate_support(S: np.ndarray | sp.sparray | sp.spmatrix) -> sp.csc_array:
-    """Check a support matrix ``S in {0,1}^{V x m}`` and return it as canonical CSC (int8 ones).
-
-    Raises ``ValueError`` naming the problem: not 2-D, empty shape, non-finite or non-binary
-    entries, or an empty column (a context without next token, for which the NTP-SVM has no
-    constraint that fixes its scale).
-    """
-    if sp.issparse(S):
-        if len(S.shape) != 2:
-            raise ValueError(f"support matrix S must be 2-D (V x m), got shape {S.shape}")
-        mat = sp.csc_array(S)
-        mat.sum_duplicates()
-        data = np.asarray(mat.data)
-    else:
-        arr = np.asarray(S)
-        if arr.ndim != 2:
-            raise ValueError(f"support matrix S must be 2-D (V x m), got shape {arr.shape}")
-        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-            raise ValueError(f"support matrix S must be numeric 0/1, got dtype {arr.dtype}")
-        mat = sp.csc_array(arr)
-        data = np.asarray(mat.data)
-    V, m = mat.shape
-    if V < 1 or m < 1:
-        raise ValueError(f"support matrix S is empty: shape {mat.shape}")
-    if data.size and not np.all(np.isfinite(data.astype(np.float64))):
-        raise ValueError("support matrix S has non-finite entries (NaN/inf); it must be binary 0/1")
-    nonbinary = (data != 0) & (data != 1)
-    if np.any(nonbinary):
-        bad = data[nonbinary][:3].tolist()
-        raise ValueError(
-            f"support matrix S must be binary 0/1, found values {bad} "
-            "(pass S = (P > 0) for a probability/count matrix)"
-        )
-    mat = sp.csc_array(mat, dtype=np.int8)
-    mat.eliminate_zeros()
-    mat.sort_indices()
-    empty = np.flatnonzero(np.diff(mat.indptr) == 0)
-    if empty.size:
-        raise ValueError(
-            f"support matrix S has {empty.size} empty column(s) (contexts without a next token), "
-            f"first: {empty[:5].tolist()}"
-        )
-    return mat
-
-
-def zipf_supports(
-    V: int, m: int, max_support: int = 50, exponent: float = 1.1, seed: int = 0, size_exponent: float = 1.0
-) -> sp.csc_array:
-    """Random support matrix drawn like real NTP data (sparse, ``V x m``, int8 ones).
-
-    Token ``z`` (0-based) has frequency ``p_z ∝ (z + 1)^{-exponent}`` (Zipf's law). Context ``j``
-    draws a budget ``k_j in {1..max_support}`` with ``P(k) ∝ k^{-size_exponent}`` (most contexts
-    are followed by few distinct tokens) and then ``k_j`` tokens from ``p`` *with* replacement; its
-    support is the set of distinct tokens drawn, so frequent tokens appear in many supports and
-    support sizes are between 1 and ``max_support``. Same seed -> same matrix.
-    """
-    if V < 1 or m < 1:
-        raise ValueError(f"V and m must be >= 1, got V={V}, m={m}")
-    if not 1 <= max_support:
-        raise ValueError(f"max_support must be >= 1, got {max_support}")
-    if exponent < 0 or size_exponent < 0:
-        raise ValueError("exponent and size_exponent must be >= 0")
-    rng = np.random.default_rng(seed)
-    kmax = min(max_support, V)
-    size_p = np.arange(1, kmax + 1, dtype=np.float64) ** (-size_exponent)
-    sizes = rng.choice(np.arange(1, kmax + 1), size=m, p=size_p / size_p.sum())
-    token_p = np.arange(1, V + 1, dtype=np.float64) ** (-exponent)
-    token_p /= token_p.sum()
-    rows = rng.choice(V, size=int(sizes.sum()), p=token_p)
-    cols = np.repeat(np.arange(m), sizes)
-    S = sp.csc_array((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(V, m))
-    S.sum_duplicates()
-    S.data[:] = 1
-    return S
-
-
-# ---------------------------------------------------------------------------------------------
-# solution container and certificate
-# ---------------------------------------------------------------------------------------------
-@dataclass
-class MaxMarginSolution:
-    """Result of :func:`solve_max_margin`; ``lower_bound <= ||L^mm||_* <= nuclear_norm`` rigorously
-    (up to floating-point rounding) whenever ``max_violation`` is ~0.
-
-    Attributes
-    ----------
-    L: the logit matrix (``V x m`` float64), feasible up to ``max_violation``.
-    nuclear_norm: ``||L||_*`` (LAPACK singular values), an upper bound on the optimum.
-    lower_bound: ``<S, dual>``, a certified lower bound on the optimum.
-    rel_gap: ``(nuclear_norm - lower_bound) / nuclear_norm``.
-    max_violation: largest violation of the equality / margin constraints (>= 0).
-    iterations, seconds: ADMM iterations and wall-clock seconds of the whole call.
-    converged: ``rel_gap <= gap_tol`` and ``max_violation <= tol``.
-    solver: ``"admm/<device>/<dtype>"``.
-    rank: number of singular values of ``L`` above ``rank_tol * sigma_max``.
-    dual: the dual point (``||dual||_op = 1``, column sums 0, ``<= 0`` off the support).
-    rho: the final ADMM penalty (reused by warm starts).
-    history: one dict per certificate check (iteration, seconds, norm, bound, gap, rho, residuals).
-    info: unique-column count, tolerances and the two violation components.
-    """
-
-    L: np.ndarray
-    nuclear_norm: float
-    lower_bound: float
-    rel_gap: float
-    max_violation: float
-    iterations: int
-    seconds: float
-    converged: bool
-    solver: str
-    rank: int
-    dual: np.ndarray | None = None
-    rho: float | None = None
-    history: list[dict] = field(default_factory=list)
-    info: dict = field(default_factory=dict)
-
-
-def _masked_extremes(L: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Per column: (min, max) over the support and max over the off-support (``-inf`` if none)."""
-    in_min = np.where(mask, L, np.inf).min(axis=0)
-    in_max = np.where(mask, L, -np.inf).max(axis=0)
-    off_max = np.where(mask, -np.inf, L).max(axis=0)
-    return in_min, in_max, off_max
-
-
-def _violations(L: np.ndarray, mask: np.ndarray) -> tuple[float, float]:
-    """(equality violation, inequality violation) of ``L`` for the NTP-SVM constraints."""
-    in_min, in_max, off_max = _masked_extremes(L, mask)
-    eq = float(np.max(in_max - in_min))
-    ineq = float(np.max(np.maximum(1.0 - (in_min - off_max), 0.0)))
-    return eq, ineq
-
-
 def _op_norm(A: np.ndarray) -> float:
     """Largest singular value via the eigenvalues of the smaller Gram matrix (relative error ~eps)."""
     G = A @ A.T if A.shape[0] <= A.shape[1] else A.T @ A
@@ -271,7 +139,8 @@ def certify(
 ) -> dict:
     """Certificate of a candidate ``L`` (e.g. a cvxpy solution) for the NTP-SVM with support ``S``.
 
-    Returns a dict with
+    Paper A, Eq. (NTP-SVM), Sec. 4, and its Fenchel dual ``max <S, Lam>`` s.t. ``1^T Lam = 0``,
+    ``Lam <= 0`` off the support, ``||Lam||_op <= 1`` (module docstring). Returns a dict with
 
     * ``max_violation = max(eq_violation, ineq_violation)``, where ``eq_violation =
       max_j (max_{S_j} l_j - min_{S_j} l_j)`` and ``ineq_violation =
@@ -315,7 +184,7 @@ def _certificate(
     mask: np.ndarray, L: np.ndarray, Lam: np.ndarray | None
 ) -> tuple[dict, tuple[np.ndarray, np.ndarray | None]]:
     """Core of :func:`certify`; also returns the singular values of ``L`` and the normalized dual."""
-    eq, ineq = _violations(L, mask)
+    eq, ineq = constraint_violations(L, mask)
     s = np.linalg.svd(L, compute_uv=False) if L.size else np.zeros(0)
     nuc = float(s.sum())
     lb, dual = float("nan"), None
@@ -575,12 +444,16 @@ def solve_max_margin(
     rank_tol: float = 1e-6,
     keep_history: bool = True,
 ) -> MaxMarginSolution:
-    """Certified ``L^mm`` by over-relaxed ADMM with exact column projections (module docstring).
+    """Certified ``L^mm`` (Paper A, Eq. (NTP-SVM), Sec. 4) by over-relaxed ADMM with exact column
+    projections (module docstring); returns a :class:`ntputils.geometry.MaxMarginSolution`.
+
+    ``max_margin_cached``, which chapters a04-a07 call with ``solver="fast"``).
 
     Parameters
     ----------
     S:
-        ``V x m`` support matrix (0/1, dense or scipy.sparse, no empty column).
+        ``V x m`` support matrix (0/1, dense or scipy.sparse, no empty column; checked by
+        :func:`ntputils.data.validate_support`).
     tol:
         target for the constraint violation of the returned ``L`` (the ADMM iterate is exactly
         projected, so this is met to rounding unless the final certificate disagrees).

@@ -81,6 +81,8 @@ def heatmap(ax: Axes, M: np.ndarray, *, cmap: str, vmin: float | None = None, vm
 
     Tick labels are thinned to at most ``max_labels`` per axis (:func:`thinned_ticks`; ``xticks`` /
     ``yticks`` give candidate positions, e.g. block starts).
+
+    Used in: a01, a02, a03, a04.
     """
     M = np.asarray(M, dtype=np.float64)
     if M.ndim != 2:
@@ -113,6 +115,8 @@ def corr_heatmap(ax: Axes, A: np.ndarray, labels: Sequence[str] | None = None, *
     are in the original item order and go on the axes named in ``tick_axes`` (``"xy"``, ``"x"``,
     ``"y"`` or ``""``); ``ticks`` are candidate positions in the *ordered* matrix.
     ``is_corr=True`` means ``A`` already is a correlation matrix.
+
+    Used in: a04.
     """
     C = np.asarray(A, dtype=np.float64) if is_corr else corr(A)
     if C.ndim != 2 or C.shape[0] != C.shape[1]:
@@ -138,6 +142,8 @@ def logit_heatmap(ax: Axes, L: np.ndarray, *, word_labels: Sequence[str] | None 
     """Heatmap (``hot``) of a V x m logit-like matrix: rows = words z, columns = contexts j.
 
     Default colour range: the 1st to 99th percentile of the entries.
+
+    Used in: a02, a04.
     """
     L = np.asarray(L, dtype=np.float64)
     if L.ndim != 2:
@@ -170,6 +176,8 @@ def geometry_comparison(panels: Mapping[str, tuple[np.ndarray, np.ndarray]], *,
     panel after the first is annotated with its ``SIM`` to the first column (paper A Fig. 6 metric).
     Context labels go on the first column's y axis (candidate positions ``context_ticks``, e.g. the
     first context of every support group); word labels on the first column's y axis and every x axis.
+
+    Used in: a04, a05, a06, a07.
     """
     if not panels:
         raise ValueError("geometry_comparison needs at least one panel")
@@ -196,7 +204,10 @@ def geometry_comparison(panels: Mapping[str, tuple[np.ndarray, np.ndarray]], *,
 
 
 def nearest_snapshots(hist: History, steps: Sequence[int]) -> list[int]:
-    """Indices (into ``hist.snap_steps``) of the snapshots closest to the requested steps."""
+    """Indices (into ``hist.snap_steps``) of the snapshots closest to the requested steps.
+
+    Used in: a07.
+    """
     if not hist.snap_steps:
         raise ValueError("history has no snapshots")
     have = np.asarray(hist.snap_steps)
@@ -214,6 +225,8 @@ def snapshot_grid(hist: History, ref: GeometryReference, steps: Sequence[int], *
     (``proxy``) ``S~`` (contexts), ``S~^T`` (words), ``S~`` (logits). Logit panels use their own colour
     range (they grow during training); ``L^mm`` and ``S~`` use [-0.5, 1] as the authors' plots.
     ``context_labels`` / ``word_labels`` (original item order) label the first column's axes.
+
+    Used in: a05.
     """
     cols: list[tuple[str, np.ndarray, np.ndarray, np.ndarray, tuple[float | None, float | None]]] = []
     for i in nearest_snapshots(hist, steps):
@@ -260,7 +273,10 @@ def _scalar_curve(run: History | Fig6Series, name: str) -> tuple[np.ndarray, np.
 
 def plot_ce_gap(ax: Axes, runs: Mapping[str, History | Fig6Series], colors: Mapping[str, str] | None = None
                 ) -> Axes:
-    """Fig. 6(a): CE - H against step + 1, log-log."""
+    """Fig. 6(a): CE - H against step + 1, log-log.
+
+    Used in: a07.
+    """
     for i, (label, run) in enumerate(runs.items()):
         s, v = _scalar_curve(run, "ce_minus_H")
         ax.loglog(s + 1, np.maximum(v, np.finfo(float).tiny), color=_color(colors, label, i), label=label)
@@ -271,7 +287,10 @@ def plot_ce_gap(ax: Axes, runs: Mapping[str, History | Fig6Series], colors: Mapp
 
 def plot_norms(ax: Axes, runs: Mapping[str, History | Fig6Series], colors: Mapping[str, str] | None = None
                 ) -> Axes:
-    """Fig. 6(b): ``||W_k||_F`` (dashed) and ``||H_k||_F`` (solid), log-log."""
+    """Fig. 6(b): ``||W_k||_F`` (dashed) and ``||H_k||_F`` (solid), log-log.
+
+    Used in: a07.
+    """
     for i, (label, run) in enumerate(runs.items()):
         c = _color(colors, label, i)
         s, w = _scalar_curve(run, "norm_W")
@@ -304,7 +323,10 @@ def plot_projection_error(ax: Axes, runs: Mapping[str, Fig6Series], colors: Mapp
 def plot_sim_curves(ax: Axes, runs: Mapping[str, Fig6Series], target: str = "proxy",
                     colors: Mapping[str, str] | None = None
                 ) -> Axes:
-    """Fig. 6(d) (``target="proxy"``: vs S~) or 6(e) (``"mm"``: vs H^mm, W^mm); H solid, W dashed."""
+    """Fig. 6(d) (``target="proxy"``: vs S~) or 6(e) (``"mm"``: vs H^mm, W^mm); H solid, W dashed.
+
+    Used in: a07.
+    """
     if target not in ("proxy", "mm"):
         raise ValueError(f"unknown target {target!r}; valid: 'proxy', 'mm'")
     tname = ("S~", "S~^T") if target == "proxy" else ("H^mm", "W^mm^T")
@@ -343,6 +365,8 @@ def fig6_panels(runs: Mapping[str, Fig6Series], panels: Sequence[str] = FIG6_PAN
     """Paper A Fig. 6: the chosen panels (names in :data:`FIG6_PANELS`), one curve per run.
 
     Panels fill a grid of ``ncols`` columns (default: all in one row); unused cells are hidden.
+
+    Used in: a05, a06.
     """
     unknown = [p for p in panels if p not in FIG6_PANELS]
     if unknown or not panels:

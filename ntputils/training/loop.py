@@ -26,7 +26,6 @@ CPU (tested); a finished run is returned from its final checkpoint without train
 from __future__ import annotations
 
 import bisect
-import hashlib
 import json
 import math
 import os
@@ -42,6 +41,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from ntputils.device import resolve_device
+from ntputils.hashing import digest
 from ntputils.training.history import History, log_spaced_steps
 from ntputils.training.models.common import NTPModel, left_pad
 
@@ -154,11 +154,8 @@ def _steps_list(spec: int | Sequence[int] | None, steps: int, default: list[int]
 
 
 def _fingerprint(*tensors: torch.Tensor) -> str:
-    digest = hashlib.sha256()
-    for t in tensors:
-        digest.update(str((tuple(t.shape), t.dtype)).encode())
-        digest.update(t.detach().cpu().contiguous().numpy().tobytes())
-    return digest.hexdigest()
+    """Full SHA-256 (:func:`ntputils.hashing.digest`) of the tensors' dtypes, shapes and values, in order."""
+    return digest(*(t.detach().cpu().contiguous().numpy() for t in tensors), length=None)
 
 
 @contextmanager
@@ -207,9 +204,28 @@ def _evaluate(model: NTPModel, ts: TrainingSet, snap_cols: torch.Tensor | None, 
     return ce, h2, l2, accuracy, pred, H
 
 
-def confusion_matrix(labels: torch.Tensor, preds: torch.Tensor, k: int) -> np.ndarray:
-    """``C[a, b]`` = #inputs of true class ``a`` predicted as ``b`` (rows true, columns predicted)."""
-    return np.bincount(labels.numpy() * k + preds.numpy(), minlength=k * k).reshape(k, k)
+def confusion_matrix(labels: np.ndarray | torch.Tensor, preds: np.ndarray | torch.Tensor, k: int
+                     ) -> np.ndarray:
+    """Confusion counts ``C[..., a, b]`` = #inputs of true class ``a`` predicted as ``b`` (rows true,
+    columns predicted; paper B sec. 4.4, Figs. 3 and 9).
+
+    ``labels`` has shape ``(n,)``; ``preds`` has shape ``(..., n)`` (a stack of predictions, e.g. one row per
+    training snapshot, gives a stack of matrices ``(..., k, k)``). CPU tensors and arrays are accepted.
+    The one confusion counter of the package: the training loop records it at snapshot steps, and
+    :mod:`ntputils.analysis.confusion` re-exports it.
+
+    Used in: b05.
+    """
+    true = np.asarray(labels, dtype=np.intp)
+    pred = np.asarray(preds, dtype=np.intp)
+    if pred.shape[-1] != true.shape[0] or true.ndim != 1:
+        raise ValueError(f"shape mismatch: true {true.shape} vs predictions {pred.shape}")
+    if true.size and (min(true.min(), pred.min()) < 0 or max(true.max(), pred.max()) >= k):
+        raise ValueError(f"class indices must lie in [0, {k})")
+    flat = pred.reshape(-1, true.size)
+    codes = true * k + flat + (np.arange(flat.shape[0]) * k * k)[:, None]
+    counts = np.bincount(codes.ravel(), minlength=flat.shape[0] * k * k)
+    return counts.reshape(pred.shape[:-1] + (k, k))
 
 
 def _history_state(hist: History) -> dict:
@@ -287,10 +303,14 @@ def _snapshot_columns(snapshot_contexts: Sequence[int] | None, m: int) -> torch.
 
 
 def _config_hash(config: dict, ts: TrainingSet, model: NTPModel) -> str:
-    """Hash of the run: training arguments, model config, data tensors and the *initial* weights."""
-    text = json.dumps(config, sort_keys=True, default=str)
-    text += _fingerprint(ts.inputs, ts.Q) + _fingerprint(*[t for _, t in sorted(model.state_dict().items())])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    """Key (16 hex digits, :func:`ntputils.hashing.digest`) of the run: training arguments, model config,
+    data tensors (inputs, ``Q = [pi_j p_{j,z}]``) and the *initial* weights; a checkpoint resumes only
+    under the same key.
+
+    Used in: none of the chapters directly (through :func:`train_ntp`).
+    """
+    return digest(config, _fingerprint(ts.inputs, ts.Q),
+                  _fingerprint(*[t for _, t in sorted(model.state_dict().items())]))
 
 
 def train_ntp(
@@ -355,6 +375,8 @@ def train_ntp(
 
     In classification mode (integer labels) the loop also logs ``accuracy`` and stores the
     confusion matrices of the snapshot steps in ``meta["confusion"]`` (see :func:`confusion_matrix`).
+
+    Used in: b05.
     """
     _check_options(steps, optimizer, reduction, schedule, batch_size)
     dtype = _resolve_dtype(dtype)
@@ -484,6 +506,8 @@ def train_classifier(model: NTPModel, inputs: torch.Tensor, labels: torch.Tensor
     The inputs play the role of contexts (uniform ``pi``), so ``H`` holds the penultimate features,
     ``W`` the last layer, and ``meta["confusion"]`` the confusion matrices at the snapshot steps.
     Defaults: full-batch gradient descent, lr 0.01 (spec 3.2 Fig. 9, PROPOSED).
+
+    Used in: b06.
     """
     return train_ntp(model, (inputs, labels), steps=steps, lr=lr, optimizer=optimizer,
                      weight_decay=weight_decay, schedule=schedule, **kwargs)

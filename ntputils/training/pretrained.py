@@ -18,8 +18,6 @@ norm, i.e. the input of the decoder) of 500k contexts = the prefixes of lengths 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import os
 from collections.abc import Sequence
@@ -33,6 +31,7 @@ from tqdm.auto import tqdm
 
 from ntputils import paths
 from ntputils.device import resolve_device
+from ntputils.hashing import digest
 from ntputils.training.models import NTPTransformer, TransformerConfig, seeded
 
 GPT2_ENV = "NTP_GPT2_PATH"
@@ -43,7 +42,10 @@ class PretrainedUnavailableError(OSError):
 
 
 def gpt2_source(name_or_path: str | os.PathLike | None = None) -> str:
-    """The GPT-2 to load: the argument, else ``$NTP_GPT2_PATH``, else ``"gpt2"`` (124M)."""
+    """The GPT-2 to load: the argument, else ``$NTP_GPT2_PATH``, else ``"gpt2"`` (124M).
+
+    Used in: b07.
+    """
     return str(name_or_path) if name_or_path is not None else os.environ.get(GPT2_ENV, "gpt2")
 
 
@@ -119,6 +121,8 @@ def prefix_context_embeddings(model: torch.nn.Module, windows: np.ndarray | torc
     Column ``i (L-1) + (t-1)`` is the last-layer state after the prefix ``windows[i, :t]`` -- by
     causality the state at position ``t-1`` of one forward pass over ``windows[i, :L-1]``, so the
     n(L-1) contexts cost n forward passes (GPT-2 positions start at 0 for every window).
+
+    Used in: b07.
     """
     ids = torch.as_tensor(np.asarray(windows), dtype=torch.long)
     if ids.ndim != 2 or ids.shape[1] < 2:
@@ -165,6 +169,8 @@ def sample_windows(token_stream: np.ndarray | Sequence[np.ndarray], n_sequences:
     boundary. Drawn without replacement when there are enough starts (paper B: 50k x 11 tokens of
     OpenWebText; the paper's sampling is UNKNOWN -- this is the PROPOSED "random offsets in random
     documents", uniform over positions).
+
+    Used in: b07.
     """
     if length < 1 or n_sequences < 1:
         raise ValueError(f"length and n_sequences must be >= 1, got {length}, {n_sequences}")
@@ -191,6 +197,8 @@ def prefix_contexts(windows: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndar
 
     Ordered as in :func:`prefix_context_embeddings` (window-major). Repeated contexts are kept; use
     :func:`ntputils.data.from_pairs` to merge them into distinct contexts with counts.
+
+    Used in: b07.
     """
     w = np.asarray(windows)
     if w.ndim != 2 or w.shape[1] < 2:
@@ -225,8 +233,8 @@ class FallbackConfig:
     seed: int = 0
 
     def key(self, texts_fingerprint: str) -> str:
-        text = json.dumps(asdict(self), sort_keys=True) + texts_fingerprint
-        return hashlib.sha256(text.encode()).hexdigest()[:12]
+        """Cache key (12 hex digits, :func:`ntputils.hashing.digest`) of this configuration and the corpus."""
+        return digest(asdict(self), texts_fingerprint, length=12)
 
 
 @dataclass
@@ -277,8 +285,8 @@ def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str]
         valid_texts = texts[-max(1, len(texts) // 20):] if valid_texts is None else valid_texts
     tok = train_bpe(texts, vocab_size=cfg.bpe_vocab, name="fallback-lm", unk="<unk>")
     vocab = tok.get_vocab_size()
-    digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
-    path = paths.cache_dir("pretrained") / f"fallback-lm-{cfg.key(digest)}.pt"
+    texts_key = digest("\x00".join(texts))
+    path = paths.cache_dir("pretrained") / f"fallback-lm-{cfg.key(texts_key)}.pt"
     dev = torch.device(resolve_device(device))
     model_cfg = TransformerConfig(vocab_size=vocab, d=cfg.d, n_layers=cfg.n_layers, n_heads=cfg.n_heads,
                                   pos_encoding="rope", max_len=cfg.context)
@@ -327,7 +335,10 @@ def load_pretrained_lm(name_or_path: str | os.PathLike | None = None, *, fallbac
                        fallback_config: FallbackConfig | None = None,
                        fallback_texts: Sequence[str] | None = None, device: str = "auto",
                        progress: bool = True) -> PretrainedLM:
-    """GPT-2 (see :func:`load_gpt2`) if available, else (``fallback=True``) :func:`train_fallback_lm`."""
+    """GPT-2 (see :func:`load_gpt2`) if available, else (``fallback=True``) :func:`train_fallback_lm`.
+
+    Used in: b07.
+    """
     try:
         model = load_gpt2(name_or_path, device=device)
     except PretrainedUnavailableError as err:

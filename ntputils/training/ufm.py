@@ -36,7 +36,10 @@ INITS = ("normal", "aligned")
 
 
 def ce_loss(L: torch.Tensor, P: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
-    """``sum_j pi_j CE(softmax(l_j), p_j) = -sum_j pi_j sum_z P[z,j] log softmax(l_j)_z``."""
+    """``sum_j pi_j CE(softmax(l_j), p_j) = -sum_j pi_j sum_z P[z,j] log softmax(l_j)_z``.
+
+    Used in: a01.
+    """
     return -(pi * (P * torch.log_softmax(L, dim=0)).sum(dim=0)).sum()
 
 
@@ -104,6 +107,8 @@ def train(
 
     Logged scalars: ``loss``, ``norm_W``, ``norm_H``, ``norm_L`` and, for CE, ``ce`` and
     ``ce_minus_H`` (CE minus the empirical entropy).
+
+    Used in: a02, a03, a04, a05, a06, b01, b02, b03.
     """
     if loss not in LOSSES:
         raise ValueError(f"unknown loss {loss!r}; valid: {LOSSES}")
@@ -233,6 +238,8 @@ def nuclear_prox_gradient(
     residual ``||L - prox(L - t G)|| / t`` (zero exactly at the optimum: ``-G in lam d||L||_*``)
     falls below ``tol``. Returns ``(L, info)`` with ``info = {"iterations", "residual",
     "objective", "ce", "nuclear_norm", "converged"}``.
+
+    Used in: a02.
     """
     if lam <= 0:
         raise ValueError(f"lam must be > 0 (lam = 0 has no finite minimizer), got {lam}")
@@ -268,6 +275,26 @@ def nuclear_prox_gradient(
                    converged=residual < tol)
 
 
+def lambda_max(data: NTPData) -> float:
+    r"""The smallest :math:`\lambda` with :math:`\boldsymbol L_\lambda = 0`, namely
+    :math:`\|\nabla\mathcal L(\boldsymbol 0)\|_{op}`.
+
+    :math:`\boldsymbol L_\lambda` minimizes :math:`\mathcal L(\boldsymbol L)+\lambda\|\boldsymbol L\|_*`
+    (Paper A, Lemma 1, the convex problem solved by :func:`nuclear_prox_gradient`). Zero is optimal iff
+    :math:`-\nabla\mathcal L(\boldsymbol 0)\in\lambda\,\partial\|\boldsymbol 0\|_*`, the op-norm ball of
+    radius :math:`\lambda`, i.e. iff
+
+    .. math:: \lambda\ \ge\ \lambda_{\max}=\big\|(\tfrac1V\mathbb 1\mathbb 1^\top-\hat{\boldsymbol P})
+              \operatorname{diag}(\hat{\boldsymbol\pi})\big\|_{op},
+
+    the gradient of the CE at :math:`\boldsymbol L=\boldsymbol 0` (uniform softmax :math:`\tfrac1V`). Below it
+    :math:`\boldsymbol L_\lambda\ne0` (the top end of the regularization path of Paper A, Theorem 1).
+
+    Used in: a02 (upper bound of the compared lambdas), a03 (top of the regularization path).
+    """
+    return np.linalg.norm((1.0 / data.V - data.P.toarray()) * data.pi, 2)
+
+
 def regularization_path(
     data: NTPData, lams: Sequence[float], tol: float = 1e-7, max_iter: int = 200_000, progress: bool = True,
 ) -> list[tuple[float, np.ndarray, dict]]:
@@ -276,6 +303,8 @@ def regularization_path(
     Solved from the largest to the smallest ``lam`` with warm starts; returns ``(lam, L_lam, info)``
     in the order of ``lams``. ``info`` holds the optimality residual (see
     :func:`nuclear_prox_gradient`); a path point that misses ``tol`` has ``converged = False``.
+
+    Used in: a03.
     """
     lams = [float(x) for x in lams]
     if not lams:

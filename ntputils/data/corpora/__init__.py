@@ -14,30 +14,32 @@ Every builder returns :class:`ntputils.data.NTPData` (V x m counts, ``vocab`` = 
 ========================================  =======================================================
 """
 
-from ntputils.data.corpora.lexicon import classify, word_classes
-from ntputils.data.corpora.organism import (
-    ORGANISM_CLASSES,
-    ORGANISM_TABLE,
-    organism,
-    organism_attribute_classes,
-    organism_classes,
-    organism_table,
-)
-from ntputils.data.corpora.paper_a import (
-    PaperATinyStories,
-    paper_a_synthetic,
-    paper_a_tinystories,
-    paper_a_tinystories_details,
-)
-from ntputils.data.corpora.paper_b_text import WindowedStories, paper_b_text, tinystories_bpe64
-from ntputils.data.corpora.readers import (
-    ChecksumError,
-    DataUnavailableError,
-    read_template_sentences,
-    read_tinystories,
-    read_tinystories_lines,
-    read_wikitext,
-)
+from ntputils.lazy import lazy_exports
+
+# name -> the submodule that defines it, imported on first use (see ntputils.lazy)
+_LAZY = {
+    "classify": "ntputils.data.corpora.lexicon",
+    "word_classes": "ntputils.data.corpora.lexicon",
+    "ORGANISM_CLASSES": "ntputils.data.corpora.organism",
+    "ORGANISM_TABLE": "ntputils.data.corpora.organism",
+    "organism": "ntputils.data.corpora.organism",
+    "organism_attribute_classes": "ntputils.data.corpora.organism",
+    "organism_classes": "ntputils.data.corpora.organism",
+    "organism_table": "ntputils.data.corpora.organism",
+    "PaperATinyStories": "ntputils.data.corpora.paper_a",
+    "paper_a_synthetic": "ntputils.data.corpora.paper_a",
+    "paper_a_tinystories": "ntputils.data.corpora.paper_a",
+    "paper_a_tinystories_details": "ntputils.data.corpora.paper_a",
+    "WindowedStories": "ntputils.data.corpora.tinystories100",
+    "paper_b_text": "ntputils.data.corpora.paper_b_text",
+    "tinystories_bpe64": "ntputils.data.corpora.tinystories100",
+    "ChecksumError": "ntputils.data.corpora.readers",
+    "DataUnavailableError": "ntputils.data.corpora.readers",
+    "read_template_sentences": "ntputils.data.corpora.readers",
+    "read_tinystories": "ntputils.data.corpora.readers",
+    "read_tinystories_lines": "ntputils.data.corpora.readers",
+    "read_wikitext": "ntputils.data.corpora.readers",
+}
 
 __all__ = [
     "ORGANISM_CLASSES",
@@ -62,3 +64,5 @@ __all__ = [
     "tinystories_bpe64",
     "word_classes",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -8,8 +8,6 @@ root and :data:`CACHE_VERSION` (bump it whenever a recipe changes).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -19,16 +17,18 @@ import scipy.sparse as sp
 
 from ntputils import paths
 from ntputils.data.ntp import NTPData, from_counts
+from ntputils.hashing import digest
 
 CACHE_VERSION = 1
 
 
 def cache_path(name: str, params: Mapping[str, Any]) -> Path:
-    """File that caches builder ``name`` called with ``params``."""
-    blob = json.dumps({"name": name, "params": params, "data": str(paths.data_dir()), "v": CACHE_VERSION},
-                      sort_keys=True, default=str)
-    digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
-    return paths.cache_dir("corpora") / f"{name}-{digest}.npz"
+    """File that caches builder ``name`` called with ``params``: ``<name>-<key>.npz``, the key being
+    :func:`ntputils.hashing.digest` (16 hex digits) of the name, the parameters, the data root and
+    :data:`CACHE_VERSION`.
+    """
+    key = digest({"name": name, "params": params, "data": str(paths.data_dir()), "v": CACHE_VERSION})
+    return paths.cache_dir("corpora") / f"{name}-{key}.npz"
 
 
 def _pack(data: NTPData, extra: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -75,17 +75,26 @@ ORGANISM_TABLE: dict[str, tuple[str, ...]] = {a: ORGANISM_CLASSES[c] for a, c in
 
 
 def organism_table() -> dict[str, tuple[str, ...]]:
-    """A copy of :data:`ORGANISM_TABLE` (attribute -> subjects), for printing as Fig. 2C."""
+    """A copy of :data:`ORGANISM_TABLE` (attribute -> subjects), for printing as Fig. 2C.
+
+    Used in: b01.
+    """
     return {a: tuple(s) for a, s in ORGANISM_TABLE.items()}
 
 
 def organism_classes() -> dict[str, tuple[str, ...]]:
-    """A copy of :data:`ORGANISM_CLASSES` (support-class name -> subjects)."""
+    """A copy of :data:`ORGANISM_CLASSES` (support-class name -> subjects).
+
+    Used in: b01, b05.
+    """
     return {c: tuple(s) for c, s in ORGANISM_CLASSES.items()}
 
 
 def organism_attribute_classes() -> list[str]:
-    """Class name of every context (column) of :func:`organism`, in column order."""
+    """Class name of every context (column) of :func:`organism`, in column order.
+
+    Used in: b01, b05.
+    """
     return [ATTRIBUTE_CLASS[a] for a in ORGANISM_TABLE]
 
 
@@ -94,6 +103,8 @@ def organism() -> NTPData:
 
     Contexts are the full prompts ``"The organism that <attribute> is"`` as word ids into
     ``context_vocab``; ``vocab`` lists the subjects (animals first). rank(S~) = 6.
+
+    Used in: b01, b02, b05.
     """
     attributes = list(ORGANISM_TABLE)
     row = {s: i for i, s in enumerate(SUBJECTS)}

@@ -100,6 +100,8 @@ def paper_a_synthetic(seed: int = 1634, support_size: int = 3, max_count: int = 
     H = 1.0636. Note that H = 1.0166 is *below* the smallest value this recipe can produce (every
     support has 3 tokens with counts in {1, 2}, so each context has entropy >= H(1,1,2) = 1.0397):
     the published numbers come from a variant of the recipe (e.g. a different template file).
+
+    Used in: a01, a02, a03, a04, a05, a06.
     """
     if support_size < 1 or max_count < 1:
         raise ValueError("support_size and max_count must be positive")
@@ -262,5 +264,7 @@ def paper_a_tinystories(seed: int = 1634, n_lines: int = 2000, n_contexts: int =
     H = 1.5587, and 35 corpus contexts whose next tokens (names, "timmy", "loved to play" ...) match
     the authors' tokenizer vocabulary; ``layout="paragraphs"`` (the first 2,000 lines of the official
     ``TinyStories-train.txt``) gives only 17 corpus contexts: m = 93, V = 44, n = 1003, H = 1.4258.
+
+    Used in: a04, a05, a06.
     """
     return paper_a_tinystories_details(seed, n_lines, n_contexts, layout, max_count, use_cache).data

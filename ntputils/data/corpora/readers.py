@@ -242,6 +242,8 @@ def read_wikitext(split: str = "train", path: str | Path | None = None, unit: st
     ``unit="lines"`` returns the non-blank lines (paragraphs and headings), stripped;
     ``unit="articles"`` joins them into articles, each starting at its `` = Title = `` line.
     Offline: ``<data root>/wikitext-2/<split>.txt.xz``; online: ``wikitext``/``wikitext-2-v1``.
+
+    Used in: b07.
     """
     if split not in WIKITEXT_SPLITS:
         raise ValueError(f"unknown WikiText split {split!r}; valid: {WIKITEXT_SPLITS}")
@@ -271,6 +273,8 @@ def read_template_sentences(path: str | Path | None = None) -> list[str]:
     """The 160 template sentences of paper A's "Synthetic" data (``verysmallset.txt``), one per item.
 
     Shipped only as a local file (it comes with the authors' code, not with a hub dataset).
+
+    Used in: a01.
     """
     folder = _resolve_dir(path, TEMPLATES_DIR)
     file = folder / "verysmallset.txt"

@@ -45,7 +45,10 @@ WORD_START = "#"
 
 
 def words_stripped(text: str) -> list[str]:
-    """Lower-case, remove ASCII punctuation, split on whitespace (paper A "Synthetic")."""
+    """Lower-case, remove ASCII punctuation, split on whitespace (paper A "Synthetic").
+
+    Used in: a01.
+    """
     return text.lower().translate(_PUNCT_TABLE).split()
 
 
@@ -206,6 +209,9 @@ def token_strings(tokenizer) -> list[str]:  # noqa: ANN001 - tokenizers.Tokenize
 
 
 def encode_all(tokenizer, texts: Sequence[str]) -> list[np.ndarray]:  # noqa: ANN001
-    """Token ids of every text (batched; no special tokens added)."""
+    """Token ids of every text (batched; no special tokens added).
+
+    Used in: b07.
+    """
     encodings = tokenizer.encode_batch(list(texts), add_special_tokens=False)
     return [np.asarray(e.ids, dtype=np.int64) for e in encodings]

@@ -4,35 +4,33 @@ All share the interface of :class:`~ntputils.training.models.common.NTPModel`:
 ``forward(x) -> logits [B, V]`` (last position only), ``context_embeddings(x) -> h [B, d]`` and
 ``output_weight() -> W [V, d]`` with ``logits = h W^T`` exactly (no output bias), so the
 snapshots W, H, L = W H of :mod:`ntputils.training.loop` have the meaning of the NTP-UFM's.
+Every name is imported from its submodule on first use (:mod:`ntputils.lazy`);
+:func:`~ntputils.training.models.registry.build_model` builds any of them by kind.
 
 >>> model = build_model("transformer", vocab_size=104, d=128, n_layers=4, n_heads=6, seed=0)
 """
 
 from __future__ import annotations
 
-from .cnn import CNNConfig, SmallCNN, imbalanced_digits, load_mnist
-from .common import NTPModel, RMSNorm, left_pad, seeded
-from .lstm import NTPLSTM, LSTMConfig
-from .transformer import NTPTransformer, TransformerConfig
+from ntputils.lazy import lazy_exports
 
-MODELS = {
-    "transformer": (TransformerConfig, NTPTransformer),
-    "lstm": (LSTMConfig, NTPLSTM),
-    "cnn": (CNNConfig, SmallCNN),
+# name -> the submodule that defines it, imported on first use (see ntputils.lazy)
+_LAZY = {
+    "CNNConfig": "ntputils.training.models.cnn",
+    "SmallCNN": "ntputils.training.models.cnn",
+    "imbalanced_digits": "ntputils.training.models.cnn",
+    "load_mnist": "ntputils.training.models.cnn",
+    "NTPModel": "ntputils.training.models.common",
+    "RMSNorm": "ntputils.training.models.common",
+    "left_pad": "ntputils.training.models.common",
+    "seeded": "ntputils.training.models.common",
+    "NTPLSTM": "ntputils.training.models.lstm",
+    "LSTMConfig": "ntputils.training.models.lstm",
+    "NTPTransformer": "ntputils.training.models.transformer",
+    "TransformerConfig": "ntputils.training.models.transformer",
+    "MODELS": "ntputils.training.models.registry",
+    "build_model": "ntputils.training.models.registry",
 }
-
-
-def build_model(kind: str, *, seed: int = 0, **config) -> NTPModel:
-    """Construct ``kind`` ("transformer" | "lstm" | "cnn") from config fields, initialized under ``seed``.
-
-    The global torch RNG is left untouched, so the same ``seed`` always gives the same weights.
-    """
-    if kind not in MODELS:
-        raise ValueError(f"unknown model kind {kind!r}; expected one of {sorted(MODELS)}")
-    config_cls, model_cls = MODELS[kind]
-    cfg = config_cls(**config)
-    return seeded(lambda: model_cls(cfg), seed)  # type: ignore[return-value]
-
 
 __all__ = [
     "CNNConfig",
@@ -50,3 +48,5 @@ __all__ = [
     "load_mnist",
     "seeded",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -83,6 +83,8 @@ def imbalanced_digits(
     default is paper B Fig. 9's Maj1, Maj2 (100 each), Min1, Min2 (10 each) -- which digits the
     paper used is UNKNOWN. ``source`` is ``"sklearn"`` (8x8, offline) or ``"mnist"`` (28x28,
     needs torchvision and a local copy under ``mnist_root``).
+
+    Used in: b06.
     """
     if len(classes) != len(per_class) or len(classes) < 2:
         raise ValueError(f"classes {list(classes)} and per_class {list(per_class)} need equal lengths >= 2")

@@ -1,34 +1,31 @@
-"""Which classes a trained network learns first: confusion matrices over training (paper B Figs. 3, 9).
+"""Confusion of classes during training: which classes a network tells apart, and when (paper B sec. 4.4,
+Figs. 3 and 9, App. A.4).
 
 Paper B sec. 4.4 reads the order in which concepts are learned from confusion matrices of a network
 during training: on the organism data (Fig. 3) the classes are the *support sets* of the contexts
 ("Animals" = {dog, ..., shark}, "Mammals", ...), and on imbalanced one-hot data (Fig. 9) the classes
-are the labels. This module turns training snapshots into such matrices and into learning times.
+are the labels. This module maps predictions to classes and counts them; the learning times read from
+these matrices, and their prediction ``T_c = 1/sigma_{depth(c)}`` from the SVD of S~, are in
+:mod:`ntputils.analysis.dynamics` (:func:`~ntputils.analysis.dynamics.class_learning_times`).
 
 Support-set classes (Fig. 3). A context ``j`` of class ``c`` has the target ``u_c`` = uniform on the
 support ``S_c`` (every pair of the organism table occurs once). The paper does not say how a
-predicted distribution ``p_j = softmax(l_j)`` maps to a class (UNKNOWN). We use the **nearest target**
+predicted distribution ``p_j = softmax(l_j)`` maps to a class. We use the **nearest target**
 
     pred(j) = argmin_c ||p_j - u_c||_1                          (total-variation distance, ties -> lowest c),
 
-which returns c exactly when the model has learned ``p_j = u_c``. The rule proposed in the spec,
-``argmax_c sum_{z in S_c} p_j[z]`` ("largest total probability", ``rule="total"``), cannot tell nested
+which returns c exactly when the model has learned ``p_j = u_c``. The alternative rule
+``argmax_c sum_{z in S_c} p_j[z]`` ("largest total probability", ``rule="total"``) cannot tell nested
 classes apart: with Mammals ⊂ Animals the total over Animals is never smaller than over Mammals, so
 no context is ever predicted as a subclass (tested).
 
-Learning time. With confusion matrices ``C_t`` (rows true, columns predicted) at recorded steps ``t``,
-class ``c`` is *learned at t* when its recall ``C_t[c, c] / sum_b C_t[c, b] >= threshold`` and no
-context of a class *disjoint* from c (supports that do not intersect) is predicted as c. The second
-condition discards the trivial "everything is predicted as c" at initialization, while a subclass
-context predicted as its superclass (coarse but not wrong) does not count against the superclass.
-The learning time is the first recorded step from which the class stays learned to the end
-(:func:`first_step_holding`).
-
-Concept depth (link to the SVD of S~, paper B sec. 4.4, Prop. 1). The centered target of class c,
-``s~_c = (I - 1 1^T / V) 1_{S_c}``, has coordinates ``x_c[k] = u_k^T s~_c`` on the concepts; its
-*concept depth* is the smallest ``k`` with ``sum_{i<=k} x_c[i]^2 >= level * ||x_c||^2``. Under the
-square-loss dynamics of Prop. 1 mode ``k`` is learned at time ``~ 1/sigma_k``, so
-``T_c = 1 / sigma_{depth(c)}`` is the predicted learning time of the class.
+Learned classes. With confusion matrices ``C_t`` (rows true, columns predicted; counted by
+:func:`confusion_matrix`, the one counter of the package, shared with the training loop) at recorded
+steps ``t``, class ``c`` is *learned at t* when its recall ``C_t[c, c] / sum_b C_t[c, b] >= threshold``
+and no context of a class *disjoint* from c (supports that do not intersect) is predicted as c. The
+second condition discards the trivial "everything is predicted as c" at initialization, while a
+subclass context predicted as its superclass (coarse but not wrong) does not count against the
+superclass. A class stays learned from the first recorded step of :func:`first_step_holding`.
 
 One-hot imbalance (Fig. 9, App. A.4). For groups of classes (majorities, minorities) the three tiers of
 STEP imbalance are measured on the predicted probabilities: :func:`within_group_probability` (is the
@@ -43,6 +40,23 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ntputils.training.loop import confusion_matrix
+
+__all__ = [
+    "RULES",
+    "confusion_matrix",
+    "confusion_milestones",
+    "disjoint_classes",
+    "first_step_holding",
+    "group_probability",
+    "learned_classes",
+    "predict_support_class",
+    "softmax_columns",
+    "spearman",
+    "support_masks",
+    "within_group_probability",
+]
+
 RULES = ("nearest", "total")
 
 
@@ -50,7 +64,11 @@ RULES = ("nearest", "total")
 # support-set classes
 # ---------------------------------------------------------------------------------------------
 def support_masks(supports: Sequence[Sequence[int]], V: int) -> np.ndarray:
-    """0/1 matrix ``(k, V)``: row c is the indicator of the support ``S_c`` (word indices in [0, V))."""
+    """0/1 matrix ``(k, V)``: row c is the indicator ``1_{S_c}`` of the support of class c (word indices in
+    [0, V)); paper B sec. 4.4, Fig. 3.
+
+    Used in: b05.
+    """
     if V < 1:
         raise ValueError(f"V must be >= 1, got {V}")
     if len(supports) == 0:
@@ -67,7 +85,11 @@ def support_masks(supports: Sequence[Sequence[int]], V: int) -> np.ndarray:
 
 
 def softmax_columns(L: np.ndarray) -> np.ndarray:
-    """Column-wise softmax of logits ``L`` (``(..., V, m)``): ``P[..., z, j] = softmax(l_j)_z``."""
+    """Column-wise softmax of logits ``L`` (``(..., V, m)``): ``P[..., z, j] = softmax(l_j)_z`` (the
+    next-token distributions of paper B eq. 3).
+
+    Used in: b05, b06.
+    """
     L = np.asarray(L, dtype=np.float64)
     if L.ndim < 2:
         raise ValueError(f"logits must be (V, m) or (T, V, m), got shape {L.shape}")
@@ -80,7 +102,9 @@ def predict_support_class(P: np.ndarray, masks: np.ndarray, rule: str = "nearest
 
     ``"nearest"``: ``argmin_c ||p_j - u_c||_1`` with ``u_c`` uniform on ``S_c`` (module docstring);
     ``"total"``: ``argmax_c sum_{z in S_c} p_j[z]``. Ties go to the lowest class index.
-    Returns integer class indices of shape ``(..., m)``.
+    Returns integer class indices of shape ``(..., m)`` (paper B sec. 4.4, Fig. 3).
+
+    Used in: b05.
     """
     P = np.asarray(P, dtype=np.float64)
     masks = np.asarray(masks, dtype=np.float64)
@@ -96,29 +120,22 @@ def predict_support_class(P: np.ndarray, masks: np.ndarray, rule: str = "nearest
     return np.argmin(dist, axis=-1)
 
 
-def class_confusion(true: np.ndarray, pred: np.ndarray, k: int) -> np.ndarray:
-    """``C[..., a, b]`` = #contexts of true class a predicted as b, for ``pred`` of shape ``(..., m)``."""
-    true = np.asarray(true, dtype=np.intp)
-    pred = np.asarray(pred, dtype=np.intp)
-    if pred.shape[-1] != true.shape[0] or true.ndim != 1:
-        raise ValueError(f"shape mismatch: true {true.shape} vs predictions {pred.shape}")
-    if true.size and (min(true.min(), pred.min()) < 0 or max(true.max(), pred.max()) >= k):
-        raise ValueError(f"class indices must lie in [0, {k})")
-    flat = pred.reshape(-1, true.size)
-    codes = true * k + flat + (np.arange(flat.shape[0]) * k * k)[:, None]
-    counts = np.bincount(codes.ravel(), minlength=flat.shape[0] * k * k)
-    return counts.reshape(pred.shape[:-1] + (k, k))
-
-
 def disjoint_classes(masks: np.ndarray) -> np.ndarray:
-    """``D[a, b]`` True iff the supports of classes a and b do not intersect."""
+    """``D[a, b]`` True iff the supports ``S_a`` and ``S_b`` do not intersect (paper B sec. 4.4, Fig. 3).
+
+    Used in: b05.
+    """
     masks = np.asarray(masks, dtype=np.float64)
     return (masks @ masks.T) == 0
 
 
 def learned_classes(C: np.ndarray, disjoint: np.ndarray, threshold: float = 0.9) -> np.ndarray:
     """Which classes are learned in each confusion matrix ``C`` (``(..., k, k)``): recall >= ``threshold``
-    and no context of a disjoint class predicted as the class. Returns booleans ``(..., k)``."""
+    and no context of a disjoint class predicted as the class (module docstring; paper B sec. 4.4, Fig. 3).
+    Returns booleans ``(..., k)``.
+
+    Used in: b05.
+    """
     C = np.asarray(C, dtype=np.float64)
     if C.shape[-2:] != disjoint.shape or C.shape[-1] != C.shape[-2]:
         raise ValueError(f"shape mismatch: confusion {C.shape} vs disjoint {disjoint.shape}")
@@ -135,7 +152,9 @@ def first_step_holding(steps: Sequence[int], flags: np.ndarray) -> np.ndarray | 
     at the last step.
 
     ``flags`` is ``(T, k)`` booleans at the ``T`` increasing ``steps`` (returns ``(k,)`` floats) or ``(T,)``
-    (returns one float).
+    (returns one float). The learning times of paper B Figs. 3 and 9 are such steps.
+
+    Used in: b06.
     """
     steps = np.asarray(steps, dtype=np.float64)
     flags = np.asarray(flags, dtype=bool)
@@ -151,55 +170,12 @@ def first_step_holding(steps: Sequence[int], flags: np.ndarray) -> np.ndarray | 
     return float(out[0]) if squeeze else out
 
 
-def learning_times(confusions: np.ndarray, steps: Sequence[int], disjoint: np.ndarray,
-                   threshold: float = 0.9) -> np.ndarray:
-    """Learning time of every class from confusion matrices ``(T, k, k)`` at ``steps`` (``nan`` = never)."""
-    return first_step_holding(steps, learned_classes(confusions, disjoint, threshold))
-
-
-# ---------------------------------------------------------------------------------------------
-# link to the concepts of S~
-# ---------------------------------------------------------------------------------------------
-def concept_energy(masks: np.ndarray, U: np.ndarray) -> np.ndarray:
-    """Share of each class target on each concept: ``E[c, k] = x_c[k]^2 / ||x_c||^2``, ``x_c = U^T s~_c``.
-
-    ``s~_c`` is the centered indicator of ``S_c``; ``U`` (V x r) holds the word-analyzer vectors of S~.
-    Rows sum to 1 when ``s~_c`` lies in span(U) (true for the support of any context of the data).
-    """
-    masks = np.asarray(masks, dtype=np.float64)
-    U = np.asarray(U, dtype=np.float64)
-    if masks.ndim != 2 or U.ndim != 2 or masks.shape[1] != U.shape[0]:
-        raise ValueError(f"shape mismatch: masks {masks.shape} (k, V) and U {U.shape} (V, r)")
-    centered = masks - masks.mean(axis=1, keepdims=True)
-    norms = np.sum(centered**2, axis=1)
-    if np.any(norms == 0):
-        raise ValueError("a class covering the whole vocabulary has a zero centered target")
-    x = centered @ U
-    return x**2 / norms[:, None]
-
-
-def concept_depth(energy: np.ndarray, level: float = 0.9) -> np.ndarray:
-    """Smallest (1-based) ``k`` with ``sum_{i<=k} E[c, i] >= level`` for every class (r if never reached)."""
-    energy = np.asarray(energy, dtype=np.float64)
-    if energy.ndim != 2:
-        raise ValueError(f"energy must be (classes, concepts), got shape {energy.shape}")
-    if not 0 < level <= 1:
-        raise ValueError(f"level must lie in (0, 1], got {level}")
-    reached = np.cumsum(energy, axis=1) >= level - 1e-12
-    return np.where(reached.any(axis=1), np.argmax(reached, axis=1) + 1, energy.shape[1])
-
-
-def predicted_learning_times(sigma: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """``T_c = 1 / sigma_{depth(c)}`` (Prop. 1: mode k is learned at rescaled time 1/sigma_k)."""
-    sigma = np.asarray(sigma, dtype=np.float64)
-    depth = np.asarray(depth, dtype=np.intp)
-    if np.any(depth < 1) or np.any(depth > sigma.size):
-        raise ValueError(f"depth must lie in 1..{sigma.size}")
-    return 1.0 / sigma[depth - 1]
-
-
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman rank correlation (average ranks for ties) of two equal-length vectors."""
+    """Spearman rank correlation (average ranks for ties) of two equal-length vectors (measured vs
+    predicted learning times, paper B sec. 4.4, Fig. 3).
+
+    Used in: b05.
+    """
     from scipy.stats import spearmanr
 
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
@@ -230,7 +206,10 @@ def within_group_probability(P: np.ndarray, labels: np.ndarray, group: Sequence[
     """``mean_{j: y_j in G} p_j[y_j] / sum_{c in G} p_j[c]`` at every step (``P``: (T, classes, n)).
 
     How much the model prefers the right class *inside* the group G: 1/|G| when it cannot tell the
-    group's classes apart, 1 when it can (tiers 1 and 3 of STEP imbalance for G = majorities, minorities).
+    group's classes apart, 1 when it can (tiers 1 and 3 of STEP imbalance for G = majorities, minorities;
+    paper B App. A.4, Fig. 9).
+
+    Used in: b06.
     """
     P, labels, group, members = _check_probs(P, labels, group)
     right = P[:, labels[members], members]
@@ -238,7 +217,11 @@ def within_group_probability(P: np.ndarray, labels: np.ndarray, group: Sequence[
 
 
 def group_probability(P: np.ndarray, labels: np.ndarray, group: Sequence[int]) -> np.ndarray:
-    """``mean_{j: y_j in G} sum_{c in G} p_j[c]`` at every step: mass on the right group (tier 2)."""
+    """``mean_{j: y_j in G} sum_{c in G} p_j[c]`` at every step: mass on the right group (tier 2 of STEP
+    imbalance; paper B App. A.4, Fig. 9).
+
+    Used in: b06.
+    """
     P, labels, group, members = _check_probs(P, labels, group)
     return P[:, group][:, :, members].sum(axis=1).mean(axis=1)
 
@@ -250,6 +233,10 @@ def confusion_milestones(confusions: np.ndarray, steps: Sequence[int], majority:
     * ``"majorities"``: every majority sample is classified correctly;
     * ``"majority-minority"``: no sample is confused between a majority and a minority class;
     * ``"all"``: every sample is classified correctly (minorities separated as well).
+
+    Paper B App. A.4, Fig. 9.
+
+    Used in: b06.
     """
     C = np.asarray(confusions)
     maj, mino = np.asarray(list(majority), dtype=np.intp), np.asarray(list(minority), dtype=np.intp)

@@ -1,36 +1,25 @@
-"""Tests for ntputils.analysis.semantics: class labels, purity vs random clusters, deterministic word
-clouds."""
+"""Tests for ntputils.analysis.purity: class labels, purity vs random clusters, block density."""
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from ntputils.analysis.semantics import (
-    BLANK_TOKEN,
+from ntputils.analysis.concepts import sign_string
+from ntputils.analysis.purity import (
     NO_SPACE,
     ClassLabels,
-    CloudPanel,
-    CloudRenderer,
     RandomBaseline,
     best_cluster_for_class,
     block_support_density,
     class_purities,
-    cluster_panel,
     cluster_purity,
-    display_token,
     lexical_labels,
     partition_purity,
     purity_table,
     random_partition_purity,
-    sign_string,
     summarize_purity,
 )
 
@@ -226,64 +215,6 @@ def test_block_support_density_dense_and_sparse():
 
 def test_small_helpers():
     assert sign_string((1, -1, 1)) == "(+,-,+)"
-    assert display_token("#the") == "#the"
-    assert display_token(" ") == BLANK_TOKEN
-    assert display_token("#") == "#" + BLANK_TOKEN
-    assert display_token("\n") == "\\n"
-
-
-# ---------------------------------------------------------------------------------------------
-# word clouds
-# ---------------------------------------------------------------------------------------------
-def test_cloud_images_are_deterministic_and_cached():
-    words, weights = ["#alpha", "#beta", "#gamma", "#delta"], [0.4, 0.3, 0.2, 0.1]
-    r1 = CloudRenderer(width=80, height=50, max_font_size=14, seed=0)
-    img = r1.image(words, weights)
-    assert img.shape == (50, 80, 3) and img.dtype == np.uint8
-    assert (img < 250).any()  # something was drawn on the white background
-    r1.image(words, weights)
-    assert r1.n_rendered == 1  # second call served from the cache
-    r2 = CloudRenderer(width=80, height=50, max_font_size=14, seed=0)
-    np.testing.assert_array_equal(r2.image(words, weights), img)
-
-
-def test_cloud_frequencies_and_validation():
-    freqs = CloudRenderer.frequencies(["#a", " ", "#a"], [0.1, 0.2, 0.3])
-    assert freqs == {"#a": 0.3, BLANK_TOKEN: 0.2}
-    with pytest.raises(ValueError, match="differ in length"):
-        CloudRenderer.frequencies(["#a"], [1.0, 2.0])
-    with pytest.raises(ValueError, match="positive"):
-        CloudRenderer.frequencies(["#a"], [0.0])
-    with pytest.raises(ValueError, match="at least one word"):
-        CloudRenderer.frequencies([], [])
-    with pytest.raises(ValueError, match="20 x 20"):
-        CloudRenderer(width=10, height=10)
-    with pytest.raises(ValueError, match="font"):
-        CloudRenderer(min_font_size=30, max_font_size=10)
-
-
-def test_grid_and_tree_layouts(labels):
-    r = CloudRenderer(width=60, height=40, max_font_size=10, seed=0)
-    full = cluster_panel("C=(+)", [0, 1, 2], [0.3, 0.2, 0.1], WORDS, labels)
-    assert full.title == "C=(+)\npast 1.00"
-    empty = CloudPanel("C=(-)", [], [])
-    fig = r.grid([full, empty, full], ncols=2, title="grid")
-    assert len(fig.axes) == 4  # 2 x 2, the last one switched off
-    assert fig.axes[1].texts[0].get_text() == "empty"
-    plt.close(fig)
-    levels = [[full], [full, empty], [full, empty, full, empty]]
-    fig = r.tree(levels)
-    assert len(fig.axes) == 7
-    plt.close(fig)
-    fig = r.tree(levels, stack_last=True)
-    assert len(fig.axes) == 7
-    plt.close(fig)
-    with pytest.raises(ValueError, match="twice"):
-        r.tree([[full], [full]])
-    with pytest.raises(ValueError, match="at least one panel"):
-        r.grid([])
-    with pytest.raises(ValueError, match="differ in shape"):
-        cluster_panel("x", [0, 1], [0.1], WORDS)
 
 
 def test_purity_table_is_a_dataframe(labels):

@@ -1,9 +1,9 @@
-"""Semantics of concept clusters in real text: word clouds and purity against lexical classes (chapter b04).
+"""Purity of concept clusters against lexical classes, with random baselines (paper B sec. 5, App. F;
+chapters b04, b07).
 
 Paper B (sec. 5, App. F) reads orthant clusters (Definition 1) and k-means clusters of the word-analyzer
-rows by eye, from word clouds of the 40 most typical members (font size proportional to
-``Typicality(z; C) = sum_{k in K} |u_k[z]|``). This module renders those clouds deterministically and,
-beyond the paper, *measures* how semantic a cluster is.
+rows by eye, from word clouds of the 40 most typical members (drawn by :mod:`ntputils.plots.wordclouds`).
+This module, beyond the paper, *measures* how semantic a cluster is.
 
 Purity (our definition). Let ``labels`` assign every word a set of classes (part of speech, verb form,
 month, number, name, ...; classes overlap) and let a cluster ``C`` be the words shown for it (the top-40
@@ -21,6 +21,9 @@ uniformly from the vocabulary; each draw picks *its own* best class by the same 
 **beats random** when its best excess is above the 95th percentile of the draws' best excess -- a test that
 accounts for choosing the best of all classes. For display, the purity of the cluster's class in the
 draws (mean, 95th percentile) is reported as well.
+
+Block density (paper B Fig. 6): :func:`block_support_density` measures how often the words of a word
+cluster are observed next tokens of the contexts of the matching context cluster.
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ import numpy as np
 
 NO_SPACE = "no leading space"
 TOKEN_START = "#"
-BLANK_TOKEN = "<sp>"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -41,7 +43,8 @@ BLANK_TOKEN = "<sp>"
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ClassLabels:
-    """Boolean class membership of a vocabulary: ``member[z, c]`` is True iff word z is in class c."""
+    """Boolean class membership of a vocabulary: ``member[z, c]`` is True iff word z is in class c.
+    """
 
     words: tuple[str, ...]
     classes: tuple[str, ...]
@@ -119,6 +122,8 @@ def lexical_labels(words: Sequence[str], classify: Callable[[str], set[str]] | N
     With ``tokenizer_class=True`` the class ``"no leading space"`` (:func:`has_no_leading_space`) is
     added. It is a property of the token type, not of the word: it marks BPE continuation pieces and
     line-initial words, which the SVD of real text separates strongly.
+
+    Used in: b04, b07.
     """
     if classify is None:
         from ntputils.data.corpora import classify
@@ -141,7 +146,8 @@ def lexical_labels(words: Sequence[str], classify: Callable[[str], set[str]] | N
 # purity and random baseline
 # ---------------------------------------------------------------------------------------------
 class Purity(NamedTuple):
-    """Purity of one cluster against its best-matching class (module docstring)."""
+    """Purity of one cluster against its best-matching class (module docstring).
+    """
 
     size: int
     best_class: str
@@ -177,7 +183,10 @@ def class_purities(members: Iterable[int], labels: ClassLabels) -> np.ndarray:
 
 
 def cluster_purity(members: Iterable[int], labels: ClassLabels, cls: str | None = None) -> Purity:
-    """Purity of a cluster against its best class ``argmax_c (purity - base rate)`` (or the given ``cls``)."""
+    """Purity of a cluster against its best class ``argmax_c (purity - base rate)`` (or the given ``cls``).
+
+    Used in: b04.
+    """
     idx = _members(members, len(labels.words))
     pur = class_purities(idx, labels)
     excess = pur - labels.base_rate
@@ -192,6 +201,8 @@ class RandomBaseline:
 
     Draws for a size are made once (on first use) from ``numpy.random.default_rng((seed, s))`` and cached,
     so the baseline of a size does not depend on which other sizes were asked for.
+
+    Used in: b04, b07.
     """
 
     labels: ClassLabels
@@ -247,6 +258,8 @@ def purity_table(clusters: Mapping[str, Iterable[int]], labels: ClassLabels, bas
     ``random p95`` (purity of the same class in random same-size clusters), ``excess``,
     ``random p95 excess`` (best-class excess of random clusters, 95th percentile), ``beats random``
     and ``members`` (the first ``preview`` members, in the given order). Returns a ``pandas.DataFrame``.
+
+    Used in: b04.
     """
     import pandas as pd
 
@@ -274,6 +287,8 @@ def summarize_purity(table, min_size: int = 10) -> dict[str, float]:
 
     Keys: ``clusters`` (rows of the table), ``tested``, ``beat random`` (fraction of tested clusters),
     ``mean purity`` and ``mean random p95`` (over tested clusters; NaN when none is tested).
+
+    Used in: b04, b07.
     """
     tested = table[table["size"] >= min_size]
     nan = float("nan")
@@ -284,7 +299,10 @@ def summarize_purity(table, min_size: int = 10) -> dict[str, float]:
 
 
 def partition_purity(clusters: Iterable[Iterable[int]], labels: ClassLabels) -> float:
-    """Size-weighted best-class purity ``sum_C |C| purity(C, c*_C) / sum_C |C|`` over non-empty clusters."""
+    """Size-weighted best-class purity ``sum_C |C| purity(C, c*_C) / sum_C |C|`` over non-empty clusters.
+
+    Used in: b04.
+    """
     total = weighted = 0.0
     for members in clusters:
         idx = _members(members, len(labels.words))
@@ -297,7 +315,10 @@ def partition_purity(clusters: Iterable[Iterable[int]], labels: ClassLabels) -> 
 
 
 def random_partition_purity(sizes: Iterable[int], baseline: RandomBaseline) -> float:
-    """Expected :func:`partition_purity` of random clusters with the given sizes (mean over the draws)."""
+    """Expected :func:`partition_purity` of random clusters with the given sizes (mean over the draws).
+
+    Used in: b04.
+    """
     sizes = [int(s) for s in sizes if s > 0]
     if not sizes:
         raise ValueError("random_partition_purity needs at least one positive size")
@@ -310,6 +331,8 @@ def best_cluster_for_class(clusters: Mapping[Hashable, Iterable[int]], labels: C
 
     Ties go to the larger cluster, then to the first in ``clusters`` order (deterministic). Used to pick
     the clusters of paper B Figs. 4-6 reproducibly instead of by hand.
+
+    Used in: b04.
     """
     labels.index(cls)
     best: tuple[Hashable, Purity] | None = None
@@ -330,6 +353,8 @@ def block_support_density(S, rows: Iterable[int], columns: Iterable[int]) -> flo
 
     For a word cluster and a context cluster with the same sign pattern (paper B Fig. 6) this measures
     how often the words are observed next tokens of the contexts; compare with the density of S.
+
+    Used in: b04.
     """
     r = np.asarray(list(rows) if not isinstance(rows, np.ndarray) else rows, dtype=np.intp)
     c = np.asarray(list(columns) if not isinstance(columns, np.ndarray) else columns, dtype=np.intp)
@@ -338,171 +363,3 @@ def block_support_density(S, rows: Iterable[int], columns: Iterable[int]) -> flo
     block = S[r][:, c] if hasattr(S, "tocsr") else np.asarray(S)[np.ix_(r, c)]
     total = block.sum() if not hasattr(block, "toarray") else block.toarray().sum()
     return float(total) / (r.size * c.size)
-
-
-def sign_string(config: Iterable[int]) -> str:
-    """``(1, -1, 1)`` -> ``"(+,-,+)"``."""
-    return "(" + ",".join("+" if c > 0 else "-" for c in config) + ")"
-
-
-# ---------------------------------------------------------------------------------------------
-# word clouds
-# ---------------------------------------------------------------------------------------------
-def display_token(token: str) -> str:
-    """Visible form of a token for a cloud: ``#`` (word start) is kept, a blank body becomes ``<sp>``."""
-    shown = token.replace("\n", "\\n")
-    if not shown.strip().strip(TOKEN_START).strip():
-        return (TOKEN_START if shown.startswith(TOKEN_START) else "") + BLANK_TOKEN
-    return shown.strip()
-
-
-class CloudPanel(NamedTuple):
-    """One word cloud of a grid: title, words and weights (typicality); empty words = empty orthant."""
-
-    title: str
-    words: Sequence[str]
-    weights: Sequence[float]
-
-
-def cluster_panel(title: str, indices: Sequence[int], weights: Sequence[float], names: Sequence[str],
-                  labels: ClassLabels | None = None) -> CloudPanel:
-    """A :class:`CloudPanel` of the members ``indices`` (display ``names``, font ~ ``weights``).
-
-    With ``labels`` a second title line gives the best class and its purity, e.g. ``noun 0.90``.
-    """
-    idx = np.asarray(indices, dtype=np.intp)
-    w = np.asarray(weights, dtype=np.float64)
-    if idx.shape != w.shape:
-        raise ValueError(f"indices and weights differ in shape: {idx.shape} vs {w.shape}")
-    if labels is not None and idx.size:
-        pur = cluster_purity(idx, labels)
-        title = f"{title}\n{pur.best_class} {pur.purity:.2f}"
-    return CloudPanel(title, [names[i] for i in idx], w.tolist())
-
-
-@dataclass
-class CloudRenderer:
-    """Deterministic word clouds (``wordcloud.WordCloud.generate_from_frequencies``), cached by content.
-
-    Font size is proportional to the weight (``relative_scaling=1``): the largest word gets
-    ``max_font_size`` and word ``z`` about ``max_font_size * weight[z] / max(weight)`` (wordcloud shrinks
-    a word that does not fit). Layout and colours depend only on ``seed`` and the words/weights, so the
-    same input gives the same image. ``n_rendered`` counts images actually drawn (cache misses).
-    """
-
-    width: int = 300
-    height: int = 180
-    max_font_size: int = 40
-    min_font_size: int = 5
-    seed: int = 0
-    colormap: str = "viridis"
-    n_rendered: int = 0
-    _cache: dict[tuple, np.ndarray] = field(default_factory=dict, repr=False)
-
-    def __post_init__(self) -> None:
-        if self.width < 20 or self.height < 20:
-            raise ValueError(f"cloud size must be at least 20 x 20 pixels, got {self.width} x {self.height}")
-        if not 1 <= self.min_font_size <= self.max_font_size:
-            raise ValueError(f"need 1 <= min_font_size <= max_font_size, got {self.min_font_size}, "
-                             f"{self.max_font_size}")
-
-    @staticmethod
-    def frequencies(words: Sequence[str], weights: Sequence[float]) -> dict[str, float]:
-        """``{display token: weight}``; tokens that display alike keep their largest weight."""
-        w = np.asarray(weights, dtype=np.float64)
-        if len(words) != w.size:
-            raise ValueError(f"words and weights differ in length: {len(words)} vs {w.size}")
-        if w.size == 0:
-            raise ValueError("a word cloud needs at least one word")
-        if not np.all(np.isfinite(w)) or np.any(w <= 0):
-            raise ValueError("word-cloud weights must be finite and positive (typicality > 0)")
-        out: dict[str, float] = {}
-        for word, weight in zip(words, w, strict=True):
-            key = display_token(word)
-            out[key] = max(out.get(key, 0.0), float(weight))
-        return out
-
-    def image(self, words: Sequence[str], weights: Sequence[float]) -> np.ndarray:
-        """(height, width, 3) uint8 image of the cloud."""
-        from wordcloud import WordCloud
-
-        freqs = self.frequencies(words, weights)
-        key = tuple(sorted((k, round(v, 12)) for k, v in freqs.items()))
-        if key not in self._cache:
-            cloud = WordCloud(width=self.width, height=self.height, random_state=self.seed,
-                              background_color="white", colormap=self.colormap, prefer_horizontal=1.0,
-                              relative_scaling=1.0, max_words=len(freqs), max_font_size=self.max_font_size,
-                              min_font_size=self.min_font_size, margin=1)
-            self._cache[key] = cloud.generate_from_frequencies(freqs).to_array()
-            self.n_rendered += 1
-        return self._cache[key]
-
-    def draw(self, ax, panel: CloudPanel, fontsize: float = 8) -> None:
-        """Draw one panel on a matplotlib axis (a note instead of a cloud for an empty panel)."""
-        ax.set_xticks([])
-        ax.set_yticks([])
-        if len(panel.words) == 0:
-            ax.text(0.5, 0.5, "empty", ha="center", va="center", fontsize=fontsize, color="0.5",
-                    transform=ax.transAxes)
-            for spine in ax.spines.values():
-                spine.set_color("0.85")
-        else:
-            ax.imshow(self.image(panel.words, panel.weights), interpolation="bilinear")
-            for spine in ax.spines.values():
-                spine.set_color("0.7")
-        ax.set_title(panel.title, fontsize=fontsize)
-
-    def grid(self, panels: Sequence[CloudPanel], ncols: int = 8, cell: tuple[float, float] = (2.3, 1.75),
-             title: str = "", fontsize: float = 7):
-        """A figure with the panels in rows of ``ncols`` (empty panels get a note). Returns the figure."""
-        import matplotlib.pyplot as plt
-
-        if not panels:
-            raise ValueError("grid needs at least one panel")
-        if ncols < 1:
-            raise ValueError(f"ncols must be >= 1, got {ncols}")
-        ncols = min(ncols, len(panels))
-        nrows = -(-len(panels) // ncols)
-        size = (cell[0] * ncols, cell[1] * nrows + 0.5)
-        fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False, layout="constrained")
-        for ax, panel in zip(axes.flat, panels, strict=False):
-            self.draw(ax, panel, fontsize)
-        for ax in axes.flat[len(panels):]:
-            ax.axis("off")
-        if title:
-            fig.suptitle(title, fontsize=fontsize + 4)
-        return fig
-
-    def tree(self, levels: Sequence[Sequence[CloudPanel]], cell: tuple[float, float] = (1.2, 1.5),
-             title: str = "", fontsize: float = 6, stack_last: bool = False):
-        """Binary-tree layout: level ``i`` holds ``2 * len(level i-1)`` panels, each spanning its children.
-
-        Panel ``j`` of a level splits into panels ``2j`` and ``2j+1`` of the next (the two signs of the
-        added concept, as in :func:`ntputils.analysis.concepts.sign_configurations` order). With
-        ``stack_last`` the two children of each panel of the last-but-one level are drawn one above the
-        other below it (two rows, half the width), which keeps deep trees readable.
-        """
-        import matplotlib.pyplot as plt
-
-        if not levels:
-            raise ValueError("tree needs at least one level")
-        for i, level in enumerate(levels):
-            if not level or (i and len(level) != 2 * len(levels[i - 1])):
-                raise ValueError("each tree level must have twice as many panels as the previous one")
-        if stack_last and len(levels) < 2:
-            raise ValueError("stack_last needs at least two levels")
-        width = len(levels[-2]) if stack_last else len(levels[-1])
-        nrows = len(levels) + (1 if stack_last else 0)
-        fig = plt.figure(figsize=(cell[0] * width, cell[1] * nrows + 0.5), layout="constrained")
-        spec = fig.add_gridspec(nrows, width)
-        for row, level in enumerate(levels):
-            if stack_last and row == len(levels) - 1:
-                for j, panel in enumerate(level):
-                    self.draw(fig.add_subplot(spec[row + j % 2, j // 2]), panel, fontsize)
-                continue
-            span = width // len(level)
-            for j, panel in enumerate(level):
-                self.draw(fig.add_subplot(spec[row, j * span:(j + 1) * span]), panel, fontsize)
-        if title:
-            fig.suptitle(title, fontsize=fontsize + 5)
-        return fig

@@ -1,0 +1,248 @@
+"""The max-margin logits ``L^mm``: the NTP-SVM in logit space, its result type and its disk cache.
+
+Paper A, Eq. (NTP-SVM), Sec. 4 (book: Definition ``def-ntp-svm``), with S the V x m support matrix
+(``S[z, j] = 1`` iff ``z in S_j``):
+
+.. math::
+
+    L^{mm} = \\arg\\min_{L \\in \\mathbb R^{V\\times m}} \\|L\\|_* \\quad\\text{s.t.}\\quad
+    (e_z - e_{z'})^\\top L e_j = 0\\ (z, z' \\in \\mathcal S_j), \\qquad
+    (e_z - e_v)^\\top L e_j \\ge 1\\ (z \\in \\mathcal S_j,\\ v \\notin \\mathcal S_j).
+
+``L^mm`` depends only on S and lies in ``F^perp``; ``S~ = (I - 11^T/V) S`` is feasible, hence
+``||L^mm||_* <= ||S~||_*``. Its SVD ``U Sigma V^T`` gives ``W^mm = U Sigma^{1/2}`` and
+``H^mm = Sigma^{1/2} V^T`` (Paper A Thm. "reg path", Claim "P directional";
+:func:`ntputils.geometry.mm_embeddings`).
+
+This module is the one entry point: :func:`max_margin_logits` solves the program with the cvxpy
+reference (SCS, the authors' anchor formulation) or with the certified first-order solver of
+:mod:`ntputils.geometry.maxmargin_admm`; both return a :class:`MaxMarginSolution`;
+:func:`max_margin_cached` stores ``L^mm`` on disk per support pattern (key :func:`support_key`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ntputils.data.ntp import validate_support
+from ntputils.geometry.logits import margin_violation, nuclear_norm
+from ntputils.hashing import digest
+from ntputils.paths import cache_dir
+
+__all__ = [
+    "MAX_MARGIN_SOLVERS",
+    "MaxMarginSolution",
+    "max_margin_cached",
+    "max_margin_logits",
+    "support_key",
+]
+
+MAX_MARGIN_SOLVERS = ("cvxpy", "fast")
+
+
+# ---------------------------------------------------------------------------------------------
+# the result type
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class MaxMarginSolution:
+    """A solution of the NTP-SVM (Paper A, Eq. (NTP-SVM), Sec. 4) with how it was obtained and how good it is.
+
+    ``lower_bound <= ||L^mm||_* <= nuclear_norm`` rigorously (up to floating-point rounding) whenever
+    ``max_violation`` is ~0 and a lower bound is given.
+
+    Attributes
+    ----------
+    L: the logit matrix (``V x m`` float64), feasible up to ``max_violation``.
+    nuclear_norm: ``||L||_*`` (LAPACK singular values), an upper bound on the optimum.
+    max_violation: largest violation of the equality / margin constraints (>= 0).
+    lower_bound: a certified lower bound ``<S, Lambda>`` on the optimum (dual point ``Lambda`` with
+        ``1^T Lambda = 0``, ``Lambda <= 0`` off the support, ``||Lambda||_op <= 1``); ``nan`` when
+        the solver gives none (cvxpy).
+    rel_gap: ``(nuclear_norm - lower_bound) / nuclear_norm`` (``nan`` without a lower bound).
+    solver: ``"cvxpy/<SOLVER>"`` or ``"admm/<device>/<dtype>"``.
+    seconds: wall-clock seconds of the solve.
+    converged: cvxpy: status ``"optimal"``; ADMM: ``rel_gap <= gap_tol`` and ``max_violation <= tol``.
+    iterations: ADMM iterations (0 for cvxpy, whose status is in ``info``).
+    rank: number of singular values of ``L`` above ``rank_tol * sigma_max`` (ADMM; ``None`` for cvxpy).
+    dual: the dual point (``||dual||_op = 1``, column sums 0, ``<= 0`` off the support), ADMM only.
+    rho: the final ADMM penalty (reused by warm starts), ADMM only.
+    history: one dict per ADMM certificate check (iteration, seconds, norm, bound, gap, rho, residuals).
+    info: solver details (cvxpy: ``status``, ``objective``; ADMM: unique-column count, tolerances
+        and the two violation components).
+    """
+
+    L: np.ndarray
+    nuclear_norm: float
+    max_violation: float
+    lower_bound: float = float("nan")
+    rel_gap: float = float("nan")
+    solver: str = ""
+    seconds: float = 0.0
+    converged: bool = True
+    iterations: int = 0
+    rank: int | None = None
+    dual: np.ndarray | None = None
+    rho: float | None = None
+    history: list[dict] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# the cvxpy reference program
+# ---------------------------------------------------------------------------------------------
+def _difference_rows(plus: np.ndarray, minus: np.ndarray, n: int) -> sp.csr_array:
+    """Sparse rows ``e_plus[i] - e_minus[i]`` (one per pair) acting on vectors of length n."""
+    k = plus.size
+    rows = np.r_[np.arange(k), np.arange(k)]
+    return sp.coo_array((np.r_[np.ones(k), -np.ones(k)], (rows, np.r_[plus, minus])), shape=(k, n)).tocsr()
+
+
+def _cvxpy_constraint_matrices(S: sp.csc_array) -> tuple[sp.csr_array, sp.csr_array]:
+    """Sparse operators on ``vec(L)`` (column-major) for the anchor form of the NTP-SVM.
+
+    Anchor ``a_j`` = first support element of column j. Equalities ``L[z,j] - L[a_j,j] = 0``
+    (z in S_j, z != a_j) and inequalities ``L[a_j,j] - L[v,j] >= 1`` (v not in S_j); these are
+    equivalent to the all-pairs constraints of Paper A, Eq. (NTP-SVM).
+    """
+    V, m = S.shape
+    Sd = S.toarray() > 0
+    anchor = Sd.argmax(axis=0)  # first support row of each column
+    anchor_idx = anchor + V * np.arange(m)
+    j, z = np.nonzero(Sd.T)  # support entries (column j, row z), column by column
+    is_anchor = z == anchor[j]
+    zj, jj = z[~is_anchor], j[~is_anchor]
+    E = _difference_rows(zj + V * jj, anchor_idx[jj], V * m)
+    v, jv = np.nonzero(~Sd)
+    D = _difference_rows(anchor_idx[jv], v + V * jv, V * m)
+    return E, D
+
+
+def _max_margin_cvxpy(S: sp.csc_array, eps: float = 1e-8, max_iters: int = 200_000,
+                      solver: str = "SCS", verbose: bool = False) -> MaxMarginSolution:
+    """Paper A, Eq. (NTP-SVM) as a cvxpy program (``min normNuc(L)``, anchor constraints), the reference."""
+    import cvxpy as cp
+
+    if solver.upper() == "CLARABEL" and sum(S.shape) > 150:
+        raise ValueError("Clarabel needs O((V+m)^4) memory and aborts the process beyond V+m ~ 150; use SCS")
+    V, m = S.shape
+    E, D = _cvxpy_constraint_matrices(S)
+    L = cp.Variable((V, m))
+    x = cp.vec(L, order="F")
+    cons = []
+    if E.shape[0]:
+        cons.append(E @ x == 0)
+    if D.shape[0]:
+        cons.append(D @ x >= 1)
+    else:
+        raise ValueError("every context has full support: the margin constraints are empty and L^mm = 0")
+    prob = cp.Problem(cp.Minimize(cp.normNuc(L)), cons)
+    kwargs: dict = {"verbose": verbose}
+    if solver.upper() == "SCS":
+        kwargs.update(eps_abs=eps, eps_rel=eps, max_iters=max_iters)
+    t0 = time.perf_counter()
+    try:
+        prob.solve(solver=solver.upper(), **kwargs)
+    except cp.error.SolverError as exc:  # pragma: no cover - depends on solver internals
+        raise RuntimeError(f"cvxpy/{solver} failed on the NTP-SVM program (V={V}, m={m}): {exc}") from exc
+    seconds = time.perf_counter() - t0
+    if prob.status in ("infeasible", "infeasible_inaccurate", "unbounded", "unbounded_inaccurate"):
+        raise RuntimeError(f"cvxpy/{solver} reports the NTP-SVM program {prob.status} (V={V}, m={m})")
+    if L.value is None:
+        raise RuntimeError(f"cvxpy/{solver} returned no solution (status {prob.status})")
+    Lv = np.asarray(L.value)
+    return MaxMarginSolution(
+        L=Lv, nuclear_norm=nuclear_norm(Lv), max_violation=margin_violation(Lv, S),
+        lower_bound=float("nan"), solver=f"cvxpy/{solver}", seconds=seconds,
+        converged=prob.status == "optimal", info={"status": prob.status, "objective": float(prob.value)},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# the entry point
+# ---------------------------------------------------------------------------------------------
+def max_margin_logits(
+    S: np.ndarray | sp.sparray | sp.spmatrix,
+    solver: str = "cvxpy",
+    return_info: bool = False,
+    **opts,
+) -> np.ndarray | tuple[np.ndarray, MaxMarginSolution]:
+    """``L^mm = argmin ||L||_*`` s.t. equal logits on each support and in/out margins >= 1.
+
+    Paper A, Eq. (NTP-SVM), Sec. 4: ``(e_z - e_z')^T L e_j = 0`` for ``z, z' in S_j`` and
+    ``(e_z - e_v)^T L e_j >= 1`` for ``z in S_j``, ``v not in S_j``.
+
+    Parameters
+    ----------
+    S:
+        V x m support matrix (0/1, dense or sparse, every column non-empty, at least one column
+        not of full support), checked by :func:`ntputils.data.validate_support`.
+    solver:
+        ``"cvxpy"`` (SCS, ``eps`` default 1e-8; exact but slow beyond V + m ~ 1500) or ``"fast"``
+        (:func:`ntputils.geometry.maxmargin_admm.solve_max_margin`, first-order, certified, CUDA-capable).
+    return_info:
+        also return the :class:`MaxMarginSolution` with the constraint violation, nuclear norm and,
+        where available, a certified lower bound.
+    opts:
+        forwarded to the solver (``eps``, ``max_iters`` for cvxpy; ``tol``, ``device``,
+        ``warm_start``... for the fast solver).
+
+    Used in: a05, b01.
+    """
+    if solver not in MAX_MARGIN_SOLVERS:
+        raise ValueError(f"unknown solver {solver!r}; valid: {MAX_MARGIN_SOLVERS}")
+    Sc = validate_support(S)
+    if Sc.shape[0] < 2:
+        raise ValueError(f"ill-posed input: the NTP-SVM needs V >= 2 words, got shape {Sc.shape}")
+    if np.all(np.diff(Sc.indptr) == Sc.shape[0]):
+        raise ValueError("ill-posed input: every context has full support, so there is no margin to maximize")
+    if solver == "cvxpy":
+        res = _max_margin_cvxpy(Sc, **opts)
+    else:
+        from ntputils.geometry.maxmargin_admm import solve_max_margin  # imports torch: only when asked for
+
+        res = solve_max_margin(Sc, **opts)
+    return (res.L, res) if return_info else res.L
+
+
+# ---------------------------------------------------------------------------------------------
+# the disk cache
+# ---------------------------------------------------------------------------------------------
+def support_key(S: np.ndarray | sp.sparray | sp.spmatrix, solver: str, **opts) -> str:
+    """A stable 24-hex-digit key of ``(S, solver, opts)``: :func:`ntputils.hashing.digest` of the shape,
+    the support pattern ``1{S > 0}`` (bit-packed) and the solver options.
+
+    ``L^mm`` depends on the data only through S (Paper A, Eq. (NTP-SVM)), so this is the cache key
+    of :func:`max_margin_cached`.
+    """
+    Sd = (S.toarray() if sp.issparse(S) else np.asarray(S)) > 0
+    return digest(list(Sd.shape), np.packbits(Sd, axis=None), solver, sorted(opts.items()), length=24)
+
+
+def max_margin_cached(S: np.ndarray | sp.sparray | sp.spmatrix, solver: str = "cvxpy", cache: bool = True,
+                      **opts) -> tuple[np.ndarray, dict]:
+    """``L^mm`` of the support ``S`` (Paper A, Eq. (NTP-SVM), Sec. 4; :func:`max_margin_logits`), on disk.
+
+    The result is stored under ``ntputils.paths.cache_dir("lmm")`` as ``<key>.npz`` with the key of
+    :func:`support_key`, so every chapter that needs ``L^mm`` of the same support (and solver options)
+    solves the program once. Returns ``(L_mm, info)`` with ``info`` = nuclear norm, constraint
+    violation, solver, seconds, gap (where the solver certifies one) and ``cached`` (bool).
+
+    Used in: a03, a04, a05.
+    """
+    path = cache_dir("lmm") / f"{support_key(S, solver, **opts)}.npz" if cache else None
+    if path is not None and path.exists():
+        with np.load(path, allow_pickle=False) as z:
+            info = {k: z[k].item() for k in z.files if k != "L"}
+            return np.array(z["L"]), dict(info, cached=True)
+    L, res = max_margin_logits(S, solver=solver, return_info=True, **opts)
+    info = dict(nuclear_norm=res.nuclear_norm, max_violation=res.max_violation, lower_bound=res.lower_bound,
+                rel_gap=res.rel_gap, solver=res.solver, seconds=res.seconds, converged=bool(res.converged))
+    if path is not None:
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez_compressed(tmp, L=L, **{k: np.asarray(v) for k, v in info.items()})
+        tmp.replace(path)
+    return L, dict(info, cached=False)

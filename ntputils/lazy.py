@@ -1,0 +1,60 @@
+"""Lazy re-exports (PEP 562) for the subpackages' ``__init__.py``: a name is imported on first use.
+
+A subpackage lists what it re-exports in a literal dict ``_LAZY = {"name": "ntputils.pkg.submodule"}``
+and ends with ``__getattr__, __dir__ = lazy_exports(__name__, _LAZY)``. ``from ntputils.pkg import
+name`` (or ``pkg.name``) then imports only ``_LAZY["name"]``, so a chapter executes -- and its cache key
+covers (:mod:`ntputils.book.imports` reads the same dict) -- only the modules it uses. Attribute access
+to a submodule (``pkg.submodule``) imports it, as an eager ``__init__`` would have.
+
+A re-exported name that equals its submodule's name (``ntputils.data.corpora.organism``, the function
+of the module of that name) stays the function even after ``import ntputils.data.corpora.organism``:
+the import system's ``setattr(package, "organism", module)`` is redirected to the function, as with
+the eager ``__init__`` it replaces. This is a bottom module: it imports nothing of ``ntputils``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable, Mapping
+from types import ModuleType
+
+__all__ = ["lazy_exports"]
+
+
+class _LazyPackage(ModuleType):
+    """A package module whose re-exported names are not overwritten by same-named submodules."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        lazy = self.__dict__.get("_LAZY", {})
+        if isinstance(value, ModuleType) and value.__name__ == lazy.get(name) == f"{self.__name__}.{name}":
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+def lazy_exports(package: str, lazy: Mapping[str, str]
+                 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for the package ``package`` that re-exports ``lazy`` (name -> module).
+
+    ``__getattr__(name)`` imports ``lazy[name]`` with :func:`importlib.import_module`, caches the
+    attribute in the package's globals and returns it; an unknown name that is a submodule of the
+    package is imported and returned; anything else raises :class:`AttributeError`.
+    """
+    module = sys.modules[package]
+    module.__class__ = _LazyPackage
+
+    def __getattr__(name: str) -> object:
+        target = lazy.get(name)
+        if target is not None:
+            value = getattr(importlib.import_module(target), name)
+            module.__dict__[name] = value
+            return value
+        if not name.startswith("_") and importlib.util.find_spec(f"{package}.{name}") is not None:
+            return importlib.import_module(f"{package}.{name}")  # binds itself on the package
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted(set(module.__dict__) | set(lazy))
+
+    return __getattr__, __dir__
