@@ -38,7 +38,7 @@
 #
 # **Data.** Paper A's "Synthetic" dataset: 160 template sentences released with the authors' code
 # ("Lily wants to try the cookies.", ...), 16 five-word prefixes with 10 endings each. Recipe
-# (code-derived, `shared/paper_spec.md` sec. 4.1): lower-case, strip punctuation, context = the first
+# (code-derived, from the authors' `Dataset.py` sampler): lower-case, strip punctuation, context = the first
 # 5 words, next token = the 6th; keep 3 endings per context (the authors' prioritized words first,
 # which makes supports overlap), each with a random count in $\{1,2\}$ (seed 1634).
 #

@@ -24,7 +24,7 @@
 #   \tag{NTP-UFM}$$
 #
 # Its Lemma 1 moves this non-convex problem into the logit domain. Only the lemma's first sentence
-# survives in the material we have (spec sec. 1.4): *"let $\boldsymbol L_\lambda$ be a minimizer … with SVD
+# survives in the material we have (paper A's Lemma 1 as quoted in its summary): *"let $\boldsymbol L_\lambda$ be a minimizer … with SVD
 # $\boldsymbol L_\lambda=\boldsymbol U\boldsymbol\Sigma\boldsymbol V^\top$ … $r=\operatorname{rank}(\boldsymbol L_\lambda)\le d$.
 # Then: …"*. The conclusion below is **RECONSTRUCTED** from the abstract ("links NTP training to
 # rank-constrained, nuclear-norm regularized optimization in the logit domain"), paper B's recap
@@ -335,7 +335,7 @@ print(f"chapter wall time: {cfg.elapsed():.1f} s")
 # %% [markdown]
 # ## What differs from the paper and why
 #
-# * **The lemma's conclusion is reconstructed** (spec sec. 1.4): we test the standard statement —
+# * **The lemma's conclusion is reconstructed** (paper A, Lemma 1; only its first sentence is available): we test the standard statement —
 #   equivalence with rank-constrained nuclear-norm regularized CE, SVD-balanced factors and
 #   $\|\boldsymbol W\|_F^2=\|\boldsymbol H\|_F^2=\|\boldsymbol L\|_*$. If the paper's version contains more
 #   (e.g. a statement about uniqueness when $d<V$) it is not checked here.

@@ -19,7 +19,7 @@
 #
 # and paper A {cite}`zhao2024implicit` studies this *regularization path* (its Definition 2) as
 # $\lambda\to0$, as a stand-in for gradient descent run for ever more iterations. Two objects organise
-# the limit (spec sec. 1.6):
+# the limit (paper A, Definition 2 and Thm. 1):
 #
 # * $\mathcal F=\operatorname{span}\{(\boldsymbol e_z-\boldsymbol e_{z'})\boldsymbol e_j^\top: z,z'\in\mathcal S_j\}$,
 #   the logit directions that change in-support log-odds, and the **in-support logits**
@@ -34,7 +34,7 @@
 # decomposes into two orthogonal components. $\boldsymbol L^{\rm in}$ inherits the sparsity of
 # $\boldsymbol P$. In the orthogonal complement, $\boldsymbol L_\lambda$ diverges in norm but converges in
 # direction to $\boldsymbol L^{\rm mm}$") and by paper B's recap {cite}`zhao2025semantics`; the wording and
-# the exact assumptions are ours (spec sec. 2).
+# the exact assumptions are ours (the full statement of paper A, Thm. 1 is not available to us).
 #
 # ```{prf:theorem} Regularization path of the logits (RECONSTRUCTED)
 # :label: thm-reg-path-logits
@@ -73,8 +73,8 @@
 #
 # **Data.** Paper A's Synthetic dataset (`ntputils.data.corpora.paper_a.paper_a_synthetic`, $V=30$ next
 # tokens, $m=16$ contexts of 5 words, 3 next tokens each) for Fig. 2 and all checks; the spec's $V=8$,
-# $m=10$ random instance (`ntputils.data.synthetic.random_ntp_data`) to compare with the numbers the spec
-# author measured while reconstructing the theorem (spec sec. 2/6 — *these are not numbers from the paper*,
+# $m=10$ random instance (`ntputils.data.synthetic.random_ntp_data`) to compare with reference numbers
+# measured on another $V=8$ instance when the theorem was reconstructed (*these are not numbers from the paper*,
 # which prints none for the path).
 #
 # **What to expect.** Convergence in direction is *logarithmically slow*: near the limit
@@ -231,7 +231,7 @@ for q, label, style in ((pq, "Synthetic (V=30, m=16)", "o-"), (pq_small, "random
 axes[1, 0].plot(x, pq["dir_L"], "o:", color="C0", alpha=0.6, label="Synthetic: L_λ itself")
 xx = np.linspace(x[fit].min(), x.max() * 1.05, 100)
 axes[1, 0].plot(xx, c_fit / xx, "k-", lw=0.8, label=f"fit {c_fit:.2f} / log(1/λ) (Synthetic)")
-axes[1, 0].plot(np.log(1 / spec_lams), spec_dir, "rx", ms=9, label="spec [CHK]: another V=8, m=10 instance")
+axes[1, 0].plot(np.log(1 / spec_lams), spec_dir, "rx", ms=9, label="reference: another V=8, m=10 instance")
 axes[0, 1].plot(xx, slope * xx + intercept, "k-", lw=0.8, label=f"slope {slope:.2f} (||L^mm||_F = {np.linalg.norm(L_mm):.2f})")
 axes[0, 2].semilogy(x, lams * mm_info["nuclear_norm"], "k-", lw=0.8, label="λ ||L^mm||_* (Synthetic)")
 axes[1, 1].plot(x, pq["gram_W"], "o-", label="W_λ W_λ^T vs W^mm W^mm^T")
@@ -333,10 +333,10 @@ proj = pq["proj_error"][nz]
 check("Thm 1(i): ||P_F(L_λ) − L^in|| decreases monotonically", bool(np.all(np.diff(proj) < 0)),
       measured=[round(float(v), 5) for v in proj], paper="→ 0")
 check("Thm 1(i): ||P_F(L_λ) − L^in||_F < 1e-3 at the smallest λ", proj[-1] < 1e-3, measured=proj[-1],
-      paper="0.000 (spec [CHK], V=8 instance)", tol="1e-3")
+      paper="0.000 (reference run, V=8 instance)", tol="1e-3")
 check("Thm 1(i), V=8 instance: ||P_F(L_λ) − L^in||_F < 1e-3 at λ = 1e-5",
       pq_small["proj_error"][idx_spec[-1]] < 1e-3, measured=pq_small["proj_error"][idx_spec[-1]],
-      paper="0.000 (spec [CHK])", tol="1e-3")
+      paper="0.000 (reference run)", tol="1e-3")
 check("Thm 1(ii): ||L_λ|| increases monotonically", bool(np.all(np.diff(pq["norm_L"][nz]) > 0)),
       measured=[round(float(v), 2) for v in pq["norm_L"][nz]], paper="→ ∞")
 rel_slope = abs(slope / np.linalg.norm(L_mm) - 1)
@@ -351,11 +351,11 @@ check("CE − H ≈ λ ||L^mm||_* at the smallest λ (our asymptotics)", abs(rat
       paper="ratio 1", tol="5%")
 dirs = pq["dir_perp"][nz]
 check("Thm 1(ii): direction error of the F^perp part decreases monotonically", bool(np.all(np.diff(dirs) < 0)),
-      measured=[round(float(v), 4) for v in dirs], paper="0.77, 0.31, 0.21, 0.16, 0.13 (spec [CHK], V=8)")
+      measured=[round(float(v), 4) for v in dirs], paper="0.77, 0.31, 0.21, 0.16, 0.13 (reference run, V=8)")
 check("Thm 1(ii): direction error of L_λ itself decreases monotonically",
       bool(np.all(np.diff(pq["dir_L"][nz]) < 0)), measured=pq["dir_L"][-1], paper="→ 0")
 check("direction error at λ = 1e-5 below 0.2 (logarithmically slow, not ~0)", pq["dir_perp"][idx_spec[-1]] < 0.2,
-      measured=pq["dir_perp"][idx_spec[-1]], paper="0.13 (spec [CHK], V=8)", tol="< 0.2")
+      measured=pq["dir_perp"][idx_spec[-1]], paper="0.13 (reference run, V=8)", tol="< 0.2")
 spread = np.ptp(pq["dir_perp"][fit] * x[fit]) / c_fit
 check("direction error = Θ(1/log(1/λ)): err·log(1/λ) within ±15% of its mean for λ ≤ fit_below", spread < 0.3,
       measured={"c": round(c_fit, 3), "max-min over mean": round(float(spread), 3)}, paper="logarithmic rate",

@@ -26,7 +26,7 @@
 #   and equal to it in symmetric cases (paper B {cite}`zhao2025semantics`, footnote: "formally proven in
 #   symmetric cases and supported by extensive empirical evidence").
 #
-# The exact statements are not available (spec sec. 2): Proposition 1 is **RECONSTRUCTED** from the
+# The exact statements are not available (only paper A's abstract and summary are): Proposition 1 is **RECONSTRUCTED** from the
 # abstract and paper B's recap; the statements of Propositions 2–3 are **UNKNOWN** — we test the two
 # symmetric families the spec proposes, and label the claim as ours.
 #
@@ -314,7 +314,7 @@ plt.show()
 # %%
 for name, res in dup_results.items():
     check(f"Prop. 1 ({name}): identical supports -> identical L^mm columns", res["gap_L"] < 1e-6,
-          measured=res["gap_L"], paper="identical (spec [CHK]: 5e-12)", tol="1e-6 of max|L^mm|")
+          measured=res["gap_L"], paper="identical (reference run: 5e-12)", tol="1e-6 of max|L^mm|")
     check(f"Prop. 1 ({name}): identical supports -> identical H^mm columns", res["gap_H"] < 1e-6,
           measured=res["gap_H"], paper="identical", tol="1e-6 of max|H^mm|")
 final = {name: stats[-1] for name, stats in views.items()}
@@ -336,7 +336,7 @@ check("groups stay apart: between-group mean cosine of F^perp logits < 0.2", per
 # %%
 for r_sym in sym_rows:
     check(f"L^mm = S~ exactly: {r_sym['case']}", r_sym["rel_frob"] < 1e-6, measured=r_sym["rel_frob"],
-          paper="0.0000 (spec [CHK] for STEP V=6,R=3 and 2-subsets of [5])", tol="1e-6 relative")
+          paper="0.0000 (reference run for STEP V=6,R=3 and 2-subsets of [5])", tol="1e-6 relative")
 for name, r_case in proxy.items():
     ok = r_case["nuc_mm"] <= r_case["nuc_S"] * (1 + 1e-6) and r_case["violation"] < 1e-6
     check(f"{name}: L^mm feasible and ||L^mm||_* <= ||S~||_*", ok,
@@ -347,9 +347,9 @@ check("every L^mm solve converged (SCS status optimal / fast solver duality gap 
       measured={n: f"{g:.1e}" for n, g in gaps.items()}, paper="(cvxpy/SCS in the paper)", tol="gap 1e-5")
 rand_d = [proxy[n]["dist"] for n in rand_names]
 check("random supports: the proxy is not exact (normalized distance > 0.01)", min(rand_d) > 0.01,
-      measured=[round(float(v), 3) for v in rand_d], paper="0.155 (spec [CHK], V=10, m=16)", tol="> 0.01")
+      measured=[round(float(v), 3) for v in rand_d], paper="0.155 (reference run, V=10, m=16)", tol="> 0.01")
 check("random supports: rank(L^mm) <= rank(S~)", all(proxy[n]["rank_mm"] <= proxy[n]["rank_S"] for n in rand_names),
-      measured={n: f"{proxy[n]['rank_mm']}/{proxy[n]['rank_S']}" for n in rand_names}, paper="6 vs 7 (spec [CHK])")
+      measured={n: f"{proxy[n]['rank_mm']}/{proxy[n]['rank_S']}" for n in rand_names}, paper="6 vs 7 (reference run)")
 r = proxy["Simplified TinyStories (paper A)"]
 ratio = r["nuc_mm"] / r["nuc_S"]
 check("STS: ||L^mm||_* / ||S~||_* within 1% of the paper's", abs(ratio - 197.88 / 199.14) < 0.01,

@@ -44,18 +44,18 @@
 # $\mathrm{corr}(\boldsymbol A)$ is the cosine similarity of the columns of $\boldsymbol A$ and
 # $\mathrm{sim}(\boldsymbol A,\boldsymbol B)=\mathrm{SIM}(\mathrm{corr}\,\boldsymbol A,\mathrm{corr}\,\boldsymbol B)$ the
 # structure term of SSIM (the Pearson correlation of the entries of the two similarity matrices, the
-# authors' code; spec sec. 1.8). The metrics are computed by `ntputils.analysis.convergence` from the
+# authors' code; paper A Fig. 6d-e). The metrics are computed by `ntputils.analysis.convergence` from the
 # training history, the figures drawn by `ntputils.plots`; the transformer chapters reuse both.
 #
 # **UNKNOWN / RECONSTRUCTED / PROPOSED.**
 #
 # * The paper's text for Figs. 4–5 (Sec. "ufmexp") is not available: the caption of Fig. 5 and the dataset
-#   and sizes behind Fig. 4 are **UNKNOWN**. We draw Fig. 4 for the Synthetic data (**PROPOSED**, spec 3.1)
+#   and sizes behind Fig. 4 are **UNKNOWN**. We draw Fig. 4 for the Synthetic data (**PROPOSED**)
 #   and also for Simplified TinyStories; Fig. 5 is **PROPOSED** as the curves of the Fig. 4 run.
-# * Both datasets are rebuilt from the authors' recipe (`ntputils.data.corpora`, spec 4.1–4.2). The
+# * Both datasets are rebuilt from the authors' recipe (`ntputils.data.corpora`). The
 #   authors' exact Simplified-TinyStories file is not public and their random counts come from a
 #   different generator draw, so $V$, $m$, $n$ and $\mathcal H$ differ from the paper's (table below).
-# * Optimizer (authors' code, spec 1.3 and 3.1): full-batch AdamW, lr $10^{-4}$, weight decay $10^{-6}$,
+# * Optimizer (authors' code): full-batch AdamW, lr $10^{-4}$, weight decay $10^{-6}$,
 #   lr $\times0.4$ every 5,000 steps, 30,000 steps, $d=128$ — the `paper` profile. The `cpu` profile
 #   keeps AdamW, $d=128$, the weight decay and the factor 0.4, but takes **2,000 steps at lr $10^{-2}$**
 #   with decays at steps 1,000 and 1,500 (15x fewer steps, 100x larger initial lr). We ran both profiles on

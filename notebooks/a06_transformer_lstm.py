@@ -33,14 +33,14 @@
 # $\|\mathcal P_{\mathcal F}(\boldsymbol L_k)-\boldsymbol L^{\rm in}\|_F$, and (d, e) the similarities
 # $\operatorname{sim}(\boldsymbol H_k,\widetilde{\boldsymbol S})$, $\operatorname{sim}(\boldsymbol W_k^\top,\widetilde{\boldsymbol S}^\top)$ and the same
 # against $\boldsymbol H^{\rm mm}$, $\boldsymbol W^{\rm mm}$. The camera-ready code also trains a **2-layer LSTM** on both
-# datasets (candidate appendix figures, spec sec. 3.1 item 4); we add it as a second network.
+# datasets (candidate appendix figures); we add it as a second network.
 #
 # Here a "network" enters the theory exactly like the UFM: its context embedding $\boldsymbol h_j$ is the final
 # normalized hidden state at the last position of context $j$ and $\boldsymbol W$ its (untied, bias-free) output
 # layer, so $\boldsymbol L=\boldsymbol W\boldsymbol H$ and every metric of the UFM chapter applies unchanged
 # (`ntputils.analysis.network_runs.train_and_compare`, `ntputils.analysis.convergence.fig6_series`).
 #
-# **Setup (spec sec. 3.1, from the authors' code).** TF: Llama-2-style decoder, $d=128$, 4 layers, 6 heads
+# **Setup (paper A Fig. 1, from the authors' code).** TF: Llama-2-style decoder, $d=128$, 4 layers, 6 heads
 # (width 20 each), **no positional encoding** (order is visible only through the causal mask), pre-RMSNorm,
 # SwiGLU width $4d$, fixed 5-token contexts, only the last position scored (`ntputils.training.models.NTPTransformer`).
 # LSTM: 2 layers, hidden size $d=128$, RMSNorm on the last hidden state (`ntputils.training.models.NTPLSTM`). Training:
@@ -268,7 +268,7 @@ summary.style.format("{:.4g}")
 
 # %% [markdown]
 # **Against the paper.** The only numbers the paper's material gives for the networks are the authors' console
-# log of the 4-layer TF on Simplified TinyStories (spec sec. 5): CE 4.68 at initialization, 1.6623 after 1,000
+# log of the 4-layer TF on Simplified TinyStories (shipped with their code): CE 4.68 at initialization, 1.6623 after 1,000
 # steps, 1.6168 after 5,000 and 1.6156 (= $\mathcal H$ of that re-run) from 27,000 steps on; $\|\boldsymbol L\|_F$
 # 46.7 at initialization, 349.5 after 1,000 steps and 835.2 after 49,000. The final sim values of Fig. 6(d, e)
 # are not given (UNKNOWN); the caption says the embeddings "exhibit high similarity with the proxy".

@@ -19,7 +19,7 @@
 # $\operatorname{corr}(\boldsymbol H)$ and $\operatorname{corr}(\boldsymbol W^\top)$ of the trained TF next to the proxy
 # $\operatorname{corr}(\widetilde{\boldsymbol S})$, $\operatorname{corr}(\widetilde{\boldsymbol S}^\top)$.
 #
-# **Setup (spec sec. 3.1 Fig. 3 and 4.3, from the authors' legacy code; that this is the published
+# **Setup (paper A Fig. 3, from the authors' legacy code; that this is the published
 # configuration is likely but UNKNOWN).** A BPE vocabulary of $V=64$ tokens, trained locally; the first 100
 # stories, each encoded as `<s> story </s>`; every window of 6 consecutive tokens inside a story is a context and
 # the 7th token its next token (`ntputils.data.corpora.tinystories_bpe64`; we train a character-level BPE on

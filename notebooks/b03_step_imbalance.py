@@ -34,7 +34,7 @@
 # $\widetilde{\boldsymbol S}\boldsymbol\Omega=\boldsymbol U\widetilde{\boldsymbol V}^\top$: all singular values
 # equal 1, so all modes are learned at once (**Fig. 13, bottom**).
 #
-# **Corrections to the printed formulas** (found by checking them numerically, spec sec. 1.9): the top
+# **Corrections to the printed formulas** (paper B App. D.1, found by checking them numerically): the top
 # block of $\boldsymbol V^\top$ needs a factor $1/\sqrt R$ ($\mathbb F^\top\otimes\mathbb 1_R^\top/\sqrt R$), else
 # $\boldsymbol V^\top\boldsymbol V\ne\mathbb I$; the last index of the three-tier list is $V-1$, not $V$
 # (rank $V-1$). **UNKNOWN:** $V$ and $R$ of Fig. 13; we take $V=10$, $R=5$ (so $\sigma=\sqrt5$ four

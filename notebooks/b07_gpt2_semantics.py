@@ -24,7 +24,7 @@
 # $\boldsymbol H$ (the decoder inputs) of the prefixes (lengths 1-10) of 50,000 random 11-token windows of
 # OpenWebText and sets $\boldsymbol V=\boldsymbol H^\top\mathbf R^\top\boldsymbol\Sigma^{-1/2}$, so that the logits
 # factor like the SVD of $\widetilde{\boldsymbol S}$: $\boldsymbol L=\boldsymbol W\boldsymbol H=\boldsymbol U\boldsymbol\Sigma
-# \boldsymbol V^\top$ (the paper prints $\mathbf R$ where its transpose is meant; spec sec. 1.9).
+# \boldsymbol V^\top$ (paper B Sec. 5.1 prints $\mathbf R$ where its transpose is meant).
 #
 # **What we reproduce, and with which model.** The chapter loads GPT-2 through Hugging Face (`NTP_GPT2_PATH`, a
 # local folder or the Hugging Face cache) when it is available. **This build machine is offline and has no copy

@@ -32,8 +32,8 @@ END = "<!-- api-table: end -->"
 LAYERS = ("data", "geometry", "training", "analysis", "plots", "runtime", "device", "paths", "hashing",
           "chapter_contract")
 USED_IN = re.compile(r"^\s*Used in:.*$")
-PAPER_REF = re.compile(r"(?i:paper) [AB](?:[ ,]+(?:Eq|Eqs|Thm|Theorem|Lemma|Prop|Def|Definition|Fig|Figs"
-                       r"|Sec|Table|Claim)\.?\s*[\w.()\-]+)*")
+PAPER_REF = re.compile(r"(?i:paper) [AB](?:[\s,]+(?:Eqs|Eq|Theorem|Thm|Lemma|Prop|Definition|Def|Figs|Fig|Sec"
+                       r"|Table|Claim|App)\.?[ \t]*[\w.()\-]+(?:,[ \t]*\d[\w.()\-]*)*)*")
 
 
 def modules() -> list[str]:
@@ -102,19 +102,23 @@ def summary(obj: object) -> str:
 def paper_reference(obj: object) -> str:
     refs = []
     for m in PAPER_REF.finditer(inspect.getdoc(obj) or ""):
-        ref = m.group(0).rstrip(" ,.")
+        ref = " ".join(m.group(0).split()).rstrip(" ,.")
+        while ref.count(")") > ref.count("(") and ref.endswith(")"):  # "(Paper A, Eq. (2))" -> "... Eq. (2)"
+            ref = ref[:-1].rstrip(" ,.")
         if ref not in refs:
             refs.append(ref)
     return "; ".join(refs[:3])
 
 
+def _documented_modules() -> list[tuple[str, dict[str, object]]]:
+    """(module, its public objects) for every module that defines public names."""
+    return [(m, objs) for m in modules() if (objs := public_objects(m))]
+
+
 def table() -> str:
     usage = chapter_usage()
     lines = []
-    for modname in modules():
-        objs = public_objects(modname)
-        if not objs:
-            continue
+    for modname, objs in _documented_modules():
         lines += ["", f"**`{modname}`**", "", "| name | computes | paper | used in |", "|---|---|---|---|"]
         for name, obj in objs.items():
             chapters = ", ".join(usage.get((modname, name), [])) or "-"
@@ -140,10 +144,7 @@ def fix_used_in(write: bool = True) -> list[str]:
     """
     usage = chapter_usage()
     changed = []
-    for modname in modules():
-        objs = public_objects(modname)
-        if not objs:
-            continue
+    for modname, objs in _documented_modules():
         path = Path(importlib.import_module(modname).__file__)
         lines = path.read_text().split("\n")
         tree = ast.parse("\n".join(lines))

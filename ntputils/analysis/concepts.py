@@ -87,6 +87,8 @@ DEFAULT_ZERO_TOL = 1e-12
 
 class OrthantCluster(NamedTuple):
     """Members of one sign configuration, sorted by decreasing typicality.
+
+    Paper B, Def. 1: the members of one orthant and their typicality.
     """
 
     indices: np.ndarray
@@ -138,6 +140,8 @@ def _signs(signs: Iterable[int], p: int) -> np.ndarray:
 def paper_dims(K: Iterable[int]) -> tuple[int, ...]:
     """Convert the paper's 1-based concept set ``K`` (e.g. ``{1, 2, 4}``) to 0-based ``dims``.
 
+    The concept set K of Paper B, Sec. 4.3 (1-based in the paper).
+
     Used in: b01.
     """
     K = list(K)
@@ -148,6 +152,8 @@ def paper_dims(K: Iterable[int]) -> tuple[int, ...]:
 
 def sign_configurations(p: int) -> list[tuple[int, ...]]:
     """All ``2^p`` configurations ``C in {+1,-1}^p`` in a fixed order (``(+1,...,+1)`` first).
+
+    The 2^p signature configurations of Paper B, Sec. 4.3.
 
     Used in: b04, b07.
     """
@@ -174,6 +180,8 @@ def sign_patterns(A: np.ndarray, dims: Iterable[int], zero_tol: float = DEFAULT_
     Row z is the sign configuration of item z on ``dims``; a 0 (``|entry| <= zero_tol``) means
     "neutral" and excludes z from every orthant of ``dims``. Word and context patterns are
     directly comparable because ``u_k`` and ``v_k`` share the sign of ``sigma_k u_k v_k^T``.
+
+    Paper B, Def. 1 (the signs that decide orthant membership).
     """
     A = _analyzers(A)
     d = _dims(dims, A.shape[1])
@@ -184,7 +192,8 @@ def sign_patterns(A: np.ndarray, dims: Iterable[int], zero_tol: float = DEFAULT_
 
 
 def typicality(A: np.ndarray, dims: Iterable[int]) -> np.ndarray:
-    """``Typicality(z; C) = sum_{k in K} |A[z, k]|`` for every row z (paper B Definition 1), shape (n,).
+    r"""$\mathrm{Typicality}(z;C)=\sum_{i\in[p]}\lvert\boldsymbol u_{k_i}[z]\rvert$ for every row $z$ of the
+    analyzer matrix, Paper B, Def. 1; shape (n,).
 
     Used in: b04.
     """
@@ -195,7 +204,8 @@ def typicality(A: np.ndarray, dims: Iterable[int]) -> np.ndarray:
 
 def orthant_members(A: np.ndarray, dims: Iterable[int], signs: Iterable[int],
                     zero_tol: float = DEFAULT_ZERO_TOL) -> np.ndarray:
-    """Indices (ascending) of the items z with ``sign(A[z, k_i]) = c_{k_i}`` for all i (Definition 1).
+    r"""$\{z:\mathrm{sign}(\boldsymbol u_{k_i}[z])=c_{k_i}\ \forall i\in[p]\}$, the members of the orthant $C$
+    of Paper B, Def. 1; ascending indices.
     """
     pat = sign_patterns(A, dims, zero_tol)
     c = _signs(signs, pat.shape[1])
@@ -235,6 +245,8 @@ def orthant_labels(A: np.ndarray, dims: Iterable[int], zero_tol: float = DEFAULT
     Handy for comparing orthant clustering with :func:`kmeans_on_analyzers`
     (e.g. ``sklearn.metrics.adjusted_rand_score``).
 
+    Orthant-based clustering of Paper B, Sec. 4.3 and Def. 1.
+
     Used in: b04, b07.
     """
     pat = sign_patterns(A, dims, zero_tol)
@@ -252,6 +264,8 @@ def orthant_hierarchy(A: np.ndarray, dims: Iterable[int], signs: Iterable[int],
 
     Entry ``p-1`` holds the members of the first ``p`` signs on the first ``p`` dims; each set
     contains the next (adding a dimension can only refine an orthant).
+
+    Paper B, Fig. 2B and Fig. 11: finer categories as concept dimensions are added.
 
     Used in: b01.
     """
@@ -299,6 +313,8 @@ def clusters_table(clusters: Mapping[tuple[int, ...], OrthantCluster], names: Se
 
     ``names`` labels items (words or context strings); ``dims`` (0-based) only sets the column
     header of the configuration in the paper's 1-based notation, e.g. ``C on K={1,2,4}``.
+
+    Orthant-based clusters of Paper B, Sec. 4.3 (Figs. 4 and 22-25).
 
     Used in: b01.
     """
@@ -429,6 +445,8 @@ def concept_coordinates(X: np.ndarray, reps: np.ndarray) -> np.ndarray:
 def cosine_columns(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """Cosine similarity of matching columns of A and B (e.g. ``cos(u^d_k, v^d_k)`` for every k).
 
+    Used to compare word and context concept representations, Paper B, Eq. (4), App. B.
+
     Used in: b01.
     """
     A = np.atleast_2d(np.asarray(A, dtype=np.float64).T).T
@@ -452,6 +470,8 @@ def kmeans_on_analyzers(A: np.ndarray, p: int, k: int | None = None, seed: int =
     unscaled analyzer rows; pass ``sigma`` (the singular values) to weight column k by
     ``sigma_k`` instead (not specified by the paper). Returns ``(labels (n,), centers (k, p))``;
     the same seed gives the same clustering.
+
+    The k-means variant of Paper B, Sec. 5.1 and App. A.3 (Figs. 5, 20, 21).
 
     Used in: b04.
     """
@@ -478,6 +498,8 @@ def kmeans_on_analyzers(A: np.ndarray, p: int, k: int | None = None, seed: int =
 # ---------------------------------------------------------------------------------------------
 class DecoderConcepts(NamedTuple):
     """``W = U diag(sqrt_sigma) R``: word concepts ``U`` (V x r), ``sqrt_sigma`` (r,), ``R`` (r x d).
+
+    Word concepts of a pretrained decoder, Paper B, Sec. 5.1 and App. F.2.
     """
 
     U: np.ndarray
@@ -493,6 +515,8 @@ class DecoderConcepts(NamedTuple):
 def decoder_concepts(W: np.ndarray, rank_tol: float = 1e-9) -> DecoderConcepts:
     """Thin SVD of the decoder ``W`` (V x d), signs as :func:`ntputils.geometry.svd_factors`.
 
+    Word concepts of a pretrained LM, Paper B, Sec. 5.1, App. F.2 (Figs. 7, 15-17).
+
     Used in: b07.
     """
     W = np.asarray(W, dtype=np.float64)
@@ -507,6 +531,8 @@ def decoder_concepts(W: np.ndarray, rank_tol: float = 1e-9) -> DecoderConcepts:
 def context_concepts(H: np.ndarray, concepts: DecoderConcepts) -> np.ndarray:
     """``V = H^T R^T Sigma^{-1/2}`` (m x r) for last-layer states ``H`` (d x m).
 
+    Context concepts of a pretrained LM, Paper B, Sec. 5.1 (which prints R where its transpose is meant).
+
     Used in: b07.
     """
     H = np.asarray(H, dtype=np.float64)
@@ -517,6 +543,8 @@ def context_concepts(H: np.ndarray, concepts: DecoderConcepts) -> np.ndarray:
 
 class OrthantAgreement(NamedTuple):
     """Agreement of context orthants with the orthants of their observed next tokens (module docstring).
+
+    Tests the word-context cluster pairing of Paper B, Fig. 6 (our measure, beyond the paper).
     """
 
     rate: float
@@ -536,6 +564,8 @@ def orthant_agreement(word_codes: np.ndarray, context_codes: np.ndarray, next_to
 
     Codes are orthant labels in ``0..n_configs-1`` (e.g. :func:`ntputils.analysis.concepts.orthant_labels`);
     ``-1`` (a zero coordinate) never agrees and is excluded from the per-configuration statistics.
+
+    Tests the word-context cluster pairing of Paper B, Fig. 6 (our measure, beyond the paper).
 
     Used in: b07.
     """

@@ -54,6 +54,8 @@ class GeometryReference:
     W_mm, H_mm: ``U Sigma^{1/2}`` (V x r) and ``Sigma^{1/2} V^T`` (r x m) of ``L^mm`` (or ``None``).
     columns: the context indices of the full data these columns are (``None`` = all, in order).
 
+    The references of Paper A, Fig. 6: L^in, S~ of Paper B, Eq. (2) and L^mm of Paper A, Eq. (NTP-SVM).
+
     Used in: a05.
     """
 
@@ -183,6 +185,8 @@ def snapshot_metrics(hist: History, ref: GeometryReference,
     When the history's H covers a subset of the contexts (``hist.meta["snapshot_contexts"]`` from
     :func:`ntputils.training.loop.train_ntp`), ``ref`` is restricted to it. Theory metrics are NaN when
     ``ref`` has no ``L^mm``.
+
+    The snapshot panels of Paper A, Fig. 6c-e.
     """
     if not hist.snap_steps:
         raise ValueError("history has no snapshots (W, H, L); train with snapshot_steps")
@@ -210,7 +214,11 @@ def snapshot_metrics(hist: History, ref: GeometryReference,
 
 def fig6_series(hist: History, ref: GeometryReference, label: str = "",
                 chunk_bytes: int = CHUNK_BYTES) -> Fig6Series:
-    """All Fig. 6 curves of one run: logged CE - H and norms plus :func:`snapshot_metrics`.
+    r"""The curves of Paper A, Fig. 6 from one run: $\mathcal L-\mathcal H$, norms, $\lVert\mathcal
+    P_{\mathcal F}(\boldsymbol L_k)-\boldsymbol L^{\rm in}\rVert_F$, and sims to $\widetilde{\boldsymbol S}$
+    and to $\boldsymbol H^{\rm mm},\boldsymbol W^{\rm mm}$.
+
+    Logged CE - H and norms plus :func:`snapshot_metrics`.
 
     Used in: a05, a06, a07.
     """
@@ -230,6 +238,8 @@ def support_group_order(support: np.ndarray | sp.sparray | sp.spmatrix) -> tuple
     Groups appear in the order of their first context; contexts keep their order inside a group.
     Returns ``(order, group)``: the permutation of ``range(m)`` and the group id of each context in
     the new order (0, 0, 1, 1, 1, 2, ...).
+
+    Makes the subspace-collapse blocks of Paper A, Prop. 1 visible in the heatmaps of Paper A, Figs. 1 and 4.
 
     Used in: a04, a05, a06.
     """
@@ -270,6 +280,8 @@ def word_order(support: np.ndarray | sp.sparray | sp.spmatrix,
 
     With ``context_order`` from :func:`support_group_order`, words that share supports become
     adjacent, so ``corr(W^T)`` shows the same blocks as ``corr(H)``.
+
+    Row order of the heatmaps of Paper A, Figs. 1 and 4.
 
     Used in: a04, a05, a06, a07.
     """

@@ -61,7 +61,7 @@ def _check(sigma: np.ndarray) -> np.ndarray:
 
 
 def saxe_factors(t: float | np.ndarray, sigma: np.ndarray, delta: float) -> np.ndarray:
-    """``a_i(t) = 1 / (1 + (sigma_i e^{2 delta} - 1) e^{-2 sigma_i t})`` (paper B, Prop. 1, eq. 7).
+    r"""$a_i(t)=1/\big(1+(\sigma_ie^{2\delta}-1)e^{-2\sigma_it}\big)$, Paper B, Prop. 1, Eq. (7).
 
     Shape ``(len(t), len(sigma))`` (or ``(len(sigma),)`` for scalar t); ``t`` is gradient-flow time of
     the halved square loss.

@@ -28,7 +28,10 @@ CHUNK_BYTES = 256 * 2**20
 
 
 def corr(A: np.ndarray) -> np.ndarray:
-    """Cosine similarity of the columns of ``A`` (n x n for A with n columns).
+    r"""$\mathrm{corr}(\boldsymbol A)_{ik}=\boldsymbol a_i^\top\boldsymbol a_k/(\lVert\boldsymbol
+    a_i\rVert\lVert\boldsymbol a_k\rVert)$ over the columns, as in Paper A, Fig. 1.
+
+    Cosine similarity of the columns of ``A`` (n x n for A with n columns).
 
     Zero columns have no direction: their rows/columns in the result are 0 (diagonal included).
     """
@@ -43,6 +46,8 @@ def corr(A: np.ndarray) -> np.ndarray:
 
 def structural_similarity(X: np.ndarray, Y: np.ndarray, C: float = SIM_C) -> float:
     """``SIM(X, Y) = (sigma_XY + C) / (sigma_X sigma_Y + C)`` over all entries of two equal-shape arrays.
+
+    The SIM of Paper A, Fig. 6d-e (C = 1e-5, as the authors' code).
     """
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
@@ -54,7 +59,10 @@ def structural_similarity(X: np.ndarray, Y: np.ndarray, C: float = SIM_C) -> flo
 
 
 def sim(A: np.ndarray, B: np.ndarray, C: float = SIM_C) -> float:
-    """``sim(A, B) = SIM(corr(A), corr(B))`` (paper A Fig. 6d-e). A and B need the same number of columns.
+    r"""$\mathrm{SIM}(\mathrm{corr}(\boldsymbol A),\mathrm{corr}(\boldsymbol B))=(\sigma_{XY}+C)/(\sigma_X
+    \sigma_Y+C)$, $C=10^{-5}$, Paper A, Fig. 6d-e.
+
+    ``sim(A, B) = SIM(corr(A), corr(B))``. A and B need the same number of columns.
 
     Used in: a04 (as ``metrics.sim``), a06, a07.
     """
@@ -67,7 +75,8 @@ def sim(A: np.ndarray, B: np.ndarray, C: float = SIM_C) -> float:
 
 
 def normalized_distance(A: np.ndarray, B: np.ndarray) -> float:
-    """``|| A/||A||_F - B/||B||_F ||_F`` (0 = same direction, 2 = opposite).
+    r"""$\big\lVert\boldsymbol A/\lVert\boldsymbol A\rVert_F-\boldsymbol B/\lVert\boldsymbol
+    B\rVert_F\big\rVert_F$, the direction error of Paper A, Thm. 1 (0 = same direction, 2 = opposite).
 
     Used in: a04 (as ``metrics.normalized_distance``), a05, a07, b01.
     """
@@ -83,6 +92,9 @@ def normalized_distance(A: np.ndarray, B: np.ndarray) -> float:
 
 def gram_distance(A: np.ndarray, B: np.ndarray) -> float:
     """Normalized distance of the column Gram matrices ``A^T A`` and ``B^T B`` (rotation invariant).
+
+    A rotation-invariant version of the direction error of Paper A, Thm. 1 ; embeddings are defined up to a
+    rotation R, Paper B, Sec. 3.2.
     """
     return normalized_distance(np.asarray(A).T @ np.asarray(A), np.asarray(B).T @ np.asarray(B))
 
@@ -100,8 +112,8 @@ def _group_pairs(A: np.ndarray, groups: Sequence[int] | np.ndarray) -> tuple[np.
 
 
 def group_cosine_stats(A: np.ndarray, groups: np.ndarray) -> dict[str, float]:
-    """Cosine similarities of the columns of ``A`` within and between groups (subspace collapse, paper A
-    Prop. 1).
+    """Cosine similarities of the columns of ``A`` within and between groups (subspace collapse,
+    paper A Prop. 1).
 
     ``groups[i]`` labels column i (e.g. contexts with the same support set share a label). Over
     distinct pairs ``i != k``: ``within_mean`` / ``within_min`` of ``corr(A)[i, k]`` for equal labels,
@@ -142,6 +154,8 @@ def batched_corr(A: np.ndarray) -> np.ndarray:
     """``corr`` of every matrix of a stack: (K, r, n) -> (K, n, n) cosine similarities of the columns.
 
     Zero columns give zero rows/columns, as :func:`corr`.
+
+    corr as in Paper A, Fig. 1, for many snapshots at once.
     """
     A = np.asarray(A, dtype=np.float64)
     if A.ndim != 3:
@@ -154,6 +168,8 @@ def batched_corr(A: np.ndarray) -> np.ndarray:
 def batched_structural_similarity(X: np.ndarray, Y: np.ndarray, C: float = SIM_C) -> np.ndarray:
     """``SIM(X_k, Y)`` for a stack ``X`` (K, n, n) against one ``Y`` (n, n) (ddof 0, as
     :func:`structural_similarity`).
+
+    The SIM of Paper A, Fig. 6d-e, for many snapshots at once.
     """
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)

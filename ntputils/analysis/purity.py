@@ -44,6 +44,8 @@ TOKEN_START = "#"
 @dataclass(frozen=True)
 class ClassLabels:
     """Boolean class membership of a vocabulary: ``member[z, c]`` is True iff word z is in class c.
+
+    Lexical classes for the semantic categories Paper B, Sec. 5.2 reads from word clouds (Fig. 4).
     """
 
     words: tuple[str, ...]
@@ -111,6 +113,8 @@ def has_no_leading_space(token: str) -> bool:
 
     In a byte-level BPE these are word-internal pieces (``ing``, ``ad``) or words at the start of a line
     or right after a quote (``The``, ``Lily`` in TinyStories, where lines have no leading space).
+
+    Token class used with the word clouds of Paper B, Sec. 5.1 (# marks a word start).
     """
     return not token.startswith(TOKEN_START) and any(ch.isalpha() for ch in token)
 
@@ -122,6 +126,8 @@ def lexical_labels(words: Sequence[str], classify: Callable[[str], set[str]] | N
     With ``tokenizer_class=True`` the class ``"no leading space"`` (:func:`has_no_leading_space`) is
     added. It is a property of the token type, not of the word: it marks BPE continuation pieces and
     line-initial words, which the SVD of real text separates strongly.
+
+    Lexical classes for the semantic categories of Paper B, Fig. 4.
 
     Used in: b04, b07.
     """
@@ -147,6 +153,8 @@ def lexical_labels(words: Sequence[str], classify: Callable[[str], set[str]] | N
 # ---------------------------------------------------------------------------------------------
 class Purity(NamedTuple):
     """Purity of one cluster against its best-matching class (module docstring).
+
+    Our measure of the semantics Paper B, Sec. 5.2 reads from word clouds.
     """
 
     size: int
@@ -175,6 +183,8 @@ def class_purities(members: Iterable[int], labels: ClassLabels) -> np.ndarray:
     """``purity(C, c) = |C ∩ c| / |C|`` for every class c, shape (n_classes,).
 
     Unlabelled words count in ``|C|``.
+
+    Our measure of the semantics Paper B, Sec. 5.2 reads from word clouds.
     """
     idx = _members(members, len(labels.words))
     if idx.size == 0:
@@ -183,7 +193,9 @@ def class_purities(members: Iterable[int], labels: ClassLabels) -> np.ndarray:
 
 
 def cluster_purity(members: Iterable[int], labels: ClassLabels, cls: str | None = None) -> Purity:
-    """Purity of a cluster against its best class ``argmax_c (purity - base rate)`` (or the given ``cls``).
+    r"""$\lvert C\cap c\rvert/\lvert C\rvert$ for the best class $c=\arg\max_c(\lvert C\cap c\rvert/\lvert
+    C\rvert-\lvert c\rvert/V)$ or the given ``cls``: our measure of the semantics Paper B, Fig. 4 reads from
+    word clouds.
 
     Used in: b04.
     """
@@ -201,6 +213,8 @@ class RandomBaseline:
 
     Draws for a size are made once (on first use) from ``numpy.random.default_rng((seed, s))`` and cached,
     so the baseline of a size does not depend on which other sizes were asked for.
+
+    Random-cluster baseline for the clusters of Paper B, Sec. 5.2 (beyond the paper).
 
     Used in: b04, b07.
     """
@@ -259,6 +273,8 @@ def purity_table(clusters: Mapping[str, Iterable[int]], labels: ClassLabels, bas
     ``random p95 excess`` (best-class excess of random clusters, 95th percentile), ``beats random``
     and ``members`` (the first ``preview`` members, in the given order). Returns a ``pandas.DataFrame``.
 
+    Purity of the orthant and k-means clusters of Paper B, Sec. 5.2 (Figs. 4, 5).
+
     Used in: b04.
     """
     import pandas as pd
@@ -288,6 +304,8 @@ def summarize_purity(table, min_size: int = 10) -> dict[str, float]:
     Keys: ``clusters`` (rows of the table), ``tested``, ``beat random`` (fraction of tested clusters),
     ``mean purity`` and ``mean random p95`` (over tested clusters; NaN when none is tested).
 
+    Purity of the orthant and k-means clusters of Paper B, Sec. 5.2 (Figs. 4, 5).
+
     Used in: b04, b07.
     """
     tested = table[table["size"] >= min_size]
@@ -300,6 +318,8 @@ def summarize_purity(table, min_size: int = 10) -> dict[str, float]:
 
 def partition_purity(clusters: Iterable[Iterable[int]], labels: ClassLabels) -> float:
     """Size-weighted best-class purity ``sum_C |C| purity(C, c*_C) / sum_C |C|`` over non-empty clusters.
+
+    Compares orthant and k-means partitions, Paper B, Sec. 5.1 (Figs. 5, 20, 21).
 
     Used in: b04.
     """
@@ -316,6 +336,8 @@ def partition_purity(clusters: Iterable[Iterable[int]], labels: ClassLabels) -> 
 
 def random_partition_purity(sizes: Iterable[int], baseline: RandomBaseline) -> float:
     """Expected :func:`partition_purity` of random clusters with the given sizes (mean over the draws).
+
+    Baseline for the partitions of Paper B, Sec. 5.1 (beyond the paper).
 
     Used in: b04.
     """

@@ -84,6 +84,17 @@ class ChromiumError(RuntimeError):
     """Chromium could not be started or stopped answering."""
 
 
+#: report lists -> the label each item is shown with
+PROBLEM_LABELS = {
+    "merror": "MathJax error",
+    "errors": "error shown",
+    "traceback_outputs": "traceback in output",
+    "external": "network request",
+    "js_exceptions": "JavaScript exception",
+    "failed_loads": "resource failed to load",
+}
+
+
 def find_chromium(explicit: str | None = None) -> str:
     """The Chromium binary: ``explicit``, ``$CHROMIUM`` or the first of the usual names on PATH."""
     for name in (explicit, os.environ.get("CHROMIUM"), *CHROMIUM_NAMES):
@@ -280,18 +291,8 @@ def evaluate(page: Path, report: dict[str, Any], notebook: Path | None) -> PageR
         res.problems.append(f"{len(report['untypeset'])} math element(s) not typeset, e.g. {first!r}")
     if report["math"] and not report["mjx"]:
         res.problems.append("page has math but MathJax typeset nothing")
-    for err in report["merror"]:
-        res.problems.append(f"MathJax error: {err}")
-    for err in report["errors"]:
-        res.problems.append(f"error shown: {err}")
-    for tb in report["traceback_outputs"]:
-        res.problems.append(f"traceback in output: {tb}")
-    for url in report["external"]:
-        res.problems.append(f"network request: {url}")
-    for exc in report["js_exceptions"]:
-        res.problems.append(f"JavaScript exception: {exc}")
-    for fail in report["failed_loads"]:
-        res.problems.append(f"resource failed to load: {fail}")
+    for key, label in PROBLEM_LABELS.items():
+        res.problems += [f"{label}: {item}" for item in report[key]]
     if report["stderr_outputs"]:
         res.notes.append(f"{report['stderr_outputs']} stderr output(s) (warnings/progress) shown")
     if notebook is not None and notebook.exists():

@@ -28,7 +28,11 @@ OOV_POLICIES = ("drop", "unk")
 
 @dataclass(frozen=True, eq=False)
 class NTPData:
-    """Sparse NTP training data (counts V x m) with optional token strings.
+    r"""Counts $n\hat\pi_j\hat p_{j,z}$ as a sparse $V\times m$ matrix, with $\boldsymbol P=[\hat{\boldsymbol
+    p}_1,\ldots,\hat{\boldsymbol p}_m]$, $\boldsymbol S$, $\hat\pi$, $n$ and the entropy $\mathcal H$ derived
+    from it, Paper B, Sec. 3.1, Eq. (1).
+
+    Sparse NTP training data (counts V x m) with optional token strings.
 
     Parameters
     ----------
@@ -128,9 +132,17 @@ class NTPData:
         return f"NTPData(V={self.V}, m={self.m}, n={self.n}, H={self.entropy:.4f})"
 
 
-def _empty_columns(mat: sp.csc_array) -> np.ndarray:
-    """Indices ``j`` of the columns of a canonical CSC matrix with no nonzero (``|S_j| = 0``)."""
-    return np.flatnonzero(np.diff(mat.indptr) == 0)
+def _canonical_nonempty(mat: sp.csc_array, dtype: type, what: str) -> sp.csc_array:
+    """``mat`` as canonical CSC of ``dtype`` (explicit zeros dropped, indices sorted); raises
+    ``ValueError`` when a column has no nonzero (``|S_j| = 0``: a context without next token),
+    worded by the format string ``what`` (fields ``n``: how many, ``first``: the first indices)."""
+    mat = sp.csc_array(mat, dtype=dtype)
+    mat.eliminate_zeros()
+    mat.sort_indices()
+    empty = np.flatnonzero(np.diff(mat.indptr) == 0)
+    if empty.size:
+        raise ValueError(what.format(n=empty.size, first=empty[:5].tolist()))
+    return mat
 
 
 def _validate_counts(counts: sp.sparray | sp.spmatrix | np.ndarray) -> sp.csc_array:
@@ -161,16 +173,11 @@ def _validate_counts(counts: sp.sparray | sp.spmatrix | np.ndarray) -> sp.csc_ar
         raise ValueError("counts must be nonnegative: found negative entries")
     if np.any(values != np.round(values)):
         raise ValueError("counts must be integers: found non-integer entries")
-    mat = sp.csc_array(mat.astype(np.int64))
-    mat.eliminate_zeros()
-    mat.sort_indices()
-    empty = _empty_columns(mat)
-    if empty.size:
-        raise ValueError(
-            f"{empty.size} context(s) have no next token (empty columns, first: {empty[:5].tolist()}); "
-            "every context needs at least one next-token occurrence"
-        )
-    return mat
+    return _canonical_nonempty(
+        mat.astype(np.int64), np.int64,
+        "{n} context(s) have no next token (empty columns, first: {first}); "
+        "every context needs at least one next-token occurrence",
+    )
 
 
 def validate_support(S: np.ndarray | sp.sparray | sp.spmatrix) -> sp.csc_array:
@@ -208,16 +215,10 @@ def validate_support(S: np.ndarray | sp.sparray | sp.spmatrix) -> sp.csc_array:
             f"support matrix S must be binary 0/1, found values {bad} "
             "(pass S = (P > 0) for a probability/count matrix)"
         )
-    mat = sp.csc_array(mat, dtype=np.int8)
-    mat.eliminate_zeros()
-    mat.sort_indices()
-    empty = _empty_columns(mat)
-    if empty.size:
-        raise ValueError(
-            f"support matrix S has {empty.size} empty column(s) (contexts without a next token), "
-            f"first: {empty[:5].tolist()}"
-        )
-    return mat
+    return _canonical_nonempty(
+        mat, np.int8,
+        "support matrix S has {n} empty column(s) (contexts without a next token), first: {first}",
+    )
 
 
 def from_counts(
@@ -226,7 +227,8 @@ def from_counts(
     vocab: Sequence[str] | None = None,
     context_vocab: Sequence[str] | None = None,
 ) -> NTPData:
-    """Build :class:`NTPData` from a V x m count matrix.
+    r"""Validated :class:`NTPData` from a $V\times m$ count matrix $[n\hat\pi_j\hat p_{j,z}]_{z,j}$,
+    Paper B, Sec. 3.1.
 
     ``contexts`` defaults to the 1-tuples ``(j,)`` (abstract contexts). Raises ``ValueError`` for an
     empty corpus, non-2-D input, negative or non-integer counts, a context without next token,
@@ -257,6 +259,8 @@ def from_pairs(
     """Build :class:`NTPData` from ``n`` (context, next-token) pairs.
 
     Distinct contexts become columns in order of first appearance; repeated pairs add up.
+
+    The training set T_n of Paper B, Sec. 3.1, grouped into distinct contexts.
     """
     if len(contexts) == 0:
         raise ValueError("empty corpus: no (context, next-token) pairs")
@@ -284,7 +288,8 @@ def from_sequences(
     min_context_count: int = 1,
     vocab: Sequence[str] | None = None,
 ) -> NTPData:
-    """Every context of the given lengths in every sequence (sliding window) with its next tokens.
+    r"""Every window $\boldsymbol x_{i:i+T}$ of each length $T$ inside each sequence, paired with its next
+    token $x_{i+T}$; the sliding-window contexts of Paper B, Sec. 5.1.
 
     For each sequence ``x`` and each length ``T`` in ``context_lengths``, every window
     ``x[i:i+T]`` followed by a token ``x[i+T]`` is one (context, next-token) pair; windows never

@@ -34,7 +34,10 @@ def _check_step(V: int, R: int) -> None:
 
 
 def step_imbalanced_support(V: int, R: int) -> np.ndarray:
-    """The one-hot STEP-imbalanced support matrix (V x (R+1)V/2); majority contexts first.
+    r"""$\boldsymbol S=[\mathbb I_{V/2}\otimes\mathbb 1_R^\top,\boldsymbol 0;\boldsymbol 0,\mathbb I_{V/2}]$,
+    the one-hot STEP-imbalanced support, Paper B, Eq. (11), Fig. 13.
+
+    V x (R+1)V/2; majority contexts first.
 
     Used in: a04, b03.
     """
@@ -53,7 +56,10 @@ def _dct_block(V: int) -> np.ndarray:
 
 
 def step_closed_form(V: int, R: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(U, sigma, Vt)`` of ``S~`` for STEP imbalance in closed form (with the 1/sqrt(R) fix).
+    r"""$(\boldsymbol U,\sigma,\boldsymbol V^\top)$ of $\widetilde{\boldsymbol S}$ for STEP imbalance:
+    $\sigma=\sqrt R,\sqrt{(R+1)/2},1$ with a DCT-II $\boldsymbol U$, Paper B, Fig. 13 (App. D.1).
+
+    Closed form with the ``1/sqrt(R)`` fix of the first block of ``V^T`` (module docstring).
 
     Used in: b03, b06.
     """
@@ -74,7 +80,8 @@ def step_closed_form(V: int, R: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def step_weights(V: int, R: int) -> np.ndarray:
-    """Diagonal of ``Omega`` (eq. 12): ``1/sqrt(R)`` on majority contexts, 1 on minority contexts.
+    r"""$\boldsymbol\Omega=\mathrm{diag}(R^{-1/2}\mathbb 1_{RV/2},\mathbb 1_{V/2})$, Paper B, Eq. (12): the
+    diagonal, $1/\sqrt R$ on majority contexts, 1 on minority contexts.
 
     Used in: b03.
     """
@@ -95,6 +102,8 @@ def one_hot_balanced_support(V: int, per_class: int) -> np.ndarray:
 
 def all_subsets_support(V: int, k: int) -> np.ndarray:
     """Supports = all k-subsets of [V] (one context each), a symmetric case where L^mm = S~.
+
+    A symmetric case of Paper B, Sec. 3.2 (footnote 3), where the proxy S~ is exact.
 
     Used in: a04.
     """
@@ -144,6 +153,8 @@ def random_ntp_data(V: int, m: int, min_size: int = 1, max_size: int = 3, max_co
     The soft labels are ``p_j = counts[:, j] / sum_z counts[z, j]`` on the random support ``S_j``, as in
     the small sanity-check instances of chapters a02/a03 (V = 8, m = 10, counts 1-4). Returns an
     :class:`ntputils.data.NTPData`.
+
+    Test instances for Paper A, Thm. 1 and Prop. 1.
 
     Used in: a02, a03.
     """

@@ -37,7 +37,8 @@ def _dense(A: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
 # S~, F, L^in
 # ---------------------------------------------------------------------------------------------
 def centered_support(S: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
-    """``S~ = (I - 1 1^T / V) S`` (paper B eq. 2) as a dense V x m array.
+    r"""$\widetilde{\boldsymbol S}=(\mathbb I_V-\frac1V\mathbb 1_V\mathbb 1_V^\top)\boldsymbol S$ as a dense V
+    x m array, Paper B, Eq. (2).
 
     Entry ``[z, j]`` is ``1 - |S_j|/V`` in the support and ``-|S_j|/V`` outside; columns sum to 0.
     For large sparse S use :func:`concepts` instead, which never forms this dense matrix.
@@ -51,7 +52,11 @@ def centered_support(S: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
 
 
 def in_support_logits(P: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
-    """``L^in`` (V x m): in each column, ``log p_{j,z}`` minus its mean over the support, 0 elsewhere.
+    r"""$\boldsymbol L^{\rm in}[z,j]=\log\hat p_{j,z}-\frac1{\lvert\mathcal S_j\rvert}\sum_{z'\in\mathcal
+    S_j}\log\hat p_{j,z'}$ for $z\in\mathcal S_j$, 0 elsewhere: the finite component of
+    Paper A, Thm. 1 (Fig. 2).
+
+    ``L^in`` (V x m): in each column, ``log p_{j,z}`` minus its mean over the support, 0 elsewhere.
 
     ``P`` holds the soft labels (columns are distributions). The result lies in F and reproduces
     every in-support log-odds: ``L^in[z,j] - L^in[z',j] = log(p_{j,z}/p_{j,z'})``.
@@ -76,7 +81,10 @@ def in_support_logits(P: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
 
 
 def project_F(L: np.ndarray, S: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
-    """Orthogonal projection of ``L`` (V x m) onto F: in-support entries minus their mean, 0 elsewhere.
+    r"""$\mathcal P_{\mathcal F}(\boldsymbol L)$: each column restricted to $\mathcal S_j$ minus its mean over
+    $\mathcal S_j$, 0 elsewhere (the subspace $\mathcal F$ of Paper A, Thm. 1 and Fig. 6c).
+
+    Orthogonal projection of ``L`` (V x m) onto F: in-support entries minus their mean, 0 elsewhere.
 
     ``L - project_F(L, S)`` is the component in the orthogonal complement F^perp (equal logits on
     every support), where ``L^mm`` lives.
@@ -145,7 +153,11 @@ def nuclear_norm(A: np.ndarray) -> float:
 # ---------------------------------------------------------------------------------------------
 def svd_factors(A: np.ndarray, rank_tol: float = 1e-9, k: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Thin SVD ``A = U diag(s) Vt`` keeping singular values ``> rank_tol * s_max`` (at most k).
+    r"""Thin SVD $\boldsymbol A=\boldsymbol U\boldsymbol\Sigma\boldsymbol V^\top$ with the sign rule: the
+    largest-$\lvert\cdot\rvert$ entry of every $\boldsymbol u_k$ is positive; the factorization
+    of Paper B, Eq. (3).
+
+    Thin SVD ``A = U diag(s) Vt`` keeping singular values ``> rank_tol * s_max`` (at most k).
 
     Signs follow :func:`ntputils.geometry.spectral.fix_signs` (largest-|entry| of each ``u_k`` positive,
     ties to the lowest index), so figures are stable across runs and machines.
@@ -162,7 +174,11 @@ def svd_factors(A: np.ndarray, rank_tol: float = 1e-9, k: int | None = None
 
 
 def mm_embeddings(L: np.ndarray, rank_tol: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
-    """``(W, H)`` with ``W = U Sigma^{1/2}`` (V x r) and ``H = Sigma^{1/2} V^T`` (r x m), so ``W @ H == L``.
+    r"""$(\boldsymbol W^{\rm mm},\boldsymbol H^{\rm mm})=(\boldsymbol U\boldsymbol\Sigma^{1/2},\
+    \boldsymbol\Sigma^{1/2}\boldsymbol V^\top)$ from the SVD $\boldsymbol L=\boldsymbol
+    U\boldsymbol\Sigma\boldsymbol V^\top$, Paper A, Thm. 2; Paper B, Sec. 3.2.
+
+    ``(W, H)`` with ``W = U Sigma^{1/2}`` (V x r) and ``H = Sigma^{1/2} V^T`` (r x m), so ``W @ H == L``.
 
     The rank cut keeps singular values ``> rank_tol * sigma_max`` (the authors' code cuts at
     1e-6); it drops only numerical noise of first-order solvers. The factors are the SVD factors
@@ -177,7 +193,10 @@ def mm_embeddings(L: np.ndarray, rank_tol: float = 1e-6) -> tuple[np.ndarray, np
 
 def concepts(S: np.ndarray | sp.sparray | sp.spmatrix, k: int, **opts
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Top-k SVD ``(U, sigma, Vt)`` of ``S~ = (I - 1 1^T/V) S`` without forming S~ (paper B eq. 3).
+    r"""Top-$k$ SVD $(\boldsymbol U_k,\boldsymbol\Sigma_k,\boldsymbol V_k^\top)$ of $\widetilde{\boldsymbol
+    S}$ from sparse $\boldsymbol S$, centering applied implicitly, Paper B, Eq. (3), Sec. 4.2.
+
+    Top-k SVD ``(U, sigma, Vt)`` of ``S~ = (I - 1 1^T/V) S`` without forming S~ (paper B eq. 3).
 
     Column ``u_k`` of U is the k-th word-analyzer vector, row ``v_k`` of Vt the k-th
     context-analyzer vector (paper B sec. 4). Centering is applied implicitly as a linear

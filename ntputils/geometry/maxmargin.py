@@ -170,7 +170,8 @@ def max_margin_logits(
     return_info: bool = False,
     **opts,
 ) -> np.ndarray | tuple[np.ndarray, MaxMarginSolution]:
-    """``L^mm = argmin ||L||_*`` s.t. equal logits on each support and in/out margins >= 1.
+    r"""$\boldsymbol L^{\rm mm}=\arg\min\lVert\boldsymbol L\rVert_*$ s.t. equal logits on each $\mathcal S_j$
+    and in/out margins $\ge1$, Paper A, Eq. (NTP-SVM).
 
     Paper A, Eq. (NTP-SVM), Sec. 4: ``(e_z - e_z')^T L e_j = 0`` for ``z, z' in S_j`` and
     ``(e_z - e_v)^T L e_j >= 1`` for ``z in S_j``, ``v not in S_j``.

@@ -444,10 +444,13 @@ def solve_max_margin(
     rank_tol: float = 1e-6,
     keep_history: bool = True,
 ) -> MaxMarginSolution:
-    """Certified ``L^mm`` (Paper A, Eq. (NTP-SVM), Sec. 4) by over-relaxed ADMM with exact column
-    projections (module docstring); returns a :class:`ntputils.geometry.MaxMarginSolution`.
+    r"""$\boldsymbol L^{\rm mm}=\arg\min\lVert\boldsymbol L\rVert_*$ s.t. equal logits on $\mathcal S_j$,
+    margins $\ge1$ of Paper A, Eq. (NTP-SVM); certified by a dual bound $\langle\boldsymbol
+    S,\boldsymbol\Lambda\rangle$ with $\lVert\boldsymbol\Lambda\rVert_{op}\le1$.
 
-    ``max_margin_cached``, which chapters a04-a07 call with ``solver="fast"``).
+    Over-relaxed ADMM with exact column projections (module docstring); returns a
+    :class:`ntputils.geometry.MaxMarginSolution` (the ``solver="fast"`` of
+    :func:`ntputils.geometry.maxmargin.max_margin_logits`, which chapters a04-a07 use).
 
     Parameters
     ----------

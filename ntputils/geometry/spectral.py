@@ -53,6 +53,8 @@ def fix_signs(U: np.ndarray, Vt: np.ndarray, *, tie_rtol: float = TIE_RTOL) -> t
 
     Ties (entries with ``|u_ik| >= (1 - tie_rtol) max_i |u_ik|``) go to the lowest row index.
     ``U diag(s) Vt`` is unchanged. Returns new float64 arrays.
+
+    The sign convention for the SVD of Paper B, Eq. (3).
     """
     U = np.array(U, dtype=np.float64, copy=True)
     Vt = np.array(Vt, dtype=np.float64, copy=True)
@@ -93,7 +95,10 @@ def _as_matrix(S: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray | sp.csc_
 
 
 def centered_operator(S: np.ndarray | sp.sparray | sp.spmatrix) -> spla.LinearOperator:
-    """``S~ = (I - 11^T/V) S`` as a ``scipy.sparse.linalg.LinearOperator`` (nothing densified)."""
+    """``S~ = (I - 11^T/V) S`` as a ``scipy.sparse.linalg.LinearOperator`` (nothing densified).
+
+    Paper B, Eq. (2).
+    """
     A = _as_matrix(S)
     V, m = A.shape
     At = A.T.tocsr() if sp.issparse(A) else A.T  # CSR of S^T for fast S^T y
@@ -117,7 +122,10 @@ def centered_operator(S: np.ndarray | sp.sparray | sp.spmatrix) -> spla.LinearOp
 
 
 def svd_residuals(op: spla.LinearOperator, U: np.ndarray, s: np.ndarray, Vt: np.ndarray) -> np.ndarray:
-    """Per triplet: ``max(||A v - s u||, ||A^T u - s v||) / s_1`` (0 = exact singular triplet)."""
+    """Per triplet: ``max(||A v - s u||, ||A^T u - s v||) / s_1`` (0 = exact singular triplet).
+
+    Accuracy check of the SVD of Paper B, Eq. (3).
+    """
     if s.size == 0:
         return np.zeros(0)
     r1 = np.linalg.norm(op.matmat(Vt.T) - U * s, axis=0)

@@ -1,6 +1,7 @@
 """Reusable figures of the book: labelled heatmaps, paper A Fig. 1 / Fig. 4 grids and Fig. 6 curve panels.
 
-Conventions (spec sec. 3): cosine-similarity heatmaps in ``viridis`` on [-1, 1]; logit heatmaps in
+Conventions (as in paper A Figs. 1, 3, 4 and 6): cosine-similarity heatmaps in ``viridis`` on [-1, 1]; logit
+heatmaps in
 ``hot``; curves against the training step on log axes, drawn at ``step + 1`` so the initialization
 (step 0) is visible. Matrices follow the book's V x m convention: rows = words z, columns =
 contexts j; ``corr`` of a matrix is the cosine similarity of its *columns* (so ``corr(H)`` compares
@@ -82,6 +83,8 @@ def heatmap(ax: Axes, M: np.ndarray, *, cmap: str, vmin: float | None = None, vm
     Tick labels are thinned to at most ``max_labels`` per axis (:func:`thinned_ticks`; ``xticks`` /
     ``yticks`` give candidate positions, e.g. block starts).
 
+    The heatmaps of Paper A, Figs. 1, 3 and 4.
+
     Used in: a01, a02, a03, a04.
     """
     M = np.asarray(M, dtype=np.float64)
@@ -116,6 +119,8 @@ def corr_heatmap(ax: Axes, A: np.ndarray, labels: Sequence[str] | None = None, *
     ``"y"`` or ``""``); ``ticks`` are candidate positions in the *ordered* matrix.
     ``is_corr=True`` means ``A`` already is a correlation matrix.
 
+    The corr panels of Paper A, Figs. 1, 3 and 4.
+
     Used in: a04.
     """
     C = np.asarray(A, dtype=np.float64) if is_corr else corr(A)
@@ -142,6 +147,8 @@ def logit_heatmap(ax: Axes, L: np.ndarray, *, word_labels: Sequence[str] | None 
     """Heatmap (``hot``) of a V x m logit-like matrix: rows = words z, columns = contexts j.
 
     Default colour range: the 1st to 99th percentile of the entries.
+
+    The logit panels of Paper A, Fig. 4.
 
     Used in: a02, a04.
     """
@@ -205,6 +212,8 @@ def geometry_comparison(panels: Mapping[str, tuple[np.ndarray, np.ndarray]], *,
 
 def nearest_snapshots(hist: History, steps: Sequence[int]) -> list[int]:
     """Indices (into ``hist.snap_steps``) of the snapshots closest to the requested steps.
+
+    Selects the snapshots of Paper A, Fig. 4.
 
     Used in: a07.
     """
@@ -275,6 +284,8 @@ def plot_ce_gap(ax: Axes, runs: Mapping[str, History | Fig6Series], colors: Mapp
                 ) -> Axes:
     """Fig. 6(a): CE - H against step + 1, log-log.
 
+    Paper A, Fig. 6a.
+
     Used in: a07.
     """
     for i, (label, run) in enumerate(runs.items()):
@@ -288,6 +299,8 @@ def plot_ce_gap(ax: Axes, runs: Mapping[str, History | Fig6Series], colors: Mapp
 def plot_norms(ax: Axes, runs: Mapping[str, History | Fig6Series], colors: Mapping[str, str] | None = None
                 ) -> Axes:
     """Fig. 6(b): ``||W_k||_F`` (dashed) and ``||H_k||_F`` (solid), log-log.
+
+    Paper A, Fig. 6b.
 
     Used in: a07.
     """
@@ -311,7 +324,10 @@ def _series(run: Fig6Series) -> Fig6Series:
 
 def plot_projection_error(ax: Axes, runs: Mapping[str, Fig6Series], colors: Mapping[str, str] | None = None
                 ) -> Axes:
-    """Fig. 6(c): ``||P_F(L_k) - L^in||_F``, log-log."""
+    """Fig. 6(c): ``||P_F(L_k) - L^in||_F``, log-log.
+
+    Paper A, Fig. 6c.
+    """
     for i, (label, run) in enumerate(runs.items()):
         r = _series(run)
         ax.loglog(r.snap_steps + 1, r.proj_error, color=_color(colors, label, i), label=label)
@@ -324,6 +340,8 @@ def plot_sim_curves(ax: Axes, runs: Mapping[str, Fig6Series], target: str = "pro
                     colors: Mapping[str, str] | None = None
                 ) -> Axes:
     """Fig. 6(d) (``target="proxy"``: vs S~) or 6(e) (``"mm"``: vs H^mm, W^mm); H solid, W dashed.
+
+    Paper A, Fig. 6d-e.
 
     Used in: a07.
     """
@@ -345,7 +363,10 @@ def plot_sim_curves(ax: Axes, runs: Mapping[str, Fig6Series], target: str = "pro
 
 def plot_direction_distance(ax: Axes, runs: Mapping[str, Fig6Series], colors: Mapping[str, str] | None = None
                 ) -> Axes:
-    """Normalized distance of ``L_k`` to ``L^mm`` (solid) and to ``S~`` (dotted)."""
+    """Normalized distance of ``L_k`` to ``L^mm`` (solid) and to ``S~`` (dotted).
+
+    The direction error of Paper A, Thm. 1.
+    """
     for i, (label, run) in enumerate(runs.items()):
         r = _series(run)
         c = _color(colors, label, i)

@@ -170,9 +170,9 @@ def learning_times_figure(t_sq: np.ndarray, sv_sq: np.ndarray, T_sq: np.ndarray,
 def rank_limited_figure(t: np.ndarray, sv: np.ndarray, sigma: np.ndarray, d: int = 3) -> Figure:
     r"""Square-loss GD with :math:`d<V`: the :math:`d` learned singular values
     :math:`s_k(\boldsymbol L_t)` converge
-    to the top :math:`\sigma_1,\dots,\sigma_d` of :math:`\widetilde{\boldsymbol S}` (Eckart-Young; Paper B,
-    Fig. 19). ``sv`` is :math:`T\times(\ge d)`; every :math:`\sigma_k` is drawn as a grey line (dashed for
-    the top :math:`d`). One panel.
+    to the top :math:`\sigma_1,\dots,\sigma_d` of :math:`\widetilde{\boldsymbol S}` (Eckart-Young;
+    Paper B, Fig. 19). ``sv`` is :math:`T\times(\ge d)`; every :math:`\sigma_k` is drawn as a grey line
+    (dashed for the top :math:`d`). One panel.
 
     Used in: b02.
     """
@@ -319,8 +319,8 @@ def balanced_vs_step_figure(s_balanced: np.ndarray, s_step: np.ndarray, tier_of_
                             R: int) -> Figure:
     r"""Nonzero singular values :math:`\sigma_k(\widetilde{\boldsymbol S})` of the balanced one-hot support
     :math:`\mathbb I_V\otimes\mathbb 1_k^\top` (one tier, green) next to those of the STEP-imbalanced one with
-    ratio :math:`R` (three tiers, tier colours) (App. A.4; not a figure of the paper, a companion of Paper B,
-    Fig. 13). One panel.
+    ratio :math:`R` (three tiers, tier colours) (App. A.4; not a figure of the paper, a companion of
+    Paper B, Fig. 13). One panel.
 
     Used in: b03.
     """

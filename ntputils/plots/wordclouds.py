@@ -23,6 +23,8 @@ BLANK_TOKEN = "<sp>"
 
 def display_token(token: str) -> str:
     """Visible form of a token for a cloud: ``#`` (word start) is kept, a blank body becomes ``<sp>``.
+
+    Word clouds of Paper B, Sec. 5.1 (# marks a token start).
     """
     shown = token.replace("\n", "\\n")
     if not shown.strip().strip(TOKEN_START).strip():
@@ -32,6 +34,8 @@ def display_token(token: str) -> str:
 
 class CloudPanel(NamedTuple):
     """One word cloud of a grid: title, words and weights (typicality); empty words = empty orthant.
+
+    Word clouds of Paper B, Sec. 5.1; size proportional to typicality, Paper B, Def. 1.
 
     Used in: b04, b07.
     """
@@ -46,6 +50,8 @@ def cluster_panel(title: str, indices: Sequence[int], weights: Sequence[float], 
     """A :class:`CloudPanel` of the members ``indices`` (display ``names``, font ~ ``weights``).
 
     With ``labels`` a second title line gives the best class and its purity, e.g. ``noun 0.90``.
+
+    Word clouds of Paper B, Sec. 5.1 (Figs. 4-7).
 
     Used in: b04, b07.
     """
@@ -67,6 +73,8 @@ class CloudRenderer:
     ``max_font_size`` and word ``z`` about ``max_font_size * weight[z] / max(weight)`` (wordcloud shrinks
     a word that does not fit). Layout and colours depend only on ``seed`` and the words/weights, so the
     same input gives the same image. ``n_rendered`` counts images actually drawn (cache misses).
+
+    Word clouds of Paper B, Sec. 5.1 (Figs. 4-7).
 
     Used in: b04, b07.
     """

@@ -47,6 +47,8 @@ class History:
         lists aligned with ``snap_steps`` of float64 numpy arrays of shapes (V, d), (d, m), (V, m).
     meta:
         free-form run description (loss, d, lr, device, seconds, ...).
+
+    The training curves and snapshots behind Paper A, Figs. 4 and 6 and Paper B, Figs. 12, 13 and 18.
     """
 
     steps: list[int] = field(default_factory=list)

@@ -52,7 +52,10 @@ MAX_DENSE_TARGETS = 2**28  # entries of the dense m x V target matrix Q (2 GiB i
 
 @dataclass
 class TrainingSet:
-    """Tensors of one training set: inputs, ``Q = pi_j p_j`` (m x V), entropy ``H``, sample count ``n``."""
+    """Tensors of one training set: inputs, ``Q = pi_j p_j`` (m x V), entropy ``H``, sample count ``n``.
+
+    The weights and soft labels of the NTP objective, Paper B, Eq. (1).
+    """
 
     inputs: torch.Tensor
     Q: torch.Tensor
@@ -76,6 +79,8 @@ def training_set(model: NTPModel, data) -> TrainingSet:
     their lengths differ), or a tuple ``(inputs, targets)`` / ``(inputs, targets, pi)`` where
     ``targets`` is ``[m, V]`` soft labels (rows sum to 1) or ``[m]`` class labels and ``pi`` the
     context weights (default uniform ``1/m``).
+
+    The NTP objective of Paper B, Eq. (1).
     """
     if hasattr(data, "counts") and hasattr(data, "contexts"):
         pad_id = getattr(model, "pad_id", None)
@@ -376,6 +381,9 @@ def train_ntp(
     In classification mode (integer labels) the loop also logs ``accuracy`` and stores the
     confusion matrices of the snapshot steps in ``meta["confusion"]`` (see :func:`confusion_matrix`).
 
+    Minimizes the NTP objective of Paper B, Eq. (1); networks of Paper A, Figs. 1, 3 and 6
+    and Paper B, Fig. 3.
+
     Used in: b05.
     """
     _check_options(steps, optimizer, reduction, schedule, batch_size)
@@ -505,7 +513,7 @@ def train_classifier(model: NTPModel, inputs: torch.Tensor, labels: torch.Tensor
 
     The inputs play the role of contexts (uniform ``pi``), so ``H`` holds the penultimate features,
     ``W`` the last layer, and ``meta["confusion"]`` the confusion matrices at the snapshot steps.
-    Defaults: full-batch gradient descent, lr 0.01 (spec 3.2 Fig. 9, PROPOSED).
+    Defaults: full-batch gradient descent, lr 0.01 (PROPOSED: paper B Fig. 9 does not state them).
 
     Used in: b06.
     """

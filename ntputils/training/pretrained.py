@@ -1,6 +1,6 @@
 """Pretrained language models: GPT-2 through Hugging Face ``transformers``, or a real offline fallback.
 
-Paper B (sec. 4.6 / spec 4.6, Figs. 7, 15-17) reads the *decoder* ``W`` of GPT-2 (50257 x 768; tied
+Paper B (Sec. 5.1, App. F.2, Figs. 7, 15-17) reads the *decoder* ``W`` of GPT-2 (50257 x 768; tied
 with the input embedding) and the last-layer representations ``H`` (d x m, after the final layer
 norm, i.e. the input of the decoder) of 500k contexts = the prefixes of lengths 1..10 of 50k random
 11-token sequences. This module provides
@@ -54,6 +54,8 @@ def load_gpt2(name_or_path: str | os.PathLike | None = None, device: str = "auto
 
     A local folder is read with ``local_files_only``; a hub name uses the Hugging Face cache (and the
     network unless ``HF_HUB_OFFLINE=1``). Raises :class:`PretrainedUnavailableError` when neither works.
+
+    GPT-2, as in Paper B, Sec. 5.1 and App. F.2.
     """
     try:
         from transformers import GPT2LMHeadModel
@@ -72,7 +74,10 @@ def load_gpt2(name_or_path: str | os.PathLike | None = None, device: str = "auto
 
 
 def load_gpt2_tokens(name_or_path: str | os.PathLike | None = None) -> list[str] | None:
-    """Readable token strings of GPT-2's tokenizer (``#`` marks a word start), or ``None`` if absent."""
+    """Readable token strings of GPT-2's tokenizer (``#`` marks a word start), or ``None`` if absent.
+
+    Token strings for the word clouds of Paper B, Figs. 7, 15-17.
+    """
     try:
         from transformers import AutoTokenizer
 
@@ -90,6 +95,8 @@ def decoder_weight(model: torch.nn.Module) -> np.ndarray:
 
     Works for a Hugging Face causal LM (``get_output_embeddings``; tied with ``wte`` in GPT-2) and
     for our :class:`~ntputils.training.models.common.NTPModel` (``output_weight``).
+
+    W of Paper B, Sec. 5.1 (GPT-2's decoder).
     """
     if hasattr(model, "output_weight"):
         weight = model.output_weight()
@@ -122,6 +129,8 @@ def prefix_context_embeddings(model: torch.nn.Module, windows: np.ndarray | torc
     causality the state at position ``t-1`` of one forward pass over ``windows[i, :L-1]``, so the
     n(L-1) contexts cost n forward passes (GPT-2 positions start at 0 for every window).
 
+    H of Paper B, Sec. 5.1 (last-layer representations of the prefixes).
+
     Used in: b07.
     """
     ids = torch.as_tensor(np.asarray(windows), dtype=torch.long)
@@ -141,6 +150,8 @@ def last_layer_context_embeddings(model: torch.nn.Module, contexts: Sequence[Seq
 
     Contexts may have different lengths; they are batched by length (no padding, so absolute
     positions start at 0 as in pre-training). Columns follow the order of ``contexts``.
+
+    H of Paper B, Sec. 5.1 (last-layer representations before the decoder).
     """
     seqs = contexts.tolist() if isinstance(contexts, torch.Tensor) else contexts
     rows = [list(map(int, c)) for c in seqs]
@@ -198,6 +209,8 @@ def prefix_contexts(windows: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndar
     Ordered as in :func:`prefix_context_embeddings` (window-major). Repeated contexts are kept; use
     :func:`ntputils.data.from_pairs` to merge them into distinct contexts with counts.
 
+    The simplified OpenWebText contexts of Paper B, Sec. 5.1 (prefixes of 11-token sequences).
+
     Used in: b07.
     """
     w = np.asarray(windows)
@@ -218,6 +231,8 @@ class FallbackConfig:
 
     The defaults train in about 2 minutes of one CPU core (~0.1 s per step of 32 x 32 tokens) plus
     ~15 s of BPE training and encoding; both are cached, so later calls only load.
+
+    Stand-in for GPT-2 of Paper B, Sec. 5.1 when it cannot be loaded.
     """
 
     bpe_vocab: int = 2048
@@ -239,7 +254,10 @@ class FallbackConfig:
 
 @dataclass
 class PretrainedLM:
-    """A pretrained LM with its decoder ``W`` (V x d), readable token strings and what it is."""
+    """A pretrained LM with its decoder ``W`` (V x d), readable token strings and what it is.
+
+    Paper B, Sec. 5.1 and App. F.2.
+    """
 
     model: torch.nn.Module
     tokens: list[str]
@@ -253,7 +271,10 @@ class PretrainedLM:
 
 
 def lm_loss(model: NTPTransformer, windows: torch.Tensor) -> torch.Tensor:
-    """Mean next-token cross-entropy over every position of ``windows [B, T+1]`` (autoregressive LM)."""
+    """Mean next-token cross-entropy over every position of ``windows [B, T+1]`` (autoregressive LM).
+
+    The NTP objective of Paper B, Eq. (1) over every prefix.
+    """
     states = model.hidden_states(windows[:, :-1])
     logits = model.output(states)
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), windows[:, 1:].reshape(-1))
@@ -272,6 +293,8 @@ def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str]
     Objective: mean next-token CE on every position of random ``context+1``-token windows of the
     BPE-encoded corpus; AdamW with linear warm-up and cosine decay. The validation CE (nats/token)
     is measured on WikiText-2 valid (or ``valid_texts``) and reported in the description.
+
+    Stand-in for GPT-2 of Paper B, Sec. 5.1 when it cannot be loaded.
     """
     from ntputils.data.corpora.readers import read_wikitext
     from ntputils.data.corpora.tokenize import encode_all, token_strings, train_bpe
@@ -337,6 +360,8 @@ def load_pretrained_lm(name_or_path: str | os.PathLike | None = None, *, fallbac
                        progress: bool = True) -> PretrainedLM:
     """GPT-2 (see :func:`load_gpt2`) if available, else (``fallback=True``) :func:`train_fallback_lm`.
 
+    Paper B, Sec. 5.1 and App. F.2.
+
     Used in: b07.
     """
     try:
@@ -360,6 +385,8 @@ def pretrained_or_fallback(name_or_path: str | os.PathLike | None = None,
     """``(W, token strings, description)`` of GPT-2, or of the WikiText-2 fallback LM if GPT-2 is missing.
 
     ``kwargs`` go to :func:`load_pretrained_lm` (``fallback``, ``fallback_config``, ``device`` ...).
+
+    Paper B, Sec. 5.1 and App. F.2 (Figs. 7, 15-17).
     """
     lm = load_pretrained_lm(name_or_path, **kwargs)
     return lm.W, lm.tokens, lm.description

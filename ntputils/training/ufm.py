@@ -38,6 +38,8 @@ INITS = ("normal", "aligned")
 def ce_loss(L: torch.Tensor, P: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
     """``sum_j pi_j CE(softmax(l_j), p_j) = -sum_j pi_j sum_z P[z,j] log softmax(l_j)_z``.
 
+    The NTP objective of Paper B, Eq. (1) in the logit domain; Paper A, Def. 1.
+
     Used in: a01.
     """
     return -(pi * (P * torch.log_softmax(L, dim=0)).sum(dim=0)).sum()
@@ -87,7 +89,12 @@ def train(
     target: np.ndarray | None = None,
     progress: bool = True,
 ) -> History:
-    """Train NTP-UFM full batch and return a :class:`~ntputils.training.history.History`.
+    r"""NTP-UFM of Paper A, Def. 1 and Paper B, Eq. (NTP-UFM): $\sum_j\hat\pi_j\mathrm{CE}+\frac\lambda2(
+    \lVert\boldsymbol W\rVert_F^2+\lVert\boldsymbol H\rVert_F^2)$, or $\frac12\lVert\widetilde{\boldsymbol
+    S}-\boldsymbol W\boldsymbol H\rVert_F^2$, Paper B, Eq. (5); or $\frac12\lVert(\widetilde{\boldsymbol
+    S}-\boldsymbol W\boldsymbol H)\boldsymbol\Omega\rVert_F^2$, Paper B, Eq. (10).
+
+    Trains full batch and returns a :class:`~ntputils.training.history.History` with snapshots of W, H, L.
 
     Parameters
     ----------
@@ -239,6 +246,8 @@ def nuclear_prox_gradient(
     falls below ``tol``. Returns ``(L, info)`` with ``info = {"iterations", "residual",
     "objective", "ce", "nuclear_norm", "converged"}``.
 
+    The regularization path of Paper A, Def. 2 and Lemma 1.
+
     Used in: a02.
     """
     if lam <= 0:
@@ -298,7 +307,11 @@ def lambda_max(data: NTPData) -> float:
 def regularization_path(
     data: NTPData, lams: Sequence[float], tol: float = 1e-7, max_iter: int = 200_000, progress: bool = True,
 ) -> list[tuple[float, np.ndarray, dict]]:
-    """Solutions ``L_lam`` of ``min_L CE(L) + lam ||L||_*`` for each ``lam`` (paper A Def. 2, Lemma 1).
+    r"""$\boldsymbol L_\lambda=\arg\min_{\boldsymbol L}\mathcal L(\boldsymbol L)+\lambda\lVert\boldsymbol
+    L\rVert_*$ for each $\lambda$, Paper A, Def. 2, Lemma 1; by accelerated proximal gradient with the
+    optimality residual.
+
+    Solutions ``L_lam`` of ``min_L CE(L) + lam ||L||_*`` for each ``lam``.
 
     Solved from the largest to the smallest ``lam`` with warm starts; returns ``(lam, L_lam, info)``
     in the order of ``lams``. ``info`` holds the optimality residual (see

@@ -98,7 +98,10 @@ def _verb_forms(word: str, lemmas: Iterable[str]) -> set[str]:
 
 
 def classify(word: str) -> set[str]:
-    """All classes of one word type (see :func:`word_classes`)."""
+    """All classes of one word type (see :func:`word_classes`).
+
+    The categories of Paper B, Fig. 4 (verb forms, names, months, numbers, ...).
+    """
     import lemminflect  # noqa: PLC0415
 
     w = _strip(word)
@@ -147,6 +150,8 @@ def word_classes(words: Iterable[str]) -> dict[str, set[str]]:
     ``person name``, ``proper noun``, ``preposition/conjunction``, ``pronoun``, ``determiner``,
     ``auxiliary/modal``, ``unit``, ``punctuation``. Words are returned as given (``#`` markers
     kept); the look-up uses the bare word. A word may be in several classes, or in none.
+
+    The categories of Paper B, Fig. 4 (verb forms, names, months, numbers, ...).
     """
     out: dict[str, set[str]] = {}
     for word in words:

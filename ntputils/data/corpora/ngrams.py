@@ -26,6 +26,8 @@ class WindowIds:
     ``ids[i]`` identifies the window starting at position ``i`` (``i < N - T + 1``);
     ``first[k]`` is the first position of the window with id ``k`` (so its tokens are
     ``tokens[first[k]:first[k]+T]``).
+
+    Sliding-window contexts of Paper B, Sec. 5.1.
     """
 
     length: int
@@ -35,7 +37,10 @@ class WindowIds:
 
 @dataclass(frozen=True)
 class Corpus:
-    """Token sequences concatenated: ``tokens`` (N,) int64 and ``seq`` (N,) sequence index."""
+    """Token sequences concatenated: ``tokens`` (N,) int64 and ``seq`` (N,) sequence index.
+
+    The corpora of Paper B, Sec. 5.1 (TinyStories, WikiText-2).
+    """
 
     tokens: np.ndarray
     seq: np.ndarray
@@ -96,7 +101,10 @@ class Corpus:
 
 
 def top_counts(ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` most frequent values of ``ids`` (ties: smaller id first) and their counts."""
+    """The ``k`` most frequent values of ``ids`` (ties: smaller id first) and their counts.
+
+    Frequent-context selection of Paper B, Sec. 5.1.
+    """
     if ids.size == 0 or k <= 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     counts = np.bincount(ids)
@@ -106,7 +114,10 @@ def top_counts(ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pair_counts(cols: np.ndarray, rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Aggregate (row, col) pairs: distinct ``(rows, cols)`` and how often each occurs."""
+    """Aggregate (row, col) pairs: distinct ``(rows, cols)`` and how often each occurs.
+
+    The counts behind the soft labels of Paper B, Sec. 3.1.
+    """
     key = cols.astype(np.int64) * n_rows + rows.astype(np.int64)
     uniq, counts = np.unique(key, return_counts=True)
     return uniq % n_rows, uniq // n_rows, counts

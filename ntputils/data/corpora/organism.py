@@ -1,4 +1,5 @@
-"""Paper B's organism template data: "The organism that [attribute] is [subject]" (spec sec. 4.4).
+"""Paper B's organism template data: "The organism that [attribute] is [subject]"
+(paper B Sec. 4.1, Figs. 1-3).
 
 Contexts are the attributes, next tokens the subjects; only the subject is predicted. The paper
 shows the table only as a heatmap (Fig. 2C) and names a few entries: the animals dog, wolf, cat,
@@ -77,6 +78,8 @@ ORGANISM_TABLE: dict[str, tuple[str, ...]] = {a: ORGANISM_CLASSES[c] for a, c in
 def organism_table() -> dict[str, tuple[str, ...]]:
     """A copy of :data:`ORGANISM_TABLE` (attribute -> subjects), for printing as Fig. 2C.
 
+    Paper B, Fig. 2C.
+
     Used in: b01.
     """
     return {a: tuple(s) for a, s in ORGANISM_TABLE.items()}
@@ -85,6 +88,8 @@ def organism_table() -> dict[str, tuple[str, ...]]:
 def organism_classes() -> dict[str, tuple[str, ...]]:
     """A copy of :data:`ORGANISM_CLASSES` (support-class name -> subjects).
 
+    The support classes of Paper B, Fig. 2C and Fig. 3.
+
     Used in: b01, b05.
     """
     return {c: tuple(s) for c, s in ORGANISM_CLASSES.items()}
@@ -92,6 +97,8 @@ def organism_classes() -> dict[str, tuple[str, ...]]:
 
 def organism_attribute_classes() -> list[str]:
     """Class name of every context (column) of :func:`organism`, in column order.
+
+    The classes of the confusion matrices of Paper B, Fig. 3.
 
     Used in: b01, b05.
     """
@@ -103,6 +110,8 @@ def organism() -> NTPData:
 
     Contexts are the full prompts ``"The organism that <attribute> is"`` as word ids into
     ``context_vocab``; ``vocab`` lists the subjects (animals first). rank(S~) = 6.
+
+    Paper B, Sec. 4.1, Figs. 1-3.
 
     Used in: b01, b02, b05.
     """

@@ -1,7 +1,7 @@
 """Paper A's two datasets: "Synthetic" (template sentences) and "Simplified TinyStories".
 
 Both are word-level, fixed-length-5 contexts with *re-sampled* counts (the corpus frequencies are
-not used); recipes follow ``shared/paper_spec.md`` sec. 4.1/4.2, reconstructed from the authors'
+not used); the recipes (paper A Figs. 1, 4 and 6) are reconstructed from the authors'
 code (Dataset.py ``sampler``, Entropy.py ``getContextEntropy``/``cherry_pick_by_freq``/``expand_m``).
 Random draws use ``np.random.RandomState(seed)`` (numpy's legacy generator, the one the authors'
 ``np.random.seed(1634)`` drives) in the same order as their sampler: per context, first the support
@@ -87,7 +87,7 @@ def _synthetic(seed: int, support_size: int, max_count: int) -> NTPData:
 
 def paper_a_synthetic(seed: int = 1634, support_size: int = 3, max_count: int = 2, use_cache: bool = True
                       ) -> NTPData:
-    """Paper A's "Synthetic" dataset from the 160 template sentences (spec sec. 4.1).
+    """Paper A's "Synthetic" dataset from the 160 template sentences (paper A Figs. 4 and 6).
 
     Recipe: lower-case and strip punctuation; context = the first 5 words, next token = the 6th
     (m = 16 contexts of 10 endings each); each context keeps ``support_size`` = 3 distinct endings,
@@ -142,6 +142,8 @@ def excerpt_lines(n_lines: int, layout: str = "stories") -> list[str]:
     dataset's ``text`` field), so ``n_lines`` lines hold ``ceil(n_lines / 2)`` stories;
     ``"paragraphs"``: the official ``TinyStories-train.txt`` layout (one paragraph per line, a line
     ``<|endoftext|>`` after each story).
+
+    Text of Paper A's Simplified TinyStories (Paper A, Figs. 1 and 6).
     """
     if layout == "paragraphs":
         return readers.read_tinystories_lines(n_lines)
@@ -158,7 +160,10 @@ def excerpt_lines(n_lines: int, layout: str = "stories") -> list[str]:
 def frequent_contexts(token_stream: Sequence[str], n_contexts: int, min_next: int = 2
                       ) -> list[tuple[tuple[str, ...], dict[str, int]]]:
     """Among the ``n_contexts`` most frequent 5-grams, those seen > 1 time, without ``<s>``, with at
-    least ``min_next`` distinct next tokens, with their next-token counts (``getContextEntropy``)."""
+    least ``min_next`` distinct next tokens, with their next-token counts (``getContextEntropy``).
+
+    Context selection of Paper A's Simplified TinyStories (Paper A, Figs. 1 and 6).
+    """
     vocab = WordVocab([token_stream])
     corpus = Corpus.from_sequences([vocab.encode(token_stream)], bound=len(vocab))
     windows = corpus.window_ids(CONTEXT_LENGTH)[-1]
@@ -226,7 +231,10 @@ def _simplified_tinystories(seed: int, n_lines: int, n_contexts: int, layout: st
 def paper_a_tinystories_details(seed: int = 1634, n_lines: int = 2000, n_contexts: int = 50,
                                 layout: str = "stories", max_count: int = 4, use_cache: bool = True
                                 ) -> PaperATinyStories:
-    """:func:`paper_a_tinystories` with the construction record (origins of the variants, base counts)."""
+    """:func:`paper_a_tinystories` with the construction record (origins of the variants, base counts).
+
+    Paper A, Figs. 1 and 6.
+    """
     if n_lines < 1 or n_contexts < 1 or max_count < 1:
         raise ValueError("n_lines, n_contexts and max_count must be positive")
     if layout not in LAYOUTS:
@@ -244,7 +252,7 @@ def paper_a_tinystories_details(seed: int = 1634, n_lines: int = 2000, n_context
 
 def paper_a_tinystories(seed: int = 1634, n_lines: int = 2000, n_contexts: int = 50, layout: str = "stories",
                         max_count: int = 4, use_cache: bool = True) -> NTPData:
-    """Paper A's "Simplified TinyStories" (spec sec. 4.2; not paper B's dataset of the same name).
+    """Paper A's "Simplified TinyStories" (paper A Figs. 1 and 6; not paper B's dataset of the same name).
 
     1. Text: the first ``n_lines`` lines of an excerpt of TinyStories-train (:func:`excerpt_lines`;
        blank lines dropped), lower-cased with ``. , ! ? ( )`` split off, each line wrapped in

@@ -49,7 +49,10 @@ BPE_VOCAB_SIZE = 8192
 
 
 def corpus_texts(name: str) -> list[str]:
-    """The sequences of a corpus: TinyStories stories, or WikiText-2 train paragraphs (no headings)."""
+    """The sequences of a corpus: TinyStories stories, or WikiText-2 train paragraphs (no headings).
+
+    The corpora of Paper B, Sec. 5.1 (TinyStories, WikiText-2).
+    """
     if name == "tinystories":
         return readers.read_tinystories()
     if name == "wikitext":
@@ -59,7 +62,10 @@ def corpus_texts(name: str) -> list[str]:
 
 def tokenize_corpus(name: str, tokenizer: str = "bpe", bpe_vocab_size: int = BPE_VOCAB_SIZE
                     ) -> tuple[list[np.ndarray], list[str]]:
-    """Token-id sequences of a corpus and the display string of every id (cached for BPE)."""
+    """Token-id sequences of a corpus and the display string of every id (cached for BPE).
+
+    Paper B, Sec. 5.1 (Simplified TinyStories/WikiText).
+    """
     texts = corpus_texts(name)
     if tokenizer == "bpe":
         tok = train_bpe(texts, bpe_vocab_size, name=name, unk="<unk>" if name == "wikitext" else None)
@@ -86,6 +92,8 @@ def select_contexts(corpus: Corpus, next_row: np.ndarray, lengths: Sequence[int]
     """Columns and rows of all kept pairs, and the token tuples of the kept contexts.
 
     ``next_row[t]`` is the row of token ``t`` (``-1`` = outside the vocabulary, pair dropped).
+
+    Frequent contexts of lengths 2-6, Paper B, Sec. 5.1.
     """
     windows = {w.length: w for w in corpus.window_ids(max(lengths))}
     per_length: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []  # (T, ctx ids, rows, first)

@@ -2,7 +2,7 @@
 
 :func:`tinystories_bpe64`: a BPE of 64 tokens trained on the first 2,000 stories, the first 100
 stories encoded as ``<s> story </s>``, every window of 6 consecutive tokens inside a story with its
-next token (spec sec. 4.3, legacy code). Paper B's text corpora are in
+next token (paper A Fig. 3; recipe from the authors' legacy code). Paper B's text corpora are in
 :mod:`ntputils.data.corpora.paper_b_text`.
 """
 
@@ -28,6 +28,8 @@ class WindowedStories:
     ``windows`` (N x T) are all windows of ``T`` tokens inside a story, ``targets`` (N,) the tokens
     that follow them and ``columns`` (N,) the column of ``data`` (distinct context) of each window;
     ``data`` has V = the tokenizer's vocabulary (rows that never occur as next token stay empty).
+
+    Paper A, Fig. 3 (TinyStories-100).
     """
 
     data: NTPData
@@ -41,7 +43,7 @@ class WindowedStories:
 def tinystories_bpe64(n_stories: int = 100, vocab_size: int = 64, context_length: int = 6,
                       tokenizer_stories: int = 2000, alphabet_size: int = 40, use_cache: bool = True
                       ) -> WindowedStories:
-    """Paper A's TinyStories-100 data (Fig. 3; spec sec. 4.3, legacy code).
+    """Paper A's TinyStories-100 data (paper A Fig. 3; recipe from the authors' legacy code).
 
     A character BPE with ``vocab_size`` = 64 tokens (``<unk>, <s>, </s>``, the ``alphabet_size`` most
     frequent characters of the lower-cased text, merges) is trained on the first

@@ -161,6 +161,8 @@ def train_char_bpe(texts: Sequence[str], vocab_size: int = 64, alphabet_size: in
     Text is normalized with :func:`normalize_simple`; words are prefixed with ``▁`` (Metaspace);
     characters outside the alphabet become ``<unk>``. Special tokens ``<unk>, <s>, </s>`` take ids
     0, 1, 2 and count towards ``vocab_size``.
+
+    The 64-token BPE of Paper A, Fig. 3 (TinyStories-100).
     """
     if not texts:
         raise ValueError("empty corpus: no text to train a tokenizer on")

@@ -79,6 +79,9 @@ def third_person_present(word: str) -> str | None:
 
     ``None`` when the word has no verb reading in lemminflect's lexicon, is already a base form, or
     is in :data:`SKIP`.
+
+    Context variants of Paper A's Simplified TinyStories (Paper A, Figs. 1 and 6; recipe from the authors'
+    code).
     """
     import lemminflect  # noqa: PLC0415 - keeps the package import light
 
@@ -98,7 +101,11 @@ def third_person_present(word: str) -> str | None:
 
 
 def tense_variant(tokens: Sequence[str]) -> tuple[str, ...] | None:
-    """The context with its first inflected verb put in the third-person present (all occurrences)."""
+    """The context with its first inflected verb put in the third-person present (all occurrences).
+
+    Context variants of Paper A's Simplified TinyStories (Paper A, Figs. 1 and 6; recipe from the authors'
+    code).
+    """
     for word in tokens:
         new = third_person_present(word)
         if new is not None:
@@ -108,7 +115,11 @@ def tense_variant(tokens: Sequence[str]) -> tuple[str, ...] | None:
 
 def synonym_variants(tokens: Sequence[str], table: dict[str, tuple[str, ...]] | None = None
                      ) -> list[tuple[str, ...]]:
-    """One variant per (position, synonym) for every position except the last two."""
+    """One variant per (position, synonym) for every position except the last two.
+
+    Context variants of Paper A's Simplified TinyStories (Paper A, Figs. 1 and 6; recipe from the authors'
+    code).
+    """
     table = SYNONYMS if table is None else table
     out: list[tuple[str, ...]] = []
     for i, word in enumerate(tokens[:-2]):
@@ -126,6 +137,9 @@ def expand_contexts(contexts: Sequence[Sequence[str]]) -> list[tuple[tuple[str, 
     in the authors' file). ``kind`` is ``"original"``, ``"tense"`` or ``"synonym"``. Duplicates: an
     original always keeps its own support (a variant equal to some original is dropped); among
     variants the first one wins.
+
+    Context variants of Paper A's Simplified TinyStories (Paper A, Figs. 1 and 6; recipe from the authors'
+    code).
     """
     originals = [tuple(c) for c in contexts]
     seen = set(originals)

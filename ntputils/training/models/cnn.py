@@ -27,7 +27,10 @@ from .common import NTPModel
 
 @dataclass
 class CNNConfig:
-    """Hyper-parameters of :class:`SmallCNN` (``d`` = channels of the last conv layer)."""
+    """Hyper-parameters of :class:`SmallCNN` (``d`` = channels of the last conv layer).
+
+    The 3-layer CNN of Paper B, Fig. 9.
+    """
 
     n_classes: int
     in_channels: int = 1
@@ -46,7 +49,10 @@ class CNNConfig:
 
 
 class SmallCNN(NTPModel):
-    """Three 3x3 conv layers (ReLU; 2x2 max-pool after the second), global average pool, linear head."""
+    """Three 3x3 conv layers (ReLU; 2x2 max-pool after the second), global average pool, linear head.
+
+    The 3-layer CNN of Paper B, Fig. 9.
+    """
 
     def __init__(self, config: CNNConfig):
         super().__init__()
@@ -111,7 +117,10 @@ def imbalanced_digits(
 
 
 def load_mnist(root: str | None = None, train: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """MNIST images ``[N, 28, 28]`` in [0, 1] and labels, read with torchvision from a local ``root``."""
+    """MNIST images ``[N, 28, 28]`` in [0, 1] and labels, read with torchvision from a local ``root``.
+
+    Data of Paper B, Fig. 9.
+    """
     try:
         from torchvision.datasets import MNIST  # type: ignore[import-not-found]
     except ImportError as err:

@@ -39,6 +39,8 @@ class NTPModel(nn.Module):
 
     Subclasses set ``self.config`` (a dataclass), ``self.output`` (``nn.Linear(d, V, bias=False)``)
     and implement :meth:`context_embeddings`.
+
+    The logits W h_theta(x_j) of Paper B, Eq. (1).
     """
 
     config: object
@@ -62,6 +64,20 @@ class NTPModel(nn.Module):
             "config": asdict(self.config),  # type: ignore[call-overload]
             "parameters": sum(p.numel() for p in self.parameters()),
         }
+
+
+class TokenModel(NTPModel):
+    """An :class:`NTPModel` over left-padded token contexts (transformer, LSTM): ``config.pad_id`` pads."""
+
+    @property
+    def pad_id(self) -> int:
+        return self.config.pad_id  # type: ignore[attr-defined]
+
+    @staticmethod
+    def check_tokens(tokens: torch.Tensor) -> None:
+        """Tokens must be a ``[batch, length]`` tensor of ids."""
+        if tokens.ndim != 2:
+            raise ValueError(f"tokens must be [batch, length], got shape {tuple(tokens.shape)}")
 
 
 def init_normal_(module: nn.Module, std: float = 0.02) -> None:

@@ -1,4 +1,4 @@
-"""A 2-layer LSTM for NTP on distinct contexts (paper A, camera-ready LSTM runs; spec sec. 3.1 item 4).
+"""A 2-layer LSTM for NTP on distinct contexts (paper A, camera-ready LSTM runs, from the authors' code).
 
     e_t = E[token_t],   (s_t^1, s_t^2) = LSTM_2(e_1..e_t),   h_j = RMSNorm(s_T^2),   l_j = W h_j
 
@@ -17,7 +17,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from .common import NTPModel, RMSNorm, init_normal_
+from .common import RMSNorm, TokenModel, init_normal_
 
 
 @dataclass
@@ -45,7 +45,7 @@ class LSTMConfig:
         return int(self.context_vocab_size)  # type: ignore[arg-type]
 
 
-class NTPLSTM(NTPModel):
+class NTPLSTM(TokenModel):
     """Stacked LSTM; ``h_j`` = RMSNorm(top-layer hidden state after the last real token)."""
 
     def __init__(self, config: LSTMConfig):
@@ -57,14 +57,9 @@ class NTPLSTM(NTPModel):
         self.output = nn.Linear(cfg.d, cfg.vocab_size, bias=False)
         init_normal_(self)  # embedding, output ~ N(0, 0.02^2); the LSTM keeps U(-1/sqrt(d), 1/sqrt(d))
 
-    @property
-    def pad_id(self) -> int:
-        return self.config.pad_id
-
     def context_embeddings(self, tokens: torch.Tensor) -> torch.Tensor:
         """``h_j`` = RMSNorm of the top layer's hidden state after the last real token, ``[B, d]``."""
-        if tokens.ndim != 2:
-            raise ValueError(f"tokens must be [batch, length], got shape {tuple(tokens.shape)}")
+        self.check_tokens(tokens)
         valid = tokens != self.pad_id
         if bool(valid.all()):
             _, (h_n, _) = self.lstm(self.tok_emb(tokens))

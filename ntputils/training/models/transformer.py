@@ -1,6 +1,6 @@
 """A small decoder-only transformer for NTP on distinct contexts (paper A Figs. 1, 3, 6; paper B Fig. 3).
 
-Architecture (Llama-2 style, as the authors' code; spec sec. 3.1 Fig. 1):
+Architecture (Llama-2 style, as the authors' code; paper A Fig. 1: 4 layers, d=128):
 
     x_0 = E[tokens] (+ positional encoding, optional; the paper's runs use none)
     x_{l+1/2} = x_l + Attn(RMSNorm(x_l))            causal multi-head SDPA, no biases
@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .common import NTPModel, RMSNorm, init_normal_, residual_init_std
+from .common import RMSNorm, TokenModel, init_normal_, residual_init_std
 
 POS_ENCODINGS = ("none", "learned", "rope")
 
@@ -145,8 +145,11 @@ class Block(nn.Module):
         return x + self.ffn(self.ffn_norm(x))
 
 
-class NTPTransformer(NTPModel):
-    """Decoder-only transformer whose context embedding is the final-norm state of the last position."""
+class NTPTransformer(TokenModel):
+    """Decoder-only transformer whose context embedding is the final-norm state of the last position.
+
+    The transformers of Paper A, Figs. 1 and 3 and Paper B, Fig. 3.
+    """
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
@@ -165,14 +168,9 @@ class NTPTransformer(NTPModel):
             for weight in (block.attn.proj.weight, block.ffn.up.weight):
                 nn.init.normal_(weight, mean=0.0, std=residual_init_std(cfg.n_layers))
 
-    @property
-    def pad_id(self) -> int:
-        return self.config.pad_id
-
     def hidden_states(self, tokens: torch.Tensor) -> torch.Tensor:
         """Final-norm hidden states of every position, ``[B, T, d]`` (causal: position t sees tokens <= t)."""
-        if tokens.ndim != 2:
-            raise ValueError(f"tokens must be [batch, length], got shape {tuple(tokens.shape)}")
+        self.check_tokens(tokens)
         T = tokens.shape[1]
         if T > self.config.max_len:
             raise ValueError(f"context length {T} exceeds max_len={self.config.max_len}")
