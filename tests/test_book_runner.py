@@ -312,9 +312,13 @@ def test_kernel_environment_and_progress_bar_cleanup(tmp_path, monkeypatch):
     from ntputils.book.execute import drop_progress_bars, worker_env
 
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        monkeypatch.delenv(var, raising=False)  # the result must not depend on the caller's shell
     env = worker_env(Project(tmp_path), tmp_path / "rec.json", threads=1)
     assert "MPLBACKEND" not in env  # it would silently drop every figure
     assert env["NTPBOOK_RECORD"] == str(tmp_path / "rec.json") and env["OMP_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # a thread count the user set explicitly is kept
+    assert worker_env(Project(tmp_path), tmp_path / "rec.json", threads=1)["OMP_NUM_THREADS"] == "2"
     assert env["MPLCONFIGDIR"] and "ignore:IProgress not found" in env["PYTHONWARNINGS"]
 
     def stream(name, text):

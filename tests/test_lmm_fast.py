@@ -56,6 +56,8 @@ def test_matches_cvxpy_and_brackets_optimum(V, m, seed):
     sol = solve_max_margin(S, gap_tol=1e-9, progress=False)
     assert sol.converged
     assert sol.max_violation <= 1e-9
+    # the reported objective is the nuclear norm of the returned point (LAPACK, float64)
+    assert sol.nuclear_norm == pytest.approx(np.linalg.svd(sol.L, compute_uv=False).sum(), rel=1e-12)
     # certified bracket: lower_bound <= OPT <= ||L||_*  (cvxpy is accurate to ~1e-8 here)
     assert sol.lower_bound <= opt * (1 + 1e-7)
     assert opt <= sol.nuclear_norm * (1 + 1e-7)
