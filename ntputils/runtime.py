@@ -27,7 +27,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -232,7 +232,10 @@ def setup_chapter(profiles: Mapping[str, Mapping[str, Any]], namespace: Mapping[
         params={k: _jsonable(v) for k, v in params.items()},
         injected=injected,
         checks=[],
+        comparisons=[],
+        results={},
     )
+    _RULES.clear()
     _write_record()
     _banner(cfg, profiles[cfg.profile])
     return replace(cfg, torch_threads=threads, started_wall=time.perf_counter(),
@@ -247,11 +250,17 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol: Any = None) -> None:
-    """Assert one claim of a paper: print a row, record it for the status page, raise if it fails.
+def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol: Any = None, *,
+          sanity: bool = False, item: str | Sequence[str] | None = None) -> None:
+    """Assert a mathematical fact (identity, closed form, certificate): print, record, raise if false.
 
     ``passed`` is the outcome (a bool or a numpy bool); ``measured`` our number, ``paper`` what the
     paper reports or predicts, ``tol`` the tolerance used (all optional, shown as given).
+    ``sanity=True`` marks a line that cannot fail by construction (e.g. a feasible point's norm bounds
+    the optimum): it still fails the build when false, but is listed apart and not counted as
+    evidence. ``item`` names the paper result(s) the check is evidence for on the reproduction
+    scorecard, e.g. ``"A:Thm 1"`` or ``["B:Fig 13", "B:STEP"]`` (see :mod:`ntputils.book.scorecard`).
+    Empirical claims of a paper use :func:`preregister` and :func:`compare` instead.
     Returns ``None`` (nothing is echoed in the notebook); raises ``AssertionError`` (after recording)
     when ``passed`` is false.
 
@@ -262,7 +271,7 @@ def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol:
     except ValueError as err:
         raise ValueError(f"check({claim!r}): 'passed' must be a single boolean, got {passed!r}") from err
     row = {"claim": str(claim), "passed": ok, "measured": _jsonable(measured), "paper": _jsonable(paper),
-           "tol": _jsonable(tol)}
+           "tol": _jsonable(tol), "sanity": bool(sanity), "items": _items(item)}
     _RECORD.setdefault("checks", []).append(row)
     _write_record()
     verdict = "PASS" if ok else "FAIL"
@@ -271,3 +280,140 @@ def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol:
         raise AssertionError(
             f"check failed: {claim} (measured {_fmt(measured)}, paper {_fmt(paper)}, tol {_fmt(tol)})"
         )
+
+
+# ----------------------------------------------------------------------------------------------
+# results as data: recorded values and pre-registered empirical claims
+# ----------------------------------------------------------------------------------------------
+OUTCOMES = ("reproduced", "deviates", "not run")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A pass rule for an empirical claim, fixed *before* the measurement it judges.
+
+    Built with :func:`within`, :func:`at_least`, :func:`at_most`, :func:`between` or
+    :func:`above_chance` and registered with :func:`preregister` in a cell above the computation;
+    :func:`compare` then judges the measured value by it. ``text`` is how the rule reads on the page.
+    """
+
+    kind: str
+    text: str
+    low: float = -math.inf
+    high: float = math.inf
+    margin: float = 0.0
+
+    def holds(self, measured: float, chance: float | None = None) -> bool:
+        """Whether ``measured`` satisfies the rule (``chance``: the chance level, for above_chance)."""
+        x = float(measured)
+        if not math.isfinite(x):
+            return False
+        if self.kind == "above_chance":
+            if chance is None:
+                raise ValueError(f"rule {self.text!r} needs the chance level: compare(..., chance=...)")
+            return x >= float(chance) + self.margin
+        return self.low <= x <= self.high
+
+
+def within(paper: float, *, abs_tol: float | None = None, rel_tol: float | None = None) -> Rule:
+    """``|measured - paper| <= abs_tol`` (or ``<= rel_tol * |paper|``): the paper's number, a tolerance."""
+    if (abs_tol is None) == (rel_tol is None):
+        raise ValueError("within() needs exactly one of abs_tol, rel_tol")
+    tol = abs_tol if abs_tol is not None else rel_tol * abs(paper)
+    what = f"{abs_tol:g}" if abs_tol is not None else f"{100 * rel_tol:g}% of it"
+    return Rule("within", f"paper's {paper:g} within {what}", low=paper - tol, high=paper + tol)
+
+
+def at_least(bound: float, why: str = "") -> Rule:
+    """``measured >= bound``."""
+    return Rule("at_least", f">= {bound:g}" + (f" ({why})" if why else ""), low=bound)
+
+
+def at_most(bound: float, why: str = "") -> Rule:
+    """``measured <= bound``."""
+    return Rule("at_most", f"<= {bound:g}" + (f" ({why})" if why else ""), high=bound)
+
+
+def between(low: float, high: float, why: str = "") -> Rule:
+    """``low <= measured <= high``."""
+    return Rule("between", f"in [{low:g}, {high:g}]" + (f" ({why})" if why else ""), low=low, high=high)
+
+
+def above_chance(margin: float) -> Rule:
+    """``measured >= chance + margin``, the chance level measured alongside (e.g. random matrices)."""
+    return Rule("above_chance", f">= chance + {margin:g}", margin=margin)
+
+
+_RULES: dict[str, tuple[str, Rule, list[str]]] = {}
+
+
+def _items(item: str | Sequence[str] | None) -> list[str]:
+    """Scorecard item ids as a list (``None`` -> ``[]``)."""
+    if item is None:
+        return []
+    return [item] if isinstance(item, str) else [str(i) for i in item]
+
+
+def preregister(claims: Mapping[str, tuple]) -> None:
+    """Register empirical claims *before* computing them: ``{key: (claim text, rule[, item])}``.
+
+    ``item``: the scorecard item(s) the claim is evidence for (e.g. ``"A:Fig 6"``).
+    Call it in a cell above the computation; :func:`compare` refuses keys that were not registered
+    (the rule cannot be chosen after the number is seen). Registering a key twice is an error.
+    """
+    for key, spec in claims.items():
+        if key in _RULES:
+            raise ValueError(f"claim {key!r} is already registered")
+        if not isinstance(spec, tuple) or len(spec) not in (2, 3):
+            raise TypeError(f"claim {key!r}: expected (claim text, rule[, item]), got {spec!r}")
+        claim, rule, item = (*spec, None) if len(spec) == 2 else spec
+        if not isinstance(rule, Rule):
+            raise TypeError(f"claim {key!r}: the rule must be a Rule (within/at_least/...), got {rule!r}")
+        _RULES[key] = (str(claim), rule, _items(item))
+    _RECORD.setdefault("preregistered", []).extend(claims)
+    _write_record()
+
+
+def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, note: str = "") -> str:
+    """Judge a pre-registered empirical claim: ``reproduced``, ``deviates`` or ``not run``.
+
+    ``measured=None`` means the claim needs a run this profile does not do (``not run``). A
+    deviation is recorded and shown, not raised: the page says how the number differs and why
+    (``note``). Returns the outcome. Raises ``KeyError`` for a claim that was not pre-registered.
+    """
+    if key not in _RULES:
+        raise KeyError(f"claim {key!r} was not pre-registered: call preregister() above its computation")
+    claim, rule, items = _RULES[key]
+    if measured is None:
+        outcome = "not run"
+    else:
+        outcome = "reproduced" if rule.holds(measured, chance) else "deviates"
+    row = {"key": key, "claim": claim, "rule": rule.text, "outcome": outcome, "measured": _jsonable(measured),
+           "chance": _jsonable(chance), "paper": _jsonable(paper), "note": note, "items": items}
+    _RECORD.setdefault("comparisons", []).append(row)
+    _write_record()
+    extra = f" | chance: {_fmt(chance)}" if chance is not None else ""
+    print(f"{outcome.upper()} | {claim} | measured: {_fmt(measured)}{extra} | rule: {rule.text}"
+          + (f" | {note}" if note else ""))
+    return outcome
+
+
+def record(name: str, value: Any, *, paper: Any = None, unit: str | None = None) -> Any:
+    """Record a measured value: glue it for the page (``{glue:text}`name` `` in prose) and store it.
+
+    The value is stored JSON-serializable with the executed notebook (``results`` of its record), so
+    prose never types a measured number and the status page, scorecard and sweeps read it.
+    Returns ``value``.
+    """
+    if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
+        raise ValueError(f"record name must be letters, digits, '_' or '-', got {name!r}")
+    try:
+        from myst_nb import glue
+
+        glue(name, value, display=False)
+    except ImportError:  # pragma: no cover - myst-nb is a dependency
+        pass
+    _RECORD.setdefault("results", {})[name] = {"value": _jsonable(value), "paper": _jsonable(paper),
+                                               "unit": unit}
+    _write_record()
+    return value

@@ -190,3 +190,58 @@ def test_record_file_for_the_status_page(tmp_path, monkeypatch):
     assert [c["claim"] for c in record["checks"]] == ["one", "two"]
     assert record["checks"][0]["measured"] == [0, 1, 2] and record["checks"][1]["measured"] == "nan"
     assert record["wall_s"] >= 0
+
+
+# ---- results as data: record, preregister, compare -----------------------------------------------
+def test_rules_judge_measured_values():
+    near = runtime.within(0.163, abs_tol=0.05)
+    assert near.holds(0.2) and not near.holds(0.224)
+    assert runtime.within(10.0, rel_tol=0.1).holds(10.9) and not runtime.within(10.0, rel_tol=0.1).holds(11.1)
+    assert runtime.at_least(0.5).holds(0.5) and not runtime.at_least(0.5).holds(0.49)
+    assert runtime.at_most(1e-3).holds(0.0) and not runtime.at_most(1e-3).holds(float("nan"))
+    assert runtime.between(1, 2).holds(1.5) and not runtime.between(1, 2).holds(2.5)
+    rule = runtime.above_chance(0.1)
+    assert rule.holds(0.85, chance=0.70) and not rule.holds(0.75, chance=0.70)
+    with pytest.raises(ValueError, match="chance"):
+        rule.holds(0.9)
+    with pytest.raises(ValueError, match="exactly one"):
+        runtime.within(1.0)
+
+
+def test_compare_needs_a_preregistered_rule_and_records_outcomes(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "rec.json"
+    monkeypatch.setenv(runtime.RECORD_ENV, str(path))
+    setup_chapter(PROFILES, namespace())
+    with pytest.raises(KeyError, match="not pre-registered"):
+        runtime.compare("dist", 0.2)
+    runtime.preregister({"dist": ("proxy distance near the paper's", runtime.within(0.163, abs_tol=0.05)),
+                         "sim": ("sim(H, S~) above chance", runtime.above_chance(0.1)),
+                         "big": ("paper-profile only", runtime.at_least(0.9))})
+    with pytest.raises(ValueError, match="already registered"):
+        runtime.preregister({"dist": ("again", runtime.at_least(0))})
+    assert runtime.compare("dist", 0.224, paper=0.163, note="data differ") == "deviates"  # no raise
+    assert runtime.compare("sim", 0.93, chance=0.70) == "reproduced"
+    assert runtime.compare("big", None) == "not run"
+    rec = json.loads(path.read_text())
+    assert [c["outcome"] for c in rec["comparisons"]] == ["deviates", "reproduced", "not run"]
+    assert rec["comparisons"][0]["rule"].startswith("paper's 0.163")
+    assert rec["comparisons"][1]["chance"] == 0.7
+    assert rec["preregistered"] == ["dist", "sim", "big"]
+    assert "DEVIATES | proxy distance" in capsys.readouterr().out
+    setup_chapter(PROFILES, namespace())  # a new run starts with no rules
+    with pytest.raises(KeyError):
+        runtime.compare("dist", 0.2)
+
+
+def test_record_glues_and_stores_values(tmp_path, monkeypatch):
+    path = tmp_path / "rec.json"
+    monkeypatch.setenv(runtime.RECORD_ENV, str(path))
+    setup_chapter(PROFILES, namespace())
+    assert runtime.record("proxy_distance", np.float64(0.224), paper=0.163) == 0.224
+    runtime.record("n_contexts", 380, unit="contexts")
+    check("a feasible point bounds the optimum", True, sanity=True)
+    rec = json.loads(path.read_text())
+    assert rec["results"]["proxy_distance"] == {"value": 0.224, "paper": 0.163, "unit": None}
+    assert rec["results"]["n_contexts"]["unit"] == "contexts" and rec["checks"][0]["sanity"] is True
+    with pytest.raises(ValueError, match="record name"):
+        runtime.record("bad name!", 1)

@@ -3,13 +3,19 @@ convergence series (paper A Fig. 6, :mod:`~ntputils.analysis.convergence`), netw
 (:mod:`~ntputils.analysis.network_runs`), the rate of learning (paper B Prop. 1,
 :mod:`~ntputils.analysis.dynamics`), confusion during training (paper B Figs. 3, 9,
 :mod:`~ntputils.analysis.confusion`), concepts/orthants/typicality (paper B sec. 4, App. F.2,
-:mod:`~ntputils.analysis.concepts`) and cluster purity (paper B sec. 5, :mod:`~ntputils.analysis.purity`).
+:mod:`~ntputils.analysis.concepts`), cluster purity (paper B sec. 5,
+:mod:`~ntputils.analysis.purity`) and the chance levels of similarity claims
+(:mod:`~ntputils.analysis.baselines`).
 """
 
 from ntputils.lazy import lazy_exports
 
 # name -> the submodule that defines it, imported on first use (see ntputils.lazy)
 _LAZY = {
+    "offdiagonal_sim": "ntputils.analysis.baselines",
+    "random_sim": "ntputils.analysis.baselines",
+    "shuffled_sim": "ntputils.analysis.baselines",
+    "similarity_with_chance": "ntputils.analysis.baselines",
     "aligned_init": "ntputils.analysis.dynamics",
     "half_time": "ntputils.analysis.dynamics",
     "learning_times": "ntputils.analysis.dynamics",
@@ -28,6 +34,10 @@ _LAZY = {
 }
 
 __all__ = [
+    "offdiagonal_sim",
+    "random_sim",
+    "shuffled_sim",
+    "similarity_with_chance",
     "aligned_init",
     "half_time",
     "learning_times",

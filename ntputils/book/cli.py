@@ -22,6 +22,7 @@ from ntputils.book.execute import RunResult, read_meta, run_chapter
 from ntputils.book.fingerprint import PackageTree, chapter_key, dependency_pins, ntputils_digest
 from ntputils.book.params import ChapterSpec, chapter_spec, parse_overrides, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
+from ntputils.book.scorecard import write_scorecard
 from ntputils.book.status import write_status
 from ntputils.chapter_contract import DEFAULT_PROFILE, ParameterError
 
@@ -172,6 +173,7 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
     current = {c.name: keys.is_current(c) for c in project.chapters()}
     if project.toc_path.exists():
         write_status(project, project.toc_chapters(), executed_now, current)
+        write_scorecard(project, project.toc_chapters())
     failures = [r for r in results if r.status == "failed"]
     if failures:
         _print_failures(failures)
@@ -273,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         keys = KeyCalculator(project)
         current = {c.name: keys.is_current(c) for c in project.chapters()}
         write_status(project, project.toc_chapters(), current=current)
+        write_scorecard(project, project.toc_chapters())
         say(f"wrote {project.status_page}")
         return EXIT_OK
     if args.command == "browser":

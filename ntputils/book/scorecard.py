@@ -1,0 +1,160 @@
+"""The reproduction scorecard ``book/scorecard.md``: one row per figure and numbered result of both papers.
+
+Generated before every HTML build from the records of the executed notebooks (never typed): each
+:func:`ntputils.runtime.compare` (a pre-registered empirical claim) and each non-sanity
+:func:`ntputils.runtime.check` (a mathematical fact) names the scorecard items it is evidence for
+(``item="A:Fig 6"``). An item's status:
+
+* ``deviates``: at least one of its pre-registered claims deviates (the reason is shown);
+* ``reproduced``: every claim judged is reproduced and every check passed;
+* ``not run``: its claims need a run this profile does not do (e.g. the paper profile on a GPU);
+* ``unscored``: a chapter covers it, but no claim or check of that chapter names it yet;
+* ``not reproduced``: no chapter reproduces it (the catalogue says why).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from ntputils.book.project import Chapter, Project
+
+#: (item id, what the paper shows, chapters that reproduce it, why not, if no chapter does)
+CATALOGUE: list[tuple[str, str, tuple[str, ...], str]] = [
+    ("A:Fig 1", "Paper A Fig. 1: corr(H), corr(W^T) and logits of NTP-UFM and a transformer vs theory "
+     "(Synthetic)", ("a05", "a06"), ""),
+    ("A:Fig 2", "Paper A Fig. 2: L_lambda = L^in + a diverging component converging in direction to L^mm",
+     ("a03",), ""),
+    ("A:Fig 3", "Paper A Fig. 3: a 12-layer transformer on 100 TinyStories stories vs the proxy S~",
+     ("a07",), ""),
+    ("A:Fig 4", "Paper A Fig. 4: NTP-UFM L_k, corr(W_k^T), corr(H_k) align with the prediction", ("a05",),
+     ""),
+    ("A:Fig 5", "Paper A Fig. 5: NTP-UFM training curves (CE - H, norms, projections)", ("a05",), ""),
+    ("A:Fig 6", "Paper A Fig. 6: Synthetic / Simplified TinyStories x UFM / TF convergence metrics",
+     ("a05", "a06"), ""),
+    ("A:Lemma 1", "Paper A Lemma 1: NTP-UFM with ridge = CE + lambda ||L||_* (d >= V)", ("a02",), ""),
+    ("A:Thm 1", "Paper A Thm. 1: the regularization path, P_F(L_lambda) -> L^in, direction -> L^mm",
+     ("a03",), ""),
+    ("A:Thm 2", "Paper A Thm. 2: the rate of the path (CE - H ~ lambda)", ("a03",), ""),
+    ("A:Prop 1", "Paper A Prop. 1: subspace collapse, L^mm = S~ in symmetric cases", ("a04",), ""),
+    ("A:proxy", "Paper A: the centered support S~ as a proxy of L^mm (distance 0.163 on STS)", ("a04", "a07"),
+     ""),
+    ("B:Fig 1", "Paper B Fig. 1: SVD of S~ on the organism data", ("b01",), ""),
+    ("B:Fig 2", "Paper B Fig. 2: trained embeddings cluster by concept; orthant hierarchy", ("b01",), ""),
+    ("B:Fig 3", "Paper B Fig. 3: transformer confusion progression (broad classes first)", ("b05",), ""),
+    ("B:Fig 4", "Paper B Fig. 4: orthant clusters on Simplified TinyStories / WikiText", ("b04",), ""),
+    ("B:Fig 5", "Paper B Fig. 5: k-means on the top word analyzers", ("b04",), ""),
+    ("B:Fig 6", "Paper B Fig. 6: context-word cluster pairs with identical sign patterns", ("b04",), ""),
+    ("B:Fig 7", "Paper B Fig. 7: orthant clusters of GPT-2's decoder", ("b07",), ""),
+    ("B:Fig 8", "Paper B Fig. 8: illustration of setup and terminology", (),
+     "a schematic without data: nothing to compute"),
+    ("B:Fig 9", "Paper B Fig. 9: CNN confusion progression on imbalanced MNIST", ("b06",), ""),
+    ("B:Fig 10", "Paper B Fig. 10: concept representations of words and contexts", ("b01",), ""),
+    ("B:Fig 11", "Paper B Fig. 11: hierarchical orthant clusters on Simplified TinyStories", ("b04",), ""),
+    ("B:Fig 12", "Paper B Fig. 12: square-loss UFM dynamics on a synthetic example", ("b02",), ""),
+    ("B:Fig 13", "Paper B Fig. 13: STEP imbalance, square and reweighted dynamics", ("b03",), ""),
+    ("B:Fig 14", "Paper B Fig. 14: single concept dimensions are not interpretable", ("b04",), ""),
+    ("B:Fig 15", "Paper B Fig. 15: GPT-2 orthant clusters, p = 4", ("b07",), ""),
+    ("B:Fig 16", "Paper B Fig. 16: GPT-2 orthant clusters, p = 5", ("b07",), ""),
+    ("B:Fig 17", "Paper B Fig. 17: GPT-2 orthant clusters, p = 6", ("b07",), ""),
+    ("B:Fig 18", "Paper B Fig. 18: singular values of the logits, square vs CE", ("b02",), ""),
+    ("B:Fig 19", "Paper B Fig. 19: d < V, square loss learns the top singular values", ("b02",), ""),
+    ("B:Fig 20", "Paper B Fig. 20: 32-means clusters, Simplified TinyStories", ("b04",), ""),
+    ("B:Fig 21", "Paper B Fig. 21: 64-means clusters, WikiText", ("b04",), ""),
+    ("B:Fig 22", "Paper B Fig. 22: orthant clusters p = 4, Simplified TinyStories", ("b04",), ""),
+    ("B:Fig 23", "Paper B Fig. 23: orthant clusters p = 5, Simplified TinyStories", ("b04",), ""),
+    ("B:Fig 24", "Paper B Fig. 24: orthant clusters p = 5, WikiText", ("b04",), ""),
+    ("B:Fig 25", "Paper B Fig. 25: orthant clusters p = 6, WikiText", ("b04",), ""),
+    ("B:Prop 1", "Paper B Prop. 1: square-loss dynamics, concepts learned in order of sigma", ("b02", "b03"),
+     ""),
+    ("B:STEP", "Paper B App. D.1: STEP closed forms of the SVD of S~", ("b03",), ""),
+    ("B:orthant", "Paper B Def. 1: orthant clustering with typicality", ("b01", "b04"), ""),
+    ("B:kmeans", "Paper B Sec. 4: k-means on the word analyzers", ("b04",), ""),
+    ("B:GPT-2", "Paper B Sec. 5.1: semantics in a pretrained model", ("b07",), ""),
+]
+ITEM_IDS = {item for item, *_ in CATALOGUE}
+STATUSES = ("reproduced", "deviates", "not run", "unscored", "not reproduced")
+
+
+def _cell(value: Any) -> str:
+    text = " ".join(str(value if value is not None else "-").split())
+    for ch in ("|", "$", "*", "_", "`", "<", ">", "[", "]"):
+        text = text.replace(ch, "\\" + ch)
+    return text or "-"
+
+
+def evidence(states: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """item id -> the comparisons and non-sanity checks that name it (each with its ``chapter``)."""
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for chapter, st in states.items():
+        for row in st.get("comparisons", []):
+            for item in row.get("items", []):
+                out[item].append({**row, "chapter": chapter, "kind": "compare"})
+        for row in st.get("checks", []):
+            if row.get("sanity"):
+                continue
+            for item in row.get("items", []):
+                out[item].append({**row, "chapter": chapter, "kind": "check",
+                                  "outcome": "reproduced" if row.get("passed") else "deviates"})
+    return out
+
+
+def item_status(rows: list[dict[str, Any]], chapters: tuple[str, ...]) -> str:
+    if not rows:
+        return "unscored" if chapters else "not reproduced"
+    outcomes = {r["outcome"] for r in rows}
+    if "deviates" in outcomes:
+        return "deviates"
+    if "reproduced" in outcomes:
+        return "reproduced"
+    return "not run"
+
+
+def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str]) -> str:
+    """The markdown of the scorecard; ``states``: chapter stem -> notebook record; ``links``: chapter
+    prefix (``a05``) -> page name."""
+    ev = evidence(states)
+    unknown = sorted(set(ev) - ITEM_IDS)
+    counts: dict[str, int] = defaultdict(int)
+    rows = []
+    for item, title, chapters, why in CATALOGUE:
+        rs = ev.get(item, [])
+        status = item_status(rs, chapters)
+        counts[status] += 1
+        where = ", ".join(f"[{c}]({links[c]}.ipynb)" if c in links else c for c in chapters) or "-"
+        judged = [r for r in rs if r["kind"] == "compare"]
+        measured = "; ".join(f"{_cell(r['claim'])}: {_cell(r['measured'])} ({r['outcome']}; rule "
+                             f"{_cell(r['rule'])})" for r in judged[:3]) or (
+            f"{sum(r['outcome'] == 'reproduced' for r in rs)}/{len(rs)} checks pass" if rs else "-")
+        reasons = "; ".join(_cell(r["note"]) for r in judged if r["outcome"] == "deviates" and r.get("note"))
+        rows.append(f"| {_cell(title)} | {where} | **{status}** | {measured} | {reasons or _cell(why)} |")
+    lines = [
+        "# Reproduction scorecard",
+        "",
+        "Generated by `python -m ntputils.book build` from the records of the executed chapters; do not "
+        "edit. One row per figure and numbered result of both papers. A *claim* is an empirical statement "
+        "of a paper judged by a rule registered before it was computed (`compare`); a *check* is a "
+        "mathematical fact (`check`). Statuses: " + ", ".join(f"{s} {counts[s]}" for s in STATUSES) + ".",
+        "",
+        "| item | chapter | status | measured vs rule | why it differs |",
+        "|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
+    if unknown:
+        lines += [f"Records name unknown items: {', '.join(_cell(u) for u in unknown)}.", ""]
+    return "\n".join(lines)
+
+
+def write_scorecard(project: Project, chapters: list[Chapter]) -> None:
+    """Write ``book/scorecard.md`` from the executed notebooks of ``chapters``."""
+    from ntputils.book.status import chapter_state
+
+    states, links = {}, {}
+    for c in chapters:
+        st = chapter_state(project, c)
+        if st.get("status") == "ok":
+            states[c.name] = st
+            links[c.name.split("_")[0]] = c.name
+    path = project.status_page.parent / "scorecard.md"
+    path.write_text(render_scorecard(states, links))

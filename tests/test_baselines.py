@@ -1,0 +1,46 @@
+"""Chance levels of similarity claims (ntputils.analysis.baselines)."""
+
+import numpy as np
+import pytest
+
+from ntputils.analysis.baselines import offdiagonal_sim, random_sim, shuffled_sim, similarity_with_chance
+from ntputils.analysis.metrics import sim
+from ntputils.data import random_supports
+from ntputils.geometry import centered_support
+
+
+@pytest.fixture(scope="module")
+def proxy():
+    return centered_support(random_supports(12, 40, min_size=1, max_size=3, seed=0))
+
+
+def test_offdiagonal_sim_is_one_for_identical_geometry_and_excludes_the_diagonal(proxy):
+    assert offdiagonal_sim(proxy, 2.0 * proxy) == pytest.approx(1.0, abs=1e-12)
+    rng = np.random.default_rng(1)
+    R = rng.standard_normal(proxy.shape)
+    # the diagonals (all ones) inflate sim: off the diagonal an unrelated matrix scores lower
+    assert offdiagonal_sim(R, proxy) < sim(R, proxy)
+
+
+def test_random_matrices_score_well_above_zero_with_sim_and_near_zero_off_diagonal(proxy):
+    mean, std = random_sim(proxy.shape, proxy, draws=20, seed=0)
+    off_mean, off_std = random_sim(proxy.shape, proxy, draws=20, seed=0, offdiagonal=True)
+    assert mean > 0.2  # the shared unit diagonal alone gives a high chance level
+    assert abs(off_mean) < 4 * off_std / np.sqrt(20) + 0.05  # unrelated off-diagonals: about 0
+    assert mean - off_mean > 0.1
+    assert random_sim(proxy.shape, proxy, draws=5, seed=3) == random_sim(proxy.shape, proxy, draws=5, seed=3)
+
+
+def test_shuffling_columns_breaks_the_pairing(proxy):
+    mean, _ = shuffled_sim(proxy, proxy, draws=20, seed=0)
+    assert mean < 0.9 < sim(proxy, proxy)
+
+
+def test_report_and_bad_input(proxy):
+    rep = similarity_with_chance(proxy, proxy, draws=5)
+    assert rep.value == pytest.approx(1.0) and rep.offdiagonal == pytest.approx(1.0)
+    assert rep.random_mean < rep.value and set(rep.as_dict()) >= {"value", "random_mean", "shuffled_mean"}
+    with pytest.raises(ValueError, match="draws"):
+        random_sim(proxy.shape, proxy, draws=1)
+    with pytest.raises(ValueError, match="column"):
+        offdiagonal_sim(proxy[:, :5], proxy)
