@@ -146,7 +146,8 @@ def render_status(project: Project, chapters: list[Chapter], executed_now: set[s
             lines += ["| pre-registered claim | outcome | measured | chance | paper | rule | why |",
                       "|---|---|---|---|---|---|---|"]
             for c in comparisons:
-                cells = [_cell(c.get(k)) for k in ("claim", "outcome", "measured", "chance", "paper", "rule", "note")]
+                keys = ("claim", "outcome", "measured", "chance", "paper", "rule", "note")
+                cells = [_cell(c.get(k)) for k in keys]
                 lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
     env = package_versions()
