@@ -88,15 +88,27 @@ large_from = None     # V + m from which large_solver is used (cvxpy/SCS below)
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from matplotlib.ticker import NullFormatter
 
 from ntputils import geometry, plots
 from ntputils.analysis import metrics
+from ntputils.analysis.baselines import offdiagonal_sim, random_sim, similarity_with_chance
 from ntputils.analysis.convergence import support_group_labels, support_group_order, word_order
 from ntputils.data.corpora.paper_a import paper_a_synthetic, paper_a_tinystories
 from ntputils.data.synthetic import all_subsets_support, random_supports, step_imbalanced_support
 from ntputils.geometry import max_margin_cached
-from ntputils.runtime import check, setup_chapter
+from ntputils.runtime import (
+    above_chance,
+    at_least,
+    between,
+    check,
+    compare,
+    preregister,
+    record,
+    setup_chapter,
+    within,
+)
 from ntputils.training import ufm
 
 # one torch thread: small matrices: intra-op threads only add overhead on a shared CPU
@@ -120,8 +132,10 @@ def max_duplicate_gap(A: np.ndarray, labels: np.ndarray) -> float:
 #
 # We solve the max-margin program with cvxpy/SCS, which knows nothing about duplicated columns (the fast
 # solver of the package merges them by construction, so it cannot be used as evidence here), on a toy
-# support matrix whose `toy_distinct` random supports are each used by two contexts in shuffled order,
-# and on paper A's Synthetic dataset (14 distinct supports among 16 contexts).
+# support matrix built from `toy_distinct` random supports, each used by two contexts in shuffled order
+# (random draws can coincide: the toy has {glue:text}`toy_groups` distinct supports among
+# {glue:text}`toy_contexts` contexts), and on paper A's Synthetic dataset ({glue:text}`synthetic_groups`
+# distinct supports among {glue:text}`synthetic_contexts` contexts).
 
 # %%
 rng = np.random.default_rng(cfg.seed)
@@ -141,6 +155,10 @@ for name, S_case in dup_cases.items():
           f" ({info['solver']}, violation {info['max_violation']:.1e})")
 
 toy = dup_results["toy (duplicated random supports)"]
+record("toy_groups", int(toy["labels"].max() + 1))
+record("toy_contexts", int(S_toy.shape[1]))
+record("synthetic_groups", int(dup_results["Synthetic dataset"]["labels"].max() + 1))
+record("synthetic_contexts", int(synthetic.S.shape[1]))
 order_toy = np.argsort(toy["labels"], kind="stable")
 fig, axes = plt.subplots(1, 3, figsize=(16, 3.8), layout="constrained")
 plots.heatmap(axes[0], S_toy[:, order_toy], cmap="hot", vmin=0, vmax=1, title="toy S (contexts grouped by support)",
@@ -157,6 +175,28 @@ plt.show()
 # every corpus context has tense and synonym variants that inherit its next-token support: many groups of
 # contexts with identical supports but different next-token counts. We train NTP-UFM ($d=128\ge V$,
 # $\lambda=0$, plain gradient descent, float64) and follow the within-group cosine similarities.
+#
+# **Rules, fixed before the run.** The paper gives no number for the collapse, only that same-support
+# contexts end at cosine $\approx 1$ (the blocks of Fig. 1). We read "$\approx 1$" as a within-group mean
+# cosine of at least 0.9, for the $\mathcal F^\perp$ logits (the view in which Proposition 1 predicts
+# collapse) and for the projected embeddings. As a chance level for the blocks we take the mean cosine
+# between contexts of *different* groups, which must stay at least 0.5 below the within-group mean (half
+# the range of a cosine). Collapse must also be monotone late in training: no decrease of the
+# within-group mean cosine of the $\mathcal F^\perp$ logits between logged steps $\ge 50$.
+
+# %%
+preregister({
+    "a04_perp_within": ("trained NTP-UFM: within-group mean cosine of F^perp logits ≈ 1",
+                        at_least(0.9, "Fig. 1: same-support contexts at cosine ≈ 1"), "A:Prop 1"),
+    "a04_perp_blocks": ("F^perp logits: within-group mean exceeds the between-group mean (chance) by 0.5",
+                        above_chance(0.5), "A:Prop 1"),
+    "a04_perp_monotone": ("collapse increases late in training: smallest change of the within-group mean "
+                          "between logged steps >= 50", at_least(0.0, "monotone"), "A:Prop 1"),
+    "a04_proj_within": ("embeddings projected on span(W^T U^mm): within-group mean cosine ≈ 1",
+                        at_least(0.9, "Fig. 1: same-support contexts at cosine ≈ 1"), "A:Prop 1"),
+    "a04_proj_blocks": ("projected embeddings: within-group mean exceeds the between-group mean (chance) by 0.5",
+                        above_chance(0.5), "A:Prop 1"),
+})
 
 # %%
 sts = paper_a_tinystories()
@@ -164,6 +204,8 @@ S_sts = sts.S.toarray()
 labels_sts = support_group_labels(sts.S)
 order_sts, _ = support_group_order(sts.S)
 print(sts, f"| {labels_sts.max() + 1} distinct supports; paper: V = 104, m = 403, n = 5110, H = 1.6597")
+record("sts_V", int(sts.V), paper=104)
+record("sts_m", int(sts.m), paper=403)
 hist = ufm.train(sts, d=cfg.ufm_d, loss="ce", lam=0.0, steps=cfg.ufm_steps, lr=cfg.ufm_lr, optimizer="gd",
                  log_steps=12, seed=cfg.seed, device=cfg.device, progress=False)
 L_mm_sts, _ = lmm(S_sts, cfg.sts_solver)
@@ -179,6 +221,8 @@ print(f"NTP-UFM: {cfg.ufm_steps} GD steps in {hist.meta['seconds']:.1f} s, final
 for name, stats in views.items():
     print(f"  {name:32s} within-group mean cos {stats[-1]['within_mean']:.4f}, min {stats[-1]['within_min']:.4f}; "
           f"between groups {stats[-1]['between_mean']:.4f}")
+pd.DataFrame({name: {"within-group mean": st[-1]["within_mean"], "within-group min": st[-1]["within_min"],
+                     "between-group mean (chance)": st[-1]["between_mean"]} for name, st in views.items()}).T
 
 fig, axes = plt.subplots(1, 3, figsize=(18, 5), layout="constrained",
                          gridspec_kw={"width_ratios": [1.3, 1, 1]})
@@ -200,9 +244,9 @@ plots.corr_heatmap(axes[2], Q_fin.T @ H_fin, order=order_sts,
 plt.show()
 
 # %% [markdown]
-# The $\mathcal F^\perp$ parts of the logits of same-support contexts align almost perfectly, and the embeddings
-# projected on the $\boldsymbol L^{\rm mm}$-generating subspace show sharp blocks. The raw embeddings show the
-# same blocks, but much weaker: they also carry (i) the in-support log-odds, which differ between
+# The table above gives, for each view, the within-group and between-group mean cosines at the final step;
+# the pre-registered rules are judged in the comparisons at the end of the page. Where the raw embeddings
+# show weaker blocks than the other two views, two reasons apply: they also carry (i) the in-support log-odds, which differ between
 # same-support contexts and stay bounded while the $\boldsymbol L^{\rm mm}$ part grows only like $\log k$, and
 # (ii) with $d>V$, the part of the random initialization outside the row space of $\boldsymbol W$, which no
 # gradient ever moves. This is our concrete reading of "when projected onto an appropriate subspace".
@@ -236,7 +280,36 @@ for r in sym_rows:
 # distance $\big\|\tfrac{\boldsymbol L^{\rm mm}}{\|\boldsymbol L^{\rm mm}\|_F}-\tfrac{\widetilde{\boldsymbol S}}{\|\widetilde{\boldsymbol S}\|_F}\big\|_F$,
 # the nuclear norms, the ranks and the `sim` of the induced geometries, for random supports with Zipf-like
 # token frequencies (sizes 1–`max_support`) of growing size and for the two real datasets. Ranks count
-# singular values above $10^{-6}\sigma_{\max}$.
+# singular values above $10^{-6}\sigma_{\max}$. Beside each `sim` (H: `sim(H^mm, S~)`, W:
+# `sim(W^mm^T, S~^T)`) the table gives its off-diagonal value (`off`) and the mean `sim` of 10 random Gaussian
+# matrices of the same shape (`rnd`, the chance level).
+#
+# **Rules, fixed before the computation.** The paper reports on its Simplified TinyStories ($m=403$,
+# $V=104$) the normalized distance 0.163, $\|\boldsymbol L^{\rm mm}\|_*=197.88$ against
+# $\|\widetilde{\boldsymbol S}\|_*=199.14$ (ratio 0.9937), and ranks 30–31 against 31. Our corpus is a rebuild
+# ($m$, $V$ differ by a few percent; no WordNet synonyms), so we allow a tolerance of about 20% of the
+# paper's distance, `abs_tol=0.03`: the authors' own re-run of their data recipe (a different random draw
+# of the counts) moved the entropy from 1.6597 to 1.6156, i.e. by 3%, and a different corpus excerpt should
+# move a support-structure quantity by more than a redrawing of counts. For the nuclear-norm ratio, which is
+# at most 1 by feasibility, we allow `abs_tol=0.01`, about the size of the paper's own gap between the two
+# norms (0.6%): a ratio off by more would change the paper's conclusion that the norms nearly coincide.
+# The rank deficit $\mathrm{rank}\,\widetilde{\boldsymbol S}-\mathrm{rank}\,\boldsymbol L^{\rm mm}$ must be 0 or 1 as in the
+# paper. For random supports the paper's statement "close but not exact" becomes: the distance is at
+# least 0.01 (far above the solvers' $10^{-5}$ certified precision), and $\mathrm{rank}\,\boldsymbol L^{\rm mm}
+# \le\mathrm{rank}\,\widetilde{\boldsymbol S}$ at every size (smallest rank deficit $\ge 0$).
+
+# %%
+preregister({
+    "a04_sts_dist": ("STS: normalized distance(L^mm, S~)", within(0.163, abs_tol=0.03), "A:proxy"),
+    "a04_sts_nuc_ratio": ("STS: ||L^mm||_* / ||S~||_*", within(197.88 / 199.14, abs_tol=0.01), "A:proxy"),
+    "a04_sts_rank_deficit": ("STS: rank(S~) - rank(L^mm) (paper: 31 - 30..31)",
+                             between(0, 1, "paper: 30-31 vs 31"), "A:proxy"),
+    "a04_random_not_exact": ("random supports: the proxy is not exact (smallest normalized distance)",
+                             at_least(0.01, "far above the 1e-5 solver precision"), "A:proxy"),
+    "a04_random_rank": ("random supports: rank(L^mm) <= rank(S~) (smallest rank deficit over sizes)",
+                        at_least(0, "paper: rank(L^mm) <= rank(S~)"), "A:proxy"),
+})
+
 
 # %%
 def proxy_report(S_case, solver: str) -> dict:
@@ -248,7 +321,10 @@ def proxy_report(S_case, solver: str) -> dict:
     return {"V": S_case.shape[0], "m": S_case.shape[1], "dist": metrics.normalized_distance(L_case, St),
             "nuc_mm": info["nuclear_norm"], "nuc_S": float(s_S.sum()), "rank_mm": W_case.shape[1],
             "rank_S": int((s_S > 1e-6 * s_S[0]).sum()), "sim_H": metrics.sim(H_case, St),
-            "sim_W": metrics.sim(W_case.T, St.T), "solver": info["solver"], "seconds": info["seconds"],
+            "sim_W": metrics.sim(W_case.T, St.T), "off_H": offdiagonal_sim(H_case, St),
+            "off_W": offdiagonal_sim(W_case.T, St.T),
+            "chance_H": random_sim(H_case.shape, St, draws=10, seed=cfg.seed)[0],
+            "chance_W": random_sim(W_case.T.shape, St.T, draws=10, seed=cfg.seed)[0], "solver": info["solver"], "seconds": info["seconds"],
             "cached": info["cached"], "violation": info["max_violation"], "gap": info["rel_gap"],
             "converged": info["converged"],
             "L": L_case, "W": W_case, "H": H_case, "S_tilde": St}
@@ -263,10 +339,11 @@ proxy["Synthetic (paper A)"] = proxy_report(synthetic.S.toarray(), "cvxpy")
 proxy["Simplified TinyStories (paper A)"] = proxy_report(S_sts, cfg.sts_solver)
 
 print(f"{'support matrix':34s} {'V':>5} {'m':>5} {'dist':>6} {'||L^mm||_*':>10} {'||S~||_*':>9} {'rk L^mm':>7} "
-      f"{'rk S~':>5} {'sim H':>6} {'sim W':>6} {'solver':>10} {'s':>6}")
+      f"{'rk S~':>5} {'sim H':>6} {'off H':>6} {'rnd H':>6} {'sim W':>6} {'off W':>6} {'rnd W':>6} {'solver':>10} {'s':>6}")
 for name, r in proxy.items():
     print(f"{name:34s} {r['V']:5d} {r['m']:5d} {r['dist']:6.3f} {r['nuc_mm']:10.2f} {r['nuc_S']:9.2f} {r['rank_mm']:7d} "
-          f"{r['rank_S']:5d} {r['sim_H']:6.3f} {r['sim_W']:6.3f} {r['solver']:>10} "
+          f"{r['rank_S']:5d} {r['sim_H']:6.3f} {r['off_H']:6.3f} {r['chance_H']:6.3f} {r['sim_W']:6.3f} "
+          f"{r['off_W']:6.3f} {r['chance_W']:6.3f} {r['solver']:>10} "
           f"{'cached' if r['cached'] else round(r['seconds'], 1):>6}")
 print("paper (STS, m=403, V=104): ||L^mm||_* = 197.88, ||S~||_* = 199.14, rank 30-31 vs 31, distance 0.163")
 
@@ -298,9 +375,33 @@ plt.show()
 # ## 5. Geometry of theory vs. proxy on Simplified TinyStories (Fig. 1c vs 1d)
 #
 # Contexts are ordered by support group, words by the first group that uses them.
+#
+# **Rule, fixed before the computation.** Fig. 1 (c) and (d) look near-identical; the paper gives no
+# number. `sim` includes the diagonals of both correlation matrices, which are 1 for any matrix, so a random
+# matrix of the same shape already scores well above 0. We require `sim` to exceed the mean of 20 random
+# Gaussian matrices of the same shape by 0.1, and the off-diagonal `sim` (diagonals removed) to exceed its
+# own random mean by 0.1. Every word of the STS vocabulary occurs as a next token (no all-zero row of
+# $\boldsymbol S$), so no word needs to be excluded.
+
+# %%
+preregister({
+    f"a04_sts_sim_{side}{part}": (f"STS: {label}{' (off-diagonal)' if part else ''} above chance", above_chance(0.1),
+                                  ["A:proxy", "A:Fig 1"])
+    for side, label in (("H", "sim(H^mm, S~)"), ("W", "sim(W^mm^T, S~^T)")) for part in ("", "_off")
+})
 
 # %%
 r = proxy["Simplified TinyStories (paper A)"]
+sim_reps = {"H": similarity_with_chance(r["H"], r["S_tilde"], draws=20, seed=cfg.seed),
+            "W": similarity_with_chance(r["W"].T, r["S_tilde"].T, draws=20, seed=cfg.seed)}
+pd.DataFrame({label: {"sim": rep.value, "sim off-diagonal": rep.offdiagonal,
+                      "random: mean ± std": f"{rep.random_mean:.3f} ± {rep.random_std:.3f}",
+                      "random off-diagonal: mean ± std": f"{rep.random_offdiagonal_mean:.3f} ± "
+                                                         f"{rep.random_offdiagonal_std:.3f}",
+                      "shuffled columns: mean ± std": f"{rep.shuffled_mean:.3f} ± {rep.shuffled_std:.3f}"}
+              for label, rep in (("sim(H^mm, S~)", sim_reps["H"]), ("sim(W^mm^T, S~^T)", sim_reps["W"]))}).T
+
+# %%
 words_sts = word_order(sts.S, order_sts)
 fig = plots.geometry_comparison(
     {"theory: H^mm, W^mm": (r["H"], r["W"].T), "proxy: S~": (r["S_tilde"], r["S_tilde"].T)},
@@ -309,58 +410,67 @@ fig = plots.geometry_comparison(
 plt.show()
 
 # %% [markdown]
-# ## Checks
+# ## Checks (mathematical facts) and comparisons (the paper's empirical claims)
+#
+# Checks fail the build; comparisons report `reproduced` or `deviates` by the rules registered above.
 
 # %%
 for name, res in dup_results.items():
     check(f"Prop. 1 ({name}): identical supports -> identical L^mm columns", res["gap_L"] < 1e-6,
-          measured=res["gap_L"], paper="identical (reference run: 5e-12)", tol="1e-6 of max|L^mm|")
+          measured=res["gap_L"], paper="identical", tol="1e-6 of max|L^mm|", item="A:Prop 1")
     check(f"Prop. 1 ({name}): identical supports -> identical H^mm columns", res["gap_H"] < 1e-6,
-          measured=res["gap_H"], paper="identical", tol="1e-6 of max|H^mm|")
+          measured=res["gap_H"], paper="identical", tol="1e-6 of max|H^mm|", item="A:Prop 1")
 final = {name: stats[-1] for name, stats in views.items()}
 perp = final["F^perp logits l_j − P_F(l_j)"]
-check("collapse in trained NTP-UFM: within-group mean cosine of F^perp logits > 0.95", perp["within_mean"] > 0.95,
-      measured=perp["within_mean"], paper="-> 1 (abstract; Fig. 1 blocks)", tol="> 0.95")
-perp_curve = [s["within_mean"] for s in views["F^perp logits l_j − P_F(l_j)"]]
-late = np.asarray(hist.snap_steps) >= 50
-check("collapse increases during training (F^perp logits, steps >= 50)", bool(np.all(np.diff(np.asarray(perp_curve)[late]) > 0)),
-      measured=[round(float(v), 4) for v in np.asarray(perp_curve)[late]], paper="-> 1")
 proj = final["h_j projected on span(W^T U^mm)"]
-check("projected embeddings collapse: within-group mean cosine > 0.85 and > raw + 0.1",
-      proj["within_mean"] > 0.85 and proj["within_mean"] > final["raw h_j"]["within_mean"] + 0.1,
-      measured={"projected": round(proj["within_mean"], 3), "raw": round(final["raw h_j"]["within_mean"], 3)},
-      paper="collapse after projection (abstract; subspace UNKNOWN)", tol="> 0.85, +0.1")
-check("groups stay apart: between-group mean cosine of F^perp logits < 0.2", perp["between_mean"] < 0.2,
-      measured=perp["between_mean"], paper="(block structure)", tol="< 0.2")
+record("perp_within", perp["within_mean"])
+record("perp_between", perp["between_mean"])
+record("proj_within", proj["within_mean"])
+record("raw_within", final["raw h_j"]["within_mean"])
+compare("a04_perp_within", perp["within_mean"], paper="≈ 1 (Fig. 1 blocks)")
+compare("a04_perp_blocks", perp["within_mean"], chance=perp["between_mean"])
+perp_curve = np.asarray([s["within_mean"] for s in views["F^perp logits l_j − P_F(l_j)"]])
+late = np.asarray(hist.snap_steps) >= 50
+compare("a04_perp_monotone", float(np.diff(perp_curve[late]).min()), paper="-> 1")
+compare("a04_proj_within", proj["within_mean"], paper="≈ 1 (subspace UNKNOWN)",
+        note=f"raw embeddings: {final['raw h_j']['within_mean']:.3f}")
+compare("a04_proj_blocks", proj["within_mean"], chance=proj["between_mean"])
 
 # %%
 for r_sym in sym_rows:
     check(f"L^mm = S~ exactly: {r_sym['case']}", r_sym["rel_frob"] < 1e-6, measured=r_sym["rel_frob"],
-          paper="0.0000 (reference run for STEP V=6,R=3 and 2-subsets of [5])", tol="1e-6 relative")
+          paper="L^mm = S~ (symmetric case)", tol="1e-6 relative", item="A:Prop 1")
 for name, r_case in proxy.items():
-    ok = r_case["nuc_mm"] <= r_case["nuc_S"] * (1 + 1e-6) and r_case["violation"] < 1e-6
-    check(f"{name}: L^mm feasible and ||L^mm||_* <= ||S~||_*", ok,
-          measured=f"{r_case['nuc_mm']:.3f} vs {r_case['nuc_S']:.3f}", paper="always (S~ is feasible)")
+    check(f"{name}: ||L^mm||_* <= ||S~||_* (S~ is feasible)", r_case["nuc_mm"] <= r_case["nuc_S"] * (1 + 1e-6),
+          measured=f"{r_case['nuc_mm']:.3f} vs {r_case['nuc_S']:.3f}", paper="always", sanity=True)
 gaps = {n: r_case["gap"] for n, r_case in proxy.items() if np.isfinite(r_case["gap"])}
-check("every L^mm solve converged (SCS status optimal / fast solver duality gap < 1e-5)",
-      all(r_case["converged"] for r_case in proxy.values()) and all(g < 1e-5 for g in gaps.values()),
-      measured={n: f"{g:.1e}" for n, g in gaps.items()}, paper="(cvxpy/SCS in the paper)", tol="gap 1e-5")
+check("every L^mm solve converged and is feasible (SCS optimal / fast solver duality gap < 1e-5; violation < 1e-6)",
+      all(r_case["converged"] and r_case["violation"] < 1e-6 for r_case in proxy.values())
+      and all(g < 1e-5 for g in gaps.values()),
+      measured={n: f"{g:.1e}" for n, g in gaps.items()}, paper="(cvxpy/SCS in the paper)", tol="gap 1e-5",
+      item="A:proxy")
 rand_d = [proxy[n]["dist"] for n in rand_names]
-check("random supports: the proxy is not exact (normalized distance > 0.01)", min(rand_d) > 0.01,
-      measured=[round(float(v), 3) for v in rand_d], paper="0.155 (reference run, V=10, m=16)", tol="> 0.01")
-check("random supports: rank(L^mm) <= rank(S~)", all(proxy[n]["rank_mm"] <= proxy[n]["rank_S"] for n in rand_names),
-      measured={n: f"{proxy[n]['rank_mm']}/{proxy[n]['rank_S']}" for n in rand_names}, paper="6 vs 7 (reference run)")
+compare("a04_random_not_exact", float(min(rand_d)), paper="close but not exact",
+        note="distances per size: " + ", ".join(f"{v:.3f}" for v in rand_d))
+compare("a04_random_rank", int(min(proxy[n]["rank_S"] - proxy[n]["rank_mm"] for n in rand_names)),
+        note=", ".join(f"{proxy[n]['rank_mm']}/{proxy[n]['rank_S']}" for n in rand_names))
 r = proxy["Simplified TinyStories (paper A)"]
-ratio = r["nuc_mm"] / r["nuc_S"]
-check("STS: ||L^mm||_* / ||S~||_* within 1% of the paper's", abs(ratio - 197.88 / 199.14) < 0.01,
-      measured=f"{r['nuc_mm']:.2f} / {r['nuc_S']:.2f} = {ratio:.4f}", paper="197.88 / 199.14 = 0.9937", tol="0.01")
-check("STS: normalized distance(L^mm, S~) of the paper's order (0.1-0.3)", 0.1 < r["dist"] < 0.3,
-      measured=r["dist"], paper="0.163 (m=403, V=104)", tol="[0.1, 0.3]: our corpus differs")
-check("STS: rank(L^mm) is rank(S~) or rank(S~) - 1 (paper: 30-31 vs 31)", r["rank_mm"] in (r["rank_S"] - 1, r["rank_S"]),
-      measured=f"{r['rank_mm']} vs {r['rank_S']}", paper="30-31 vs 31")
-check("STS: high similarity of the theory and proxy geometries (sim > 0.9)", min(r["sim_H"], r["sim_W"]) > 0.9,
-      measured={"sim(H^mm, S~)": round(r["sim_H"], 3), "sim(W^mm^T, S~^T)": round(r["sim_W"], 3)},
-      paper="visually near-identical (Fig. 1c vs 1d)", tol="> 0.9")
+ratio = record("sts_nuc_ratio", r["nuc_mm"] / r["nuc_S"], paper=197.88 / 199.14)
+record("sts_dist", r["dist"], paper=0.163)
+record("sts_rank_mm", int(r["rank_mm"]))
+record("sts_rank_S", int(r["rank_S"]))
+REASON = (f"our Simplified TinyStories has m={sts.m}, V={sts.V} (paper: 403, 104): a different TinyStories "
+          "excerpt and no WordNet synonym expansion")
+compare("a04_sts_nuc_ratio", ratio, paper=197.88 / 199.14, note=REASON)
+compare("a04_sts_dist", r["dist"], paper=0.163, note=REASON)
+compare("a04_sts_rank_deficit", int(r["rank_S"] - r["rank_mm"]), paper="31 - (30..31)", note=REASON)
+for side in ("H", "W"):
+    rep_s = sim_reps[side]
+    record(f"sts_sim_{side}", rep_s.value)
+    record(f"sts_sim_{side}_off", rep_s.offdiagonal)
+    record(f"sts_sim_{side}_chance", rep_s.random_mean)
+    compare(f"a04_sts_sim_{side}", rep_s.value, chance=rep_s.random_mean, paper="near-identical (Fig. 1c vs 1d)")
+    compare(f"a04_sts_sim_{side}_off", rep_s.offdiagonal, chance=rep_s.random_offdiagonal_mean)
 print(f"chapter wall time: {cfg.elapsed():.1f} s")
 
 # %% [markdown]
@@ -370,10 +480,12 @@ print(f"chapter wall time: {cfg.elapsed():.1f} s")
 #   show three views and say which one collapses. The paper's Propositions 2–3 are UNKNOWN; the symmetric
 #   families tested are the spec's proposal (plus 3-subsets, which also give $\boldsymbol L^{\rm mm}=\widetilde{\boldsymbol S}$).
 # * **Data.** Our Simplified TinyStories follows the authors' recipe on the TinyStories excerpt we have
-#   ($V=106$, $m=380$ vs. the paper's $104$, $403$): the authors' 2,000-line file and WordNet synonyms are not
-#   available. Hence our proxy distance (about 0.22) is compared with the paper's 0.163 only in order of
-#   magnitude, while the nuclear-norm ratio matches closely.
-# * **Solvers.** The paper used cvxpy/SCS throughout. At the `cpu` profile the 106 × 380 problem goes to the
+#   ($V=$ {glue:text}`sts_V`, $m=$ {glue:text}`sts_m` vs. the paper's $104$, $403$): the authors' 2,000-line file and WordNet synonyms are not
+#   available. Our proxy distance is {glue:text}`sts_dist:.3f` against the paper's 0.163 (rule: within 0.03),
+#   our nuclear-norm ratio {glue:text}`sts_nuc_ratio:.4f` against the paper's 0.9937, and our ranks
+#   {glue:text}`sts_rank_mm` against {glue:text}`sts_rank_S` (paper: 30–31 against 31); a comparison that
+#   misses its rule is reported above as `deviates`, with this reason.
+# * **Solvers.** The paper used cvxpy/SCS throughout. At the `cpu` profile the STS problem goes to the
 #   package's certified first-order solver (cvxpy/SCS needs minutes here); results are cached on disk by a hash
 #   of $\boldsymbol S$. The duplicated-support check uses cvxpy only, because the fast solver merges equal
 #   columns by construction.

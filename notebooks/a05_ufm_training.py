@@ -58,24 +58,14 @@
 # * Optimizer (authors' code): full-batch AdamW, lr $10^{-4}$, weight decay $10^{-6}$,
 #   lr $\times0.4$ every 5,000 steps, 30,000 steps, $d=128$ — the `paper` profile. The `cpu` profile
 #   keeps AdamW, $d=128$, the weight decay and the factor 0.4, but takes **2,000 steps at lr $10^{-2}$**
-#   with decays at steps 1,000 and 1,500 (15x fewer steps, 100x larger initial lr). We ran both profiles on
-#   the CPU (seed 0, float64) and they end at nearly the same place (table below), so the `cpu` figures stand
-#   for the paper's schedule. The initialization (i.i.d. $\mathcal N(0,0.1^2)$ entries) is ours; the
-#   authors use PyTorch's default `nn.Linear` initialization.
+#   with decays at steps 1,000 and 1,500 (15x fewer steps, 100x larger initial lr). Whether the two
+#   schedules end at the same place is not established on this page: the end points of the profile that
+#   ran are tabulated after training, and the other profile's column reads "not run at this profile".
+#   The initialization (i.i.d. $\mathcal N(0,0.1^2)$ entries) is ours; the authors use PyTorch's default
+#   `nn.Linear` initialization.
 # * $\boldsymbol L^{\rm mm}$: the authors solve the program with cvxpy/SCS. We use the certified first-order
 #   solver `ntputils.geometry.maxmargin_admm.solve_max_margin` (its duality gap is printed; SCS takes minutes at
 #   the Simplified-TinyStories size), and check it against cvxpy on the Synthetic data.
-#
-# End points of both profiles, measured on this project's CPU machine (seed 0, float64; wall times with
-# other jobs sharing the two cores):
-#
-# | final value (seed 0) | Synthetic `cpu` | Synthetic `paper` | STS `cpu` | STS `paper` |
-# |---|---|---|---|---|
-# | CE $-\,\mathcal H$ | 2.8e-5 | 1e-5 | 3.8e-5 | 3e-5 |
-# | $\mathrm{sim}(\boldsymbol H_k,\widetilde{\boldsymbol S})$ / $\mathrm{sim}(\boldsymbol W_k^\top,\widetilde{\boldsymbol S}^\top)$ | 0.983 / 0.969 | 0.987 / 0.977 | 0.968 / 0.954 | 0.974 / 0.960 |
-# | $\mathrm{sim}(\boldsymbol H_k,\boldsymbol H^{\rm mm})$ / $\mathrm{sim}(\boldsymbol W_k^\top,{\boldsymbol W^{\rm mm}}^\top)$ | 0.973 / 0.962 | 0.979 / 0.968 | 0.910 / 0.864 | 0.924 / 0.887 |
-# | normalized distance of $\boldsymbol L_k$ to $\boldsymbol L^{\rm mm}$ | 0.25 | 0.23 | 0.59 | 0.52 |
-# | wall time on the shared 2-core CPU | 5 s | 64 s | 22 s | 331 s |
 
 # %%
 PROFILES = {
@@ -110,6 +100,7 @@ import pandas as pd
 import torch
 
 from ntputils import plots
+from ntputils.analysis.baselines import similarity_with_chance
 from ntputils.analysis.convergence import (
     GeometryReference,
     fig6_series,
@@ -119,7 +110,18 @@ from ntputils.analysis.convergence import (
 from ntputils.analysis.metrics import normalized_distance
 from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories
 from ntputils.geometry import max_margin_cached, max_margin_logits, nuclear_norm
-from ntputils.runtime import check, setup_chapter
+from ntputils.runtime import (
+    above_chance,
+    at_least,
+    at_most,
+    between,
+    check,
+    compare,
+    preregister,
+    record,
+    setup_chapter,
+    within,
+)
 from ntputils.training import ufm
 
 # one torch thread on the CPU: 100 x 400 matrices, intra-op threads only add overhead on a shared CPU
@@ -154,6 +156,22 @@ pd.DataFrame(rows).set_index("dataset")
 # $\|\boldsymbol L^{\rm in}\|_F=21.15$, $\|\boldsymbol L^{\rm mm}\|_*=197.88$ against $\|\widetilde{\boldsymbol S}\|_*=199.14$
 # (the proxy is feasible, so always $\|\boldsymbol L^{\rm mm}\|_*\le\|\widetilde{\boldsymbol S}\|_*$), ranks 30–31
 # against 31, and a normalized distance 0.163 between the two: the proxy is close but not exact.
+#
+# **Rules, fixed before the computation** (Simplified TinyStories; the paper reports nothing for the
+# Synthetic data). Our corpus is a rebuild with $m$, $V$ a few percent off the paper's and no WordNet
+# synonyms; the authors' own re-run of their recipe moved the entropy by 3% (1.6597 to 1.6156), and a
+# different excerpt should move a support-structure quantity by more. We therefore allow about 20% of the
+# paper's distance, `within(0.163, abs_tol=0.03)`; for the ratio of nuclear norms (at most 1 by feasibility)
+# `within(0.9937, abs_tol=0.01)`, about the paper's own gap between the norms; for the ranks a deficit
+# $\mathrm{rank}\,\widetilde{\boldsymbol S}-\mathrm{rank}\,\boldsymbol L^{\rm mm}$ of 0 or 1, as in the paper.
+
+# %%
+preregister({
+    "a05_sts_dist": ("STS: normalized distance(L^mm, S~)", within(0.163, abs_tol=0.03), "A:proxy"),
+    "a05_sts_nuc_ratio": ("STS: ||L^mm||_* / ||S~||_*", within(197.88 / 199.14, abs_tol=0.01), "A:proxy"),
+    "a05_sts_rank_deficit": ("STS: rank(S~) - rank(L^mm) (paper: 31 - 30..31)",
+                             between(0, 1, "paper: 30-31 vs 31"), "A:proxy"),
+})
 
 # %%
 refs, lmm_info = {}, {}
@@ -196,6 +214,44 @@ print(f"Synthetic: ||L^mm||_* = {nuclear_norm(L_scs):.5f} (cvxpy/SCS) vs {lmm_in
 # Full-batch AdamW on $\sum_j\hat\pi_j\,\mathrm{CE}(\mathbb S(\boldsymbol W\boldsymbol h_j)\,\|\,\hat{\boldsymbol p}_j)$
 # (no ridge term; the decoupled weight decay is the authors'), with $\boldsymbol W$, $\boldsymbol H$ and
 # $\boldsymbol L$ stored at `n_log` log-spaced steps (`ntputils.training.ufm.train`).
+#
+# **Rules, fixed before training.** Paper A Fig. 6 gives curves, not end values, and the final similarities
+# are described only as "high". We judge each run by:
+#
+# * (a) CE $-\,\mathcal H\le 10^{-3}$ at the end (the authors' own transformer run on their STS ends with CE
+#   equal to $\mathcal H$ to four decimals, 1.6156; the UFM has no architecture constraint) and a fall by
+#   at least two orders of magnitude from the initialization ("orders of magnitude" on the log-log axes);
+# * (b) $\|\boldsymbol W_k\|_F$ and $\|\boldsymbol H_k\|_F$ grow: no decrease between logged steps after step 10;
+# * (c) $\|\mathcal P_{\mathcal F}(\boldsymbol L_k)-\boldsymbol L^{\rm in}\|_F\to0$: at the end at most $10^{-2}$ times its
+#   largest value (two orders of magnitude, as in (a));
+# * (d), (e) every final `sim` at least 0.1 above its chance level, the mean `sim` of 20 random Gaussian
+#   matrices of the same shape; and the off-diagonal `sim` (diagonals removed, since they are 1 for every
+#   matrix) at least 0.1 above its own random mean. Every vocabulary word of both datasets occurs as a next
+#   token (no all-zero row of $\boldsymbol S$), so no word is excluded from the word-side similarities;
+# * directional convergence (Thm. reg path): the normalized distance of $\boldsymbol L_k$ to
+#   $\boldsymbol L^{\rm mm}$ at the end is no larger than at step 10.
+
+# %%
+SIM_NAMES = {("H", "proxy"): "sim(H_k, S~)", ("W", "proxy"): "sim(W_k^T, S~^T)",
+             ("H", "mm"): "sim(H_k, H^mm)", ("W", "mm"): "sim(W_k^T, W^mm^T)"}
+claims = {}
+for name in datasets:
+    fig5 = ["A:Fig 6", "A:Fig 5"] if name == "Synthetic" else ["A:Fig 6"]
+    geo = ["A:Fig 6", "A:Fig 4"] + (["A:Fig 1"] if name == "STS" else [])
+    claims[f"a05_{name}_ce_final"] = (f"{name} UFM: final CE - H", at_most(1e-3, "Fig. 6a: CE approaches H"), fig5)
+    claims[f"a05_{name}_ce_drop"] = (f"{name} UFM: CE - H at init / at the end",
+                                     at_least(100, "orders of magnitude, Fig. 6a"), fig5)
+    claims[f"a05_{name}_norms"] = (f"{name} UFM: logged intervals after step 10 where ||W_k|| or ||H_k|| decreases",
+                                   at_most(0, "Fig. 6b: norms grow"), fig5)
+    claims[f"a05_{name}_proj"] = (f"{name} UFM: final / largest ||P_F(L_k) - L^in||_F",
+                                  at_most(1e-2, "Fig. 6c: -> 0"), fig5)
+    claims[f"a05_{name}_direction"] = (f"{name} UFM: dist(L_k, L^mm) at the end minus at step 10",
+                                       at_most(0.0, "directional convergence"), fig5)
+    for (side, target), label in SIM_NAMES.items():
+        claims[f"a05_{name}_sim_{side}_{target}"] = (f"{name} UFM: final {label} above chance", above_chance(0.1), geo)
+        claims[f"a05_{name}_sim_{side}_{target}_off"] = (f"{name} UFM: final {label}, off-diagonal, above chance",
+                                                         above_chance(0.1), geo)
+preregister(claims)
 
 # %%
 histories = {}
@@ -229,6 +285,42 @@ PAPER_FINAL = {"ce_minus_H": "-> 0 (log-log decay)", "norm_W": "grows", "norm_H"
 final = pd.DataFrame({name: s.final for name, s in series.items()})
 final["paper"] = pd.Series(PAPER_FINAL)
 final
+
+# %% [markdown]
+# End points of this page's run next to the other profile, which this build does not run:
+
+# %%
+other = "paper" if cfg.profile != "paper" else "cpu"
+profile_rows = {}
+for name, s in series.items():
+    for key in ("ce_minus_H", "sim_H_proxy", "sim_W_proxy", "sim_H_mm", "sim_W_mm", "dist_L_mm"):
+        profile_rows[(key, name)] = {f"`{cfg.profile}` (this run)": s.final[key],
+                                     f"`{other}`": "not run at this profile"}
+pd.DataFrame(profile_rows).T
+
+# %% [markdown]
+# ### The final similarities against their chance levels
+#
+# For every `sim` of Fig. 6 (d)–(e) at the last step: its value, its off-diagonal value, the random baseline
+# (20 Gaussian matrices of the shape of the trained factor; mean ± std, for `sim` and for its off-diagonal)
+# and the shuffled-column control.
+
+# %%
+TARGETS = {("H", "proxy"): lambda h, r: (h.H[-1], r.S_tilde), ("W", "proxy"): lambda h, r: (h.W[-1].T, r.S_tilde.T),
+           ("H", "mm"): lambda h, r: (h.H[-1], r.H_mm), ("W", "mm"): lambda h, r: (h.W[-1].T, r.W_mm.T)}
+sim_reps, sim_rows = {}, []
+for name, hist in histories.items():
+    for (side, target), pick in TARGETS.items():
+        A, B = pick(hist, refs[name])
+        rep_s = similarity_with_chance(A, B, draws=20, seed=cfg.seed)
+        sim_reps[name, side, target] = rep_s
+        sim_rows.append({"dataset": name, "sim": SIM_NAMES[side, target], "value": rep_s.value,
+                         "off-diagonal": rep_s.offdiagonal,
+                         "random": f"{rep_s.random_mean:.3f} ± {rep_s.random_std:.3f}",
+                         "random off-diagonal": f"{rep_s.random_offdiagonal_mean:.3f} ± "
+                                                f"{rep_s.random_offdiagonal_std:.3f}",
+                         "shuffled columns": f"{rep_s.shuffled_mean:.3f} ± {rep_s.shuffled_std:.3f}"})
+pd.DataFrame(sim_rows).set_index(["dataset", "sim"])
 
 # %% [markdown]
 # ## Fig. 4: evolution of $\mathrm{corr}(\boldsymbol H_k)$, $\mathrm{corr}(\boldsymbol W_k^\top)$ and $\boldsymbol L_k$
@@ -285,61 +377,53 @@ fig = plots.geometry_comparison(
 plt.show()
 
 # %% [markdown]
-# ## Checks
+# ## Checks (mathematical facts) and comparisons (the paper's empirical claims)
 #
-# Thresholds were set from measured runs (table at the top; stated in each row) — the paper gives no
-# numbers for the final similarities ("high similarity"). On Simplified TinyStories the similarity to the
-# theory is lower than to the proxy and $\boldsymbol L_k$ is still far from the direction of $\boldsymbol L^{\rm mm}$
-# (normalized distance about 0.5): convergence in direction is logarithmically slow, and 30,000 steps of the
-# paper's schedule move it only from 0.59 to 0.52.
+# Checks fail the build; comparisons are judged by the rules registered above and report `reproduced` or
+# `deviates`. On Simplified TinyStories $\boldsymbol L_k$ ends at normalized distance
+# {glue:text}`sts_dist_L_mm:.2f` from the direction of $\boldsymbol L^{\rm mm}$ (Synthetic:
+# {glue:text}`synthetic_dist_L_mm:.2f`): convergence in direction is logarithmically slow.
 
 # %%
 for name, s in series.items():
-    check(f"{name}: CE - H below 1e-3 at the end", s.ce_minus_H[-1] < 1e-3, measured=s.ce_minus_H[-1],
-          paper="-> 0 (Fig. 6a)", tol="1e-3")
-    check(f"{name}: CE - H falls by >= 3 orders of magnitude", s.ce_minus_H[-1] < 1e-3 * s.ce_minus_H[0],
-          measured=s.ce_minus_H[0] / s.ce_minus_H[-1], paper="orders of magnitude (Fig. 6a)", tol=">= 1e3")
+    ds = name.removesuffix(" UFM")
+    record(f"{ds.lower()}_ce_minus_H", float(s.ce_minus_H[-1]))
+    record(f"{ds.lower()}_dist_L_mm", float(s.dist_L_mm[-1]))
+    compare(f"a05_{ds}_ce_final", float(s.ce_minus_H[-1]), paper="-> 0 (Fig. 6a)")
+    compare(f"a05_{ds}_ce_drop", float(s.ce_minus_H[0] / s.ce_minus_H[-1]), paper="orders of magnitude (Fig. 6a)")
     late = s.steps >= 10
-    grows = all(np.all(np.diff(getattr(s, key)[late]) > -1e-9 * getattr(s, key)[late][:-1])
+    drops = sum(int(np.sum(np.diff(getattr(s, key)[late]) < -1e-9 * getattr(s, key)[late][:-1]))
                 for key in ("norm_W", "norm_H"))
-    check(f"{name}: ||W_k||, ||H_k|| increase monotonically after step 10", grows,
-          measured=f"||W|| {s.norm_W[0]:.1f} -> {s.norm_W[-1]:.1f}, ||H|| {s.norm_H[0]:.1f} -> {s.norm_H[-1]:.1f}",
-          paper="grow (Fig. 6b)")
-    check(f"{name}: ||P_F(L_k) - L^in||_F below 0.01 and 100x below its maximum",
-          s.proj_error[-1] < 0.01 and s.proj_error[-1] < 0.01 * s.proj_error.max(), measured=s.proj_error[-1],
-          paper="-> 0 (Fig. 6c)", tol="0.01")
-
-# %%
-SIM_MIN = {"Synthetic UFM": {"proxy": 0.95, "mm": 0.9}, "STS UFM": {"proxy": 0.9, "mm": 0.8}}
-SIM_NAMES = {("H", "proxy"): "sim(H_k, S~)", ("W", "proxy"): "sim(W_k^T, S~^T)",
-             ("H", "mm"): "sim(H_k, H^mm)", ("W", "mm"): "sim(W_k^T, W^mm^T)"}
-for name, s in series.items():
-    for target in ("proxy", "mm"):
-        for side in ("H", "W"):
-            value = getattr(s, f"sim_{side}_{target}")[-1]
-            check(f"{name}: final {SIM_NAMES[side, target]} > {SIM_MIN[name][target]}",
-                  value > SIM_MIN[name][target], measured=value, paper="high (Fig. 6d/e; value UNKNOWN)",
-                  tol=SIM_MIN[name][target])
-    check(f"{name}: L_k turns towards L^mm (normalized distance decreases after step 10)",
-          s.dist_L_mm[-1] < s.dist_L_mm[s.snap_steps >= 10][0], measured=s.dist_L_mm[-1],
-          paper="directional convergence (Thm. reg path)")
+    compare(f"a05_{ds}_norms", drops, paper="grow (Fig. 6b)",
+            note=f"||W|| {s.norm_W[0]:.1f} -> {s.norm_W[-1]:.1f}, ||H|| {s.norm_H[0]:.1f} -> {s.norm_H[-1]:.1f}")
+    compare(f"a05_{ds}_proj", float(s.proj_error[-1] / s.proj_error.max()), paper="-> 0 (Fig. 6c)",
+            note=f"final {s.proj_error[-1]:.2e}")
+    compare(f"a05_{ds}_direction", float(s.dist_L_mm[-1] - s.dist_L_mm[s.snap_steps >= 10][0]),
+            paper="directional convergence (Thm. reg path)", note=f"final distance {s.dist_L_mm[-1]:.3f}")
+    for side, target in SIM_NAMES:
+        rep_s = sim_reps[ds, side, target]
+        compare(f"a05_{ds}_sim_{side}_{target}", rep_s.value, chance=rep_s.random_mean,
+                paper="high (Fig. 6d/e; value UNKNOWN)")
+        compare(f"a05_{ds}_sim_{side}_{target}_off", rep_s.offdiagonal, chance=rep_s.random_offdiagonal_mean)
 
 # %%
 for name, ref in refs.items():
     info = lmm_info[name]
     check(f"{name}: L^mm certified (relative duality gap < 1e-5, feasible)",
           (info["rel_gap"] < 1e-5 or cfg.lmm_solver == "cvxpy") and info["max_violation"] < 1e-6,
-          measured=info["rel_gap"], tol=1e-5)
+          measured=info["rel_gap"], tol=1e-5, item="A:proxy")
     ratio = info["nuclear_norm"] / nuclear_norm(ref.S_tilde)
-    check(f"{name}: ||L^mm||_* <= ||S~||_*, ratio close to the paper's 197.88/199.14",
-          ratio <= 1 + 1e-6 and ratio > 0.95, measured=ratio, paper=f"{197.88 / 199.14:.4f} (STS)", tol="(0.95, 1]")
-    dist = normalized_distance(ref.L_mm, ref.S_tilde)
-    check(f"{name}: proxy close but not exact, 0 < dist(L^mm, S~) < 0.3", 0 < dist < 0.3, measured=dist,
-          paper=0.163 if name == "STS" else "not reported", tol="(0, 0.3)")
-    check(f"{name}: rank L^mm <= rank S~", ref.W_mm.shape[1] <= np.linalg.matrix_rank(ref.S_tilde),
-          measured=f"{ref.W_mm.shape[1]} vs {np.linalg.matrix_rank(ref.S_tilde)}",
-          paper="30-31 vs 31" if name == "STS" else "not reported")
-check("Synthetic: fast L^mm solver agrees with cvxpy/SCS", lmm_agreement < 1e-4, measured=lmm_agreement, tol=1e-4)
+    check(f"{name}: ||L^mm||_* <= ||S~||_* (S~ is feasible)", ratio <= 1 + 1e-6, measured=ratio, paper="always",
+          sanity=True)
+check("Synthetic: fast L^mm solver agrees with cvxpy/SCS", lmm_agreement < 1e-4, measured=lmm_agreement, tol=1e-4,
+      item="A:Fig 6")
+ref, info = refs["STS"], lmm_info["STS"]
+REASON = (f"our Simplified TinyStories has m={datasets['STS'].m}, V={datasets['STS'].V} (paper: 403, 104): a "
+          "different TinyStories excerpt and no WordNet synonym expansion")
+compare("a05_sts_nuc_ratio", info["nuclear_norm"] / nuclear_norm(ref.S_tilde), paper=197.88 / 199.14, note=REASON)
+compare("a05_sts_dist", normalized_distance(ref.L_mm, ref.S_tilde), paper=0.163, note=REASON)
+compare("a05_sts_rank_deficit", int(np.linalg.matrix_rank(ref.S_tilde) - ref.W_mm.shape[1]), paper="31 - (30..31)",
+        note=REASON)
 
 # %%
 print(f"chapter wall time: {cfg.elapsed():.1f} s (profile {cfg.profile})")

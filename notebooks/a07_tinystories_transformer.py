@@ -27,45 +27,44 @@
 # no positional encoding, only the last position scored; AdamW, lr $5\cdot10^{-4}$ with an exponential decay of
 # UNKNOWN rate, 600 epochs, batch size UNKNOWN.
 #
-# **The heatmap contexts.** Most of the ~36,000 distinct contexts occur once. The authors' plotting code groups
+# **The heatmap contexts.** Most distinct contexts occur once (in this run: {glue:text}`a07_once_share:.1%` of the
+# {glue:text}`a07_m` distinct contexts). The authors' plotting code groups
 # the contexts by their support set $\mathcal S_j$, keeps the support sets shared by at least 10 contexts, visits
 # them by decreasing support size and takes the 10 most frequent contexts of each until there are 100
 # (`ntputils.analysis.network_runs.support_group_selection`). Their similarity-versus-epoch curves use the first 1,000
 # distinct contexts. We show both.
 #
 # **Beyond the paper: the theory on all contexts.** The certified first-order solver of `ntputils.geometry.maxmargin_admm`
-# solves the NTP-SVM for the *full* support matrix (64 $\times$ ~36,000) in seconds on a CPU (it exploits that
-# contexts with identical supports have identical $\boldsymbol L^{\rm mm}$ columns, leaving ~1,400 distinct
-# columns), so we can add $\operatorname{corr}(\boldsymbol H^{\rm mm})$, $\operatorname{corr}(\boldsymbol W^{\rm mm\top})$
+# solves the NTP-SVM for the *full* support matrix (here {glue:text}`a07_V` $\times$ {glue:text}`a07_m`, solved in
+# {glue:text}`a07_lmm_seconds:.1f` s) on a CPU (it exploits that contexts with identical supports have identical
+# $\boldsymbol L^{\rm mm}$ columns, leaving {glue:text}`a07_n_supports` distinct columns here), so we can add $\operatorname{corr}(\boldsymbol H^{\rm mm})$, $\operatorname{corr}(\boldsymbol W^{\rm mm\top})$
 # to Fig. 3 and measure how good the proxy is on real text.
 #
 # **What the `cpu` profile reduces, and why.** One optimizer step of the 12-layer $d=512$ model on a batch of 512
-# contexts costs about 10 CPU-seconds; the paper's 600 epochs would take weeks on a CPU. More fundamentally,
+# contexts costs seconds of CPU time; the paper's 600 epochs are far beyond the CPU budget of the book. More fundamentally,
 # reaching the entropy bound requires *memorizing* tens of thousands of contexts that occur once or twice, which
 # takes many epochs at any model size. At the `cpu` profile we therefore keep the recipe (BPE-64, context length 6,
-# the heatmap selection) but use the **first 10 stories** (~4,200 distinct contexts, enough to memorize in the
-# budget), a **2-layer transformer with $d=64=V$** (the paper's condition $d\ge V$ still holds), and 1,500
-# steps of AdamW (batches of 512 contexts, lr $3\cdot10^{-3}$ with a cosine decay, no weight decay). With 10 stories the groups of $\ge10$ contexts
-# sharing a support are single-token supports, so the heatmap's blocks are "contexts followed by the same token".
+# the heatmap selection) but use the **first 10 stories** ({glue:text}`a07_m` distinct contexts in this run), a **2-layer transformer with $d=64=V$** (the paper's condition $d\ge V$ still holds), and 1,500
+# steps of AdamW (batches of 512 contexts, lr $3\cdot10^{-3}$ with a cosine decay, no weight decay). The supports of the heatmap groups (groups of $\ge10$
+# contexts sharing a support) have at most {glue:text}`a07_heat_support_max` token(s) in this run (table below).
 # The `paper` profile restores 100 stories, 12 layers, $d=512$ and 600 epochs (for a GPU).
 #
 # **Threads.** The `cpu` profile trains with one torch thread (`num_threads=1`). On a 2-core machine that is
-# otherwise idle, two threads made the largest model here about 1.4$\times$ faster per step, but as soon as
-# anything else runs (another chapter with `make book JOBS=2`, a test) two spinning threads made every step 5-10$\times$
-# slower; one thread per chapter is the robust choice. Set `num_threads=2` (or 0 for torch's default) to change it.
+# otherwise idle, two threads made the largest model here somewhat faster per step, but as soon as
+# anything else runs (another chapter with `make book JOBS=2`, a test) two spinning threads made every step several
+# times slower; one thread per chapter is the robust choice. Set `num_threads=2` (or 0 for torch's default) to change it.
 
 # %%
 PROFILES = {
     "cpu": {"n_stories": 10, "vocab_size": 64, "context_length": 6, "n_layers": 2, "d": 64, "n_heads": 4,
             "multiple_of": 32, "steps": 1500, "batch_size": 512, "lr": 3e-3, "weight_decay": 0.0,
             "schedule": "cosine", "log_steps": 12, "n_heatmap": 100, "per_group": 10, "min_group": 10,
-            "n_curve": 1000, "num_threads": 1, "ce_gap_max": 0.01, "sim_proxy_min": 0.6, "sim_word_min": 0.75,
-            "within_min": 0.4},
+            "n_curve": 1000, "num_threads": 1, "ce_gap_max": 0.01, "sim_margin": 0.1, "chance_draws": 20},
     "paper": {"n_stories": 100, "vocab_size": 64, "context_length": 6, "n_layers": 12, "d": 512, "n_heads": 6,
               "multiple_of": 32, "steps": 42000, "batch_size": 512, "lr": 5e-4, "weight_decay": 1e-6,
               "schedule": "cosine", "log_steps": 40, "n_heatmap": 100, "per_group": 10, "min_group": 10,
-              "n_curve": 1000, "num_threads": 0, "ce_gap_max": 0.05, "sim_proxy_min": 0.6, "sim_word_min": 0.75,
-              "within_min": 0.4},
+              "n_curve": 1000, "num_threads": 0, "ce_gap_max": 0.05, "sim_margin": 0.1,
+              "chance_draws": 20},
 }
 
 # %% tags=["parameters"]
@@ -90,10 +89,9 @@ per_group = None       # most frequent contexts taken per support group (authors
 min_group = None       # minimum number of contexts sharing a support (authors: 10)
 n_curve = None         # first distinct contexts used for the similarity curves (authors: 1000)
 num_threads = None     # torch CPU threads (0 = leave torch's default)
-ce_gap_max = None      # check: final CE - H below this
-sim_proxy_min = None   # check: final sim(H, S~) and sim(H, H^mm) on the heatmap contexts above this
-sim_word_min = None    # check: final sim(W^T, S~^T) above this
-within_min = None      # check: mean within-group minus between-group cosine of H above this
+ce_gap_max = None      # pre-registered rule: final CE - H at most this
+sim_margin = None      # pre-registered rule: every sim / group-contrast claim at least chance + this margin
+chance_draws = None    # random matrices per chance level
 
 # %%
 # %matplotlib inline
@@ -103,8 +101,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
+from IPython.display import display
 
 from ntputils import plots
+from ntputils.analysis.baselines import similarity_with_chance
 from ntputils.analysis.convergence import fig6_series, word_order
 from ntputils.analysis.metrics import group_contrast, normalized_distance, sim
 from ntputils.analysis.network_runs import (
@@ -115,7 +115,16 @@ from ntputils.analysis.network_runs import (
 )
 from ntputils.data.corpora import tinystories_bpe64
 from ntputils.geometry import nuclear_norm
-from ntputils.runtime import check, setup_chapter
+from ntputils.runtime import (
+    above_chance,
+    at_least,
+    at_most,
+    check,
+    compare,
+    preregister,
+    record,
+    setup_chapter,
+)
 
 cfg = setup_chapter(PROFILES, globals(), torch_threads="num_threads")  # 0: torch's default
 print(f"torch threads: {torch.get_num_threads()}")
@@ -134,6 +143,12 @@ print(f"distinct support sets: {n_supports:,}; contexts with support size 1 / 2 
       f"{(sizes == 1).mean():.1%} / {(sizes == 2).mean():.1%} / {(sizes > 2).mean():.1%}; "
       f"tokens never seen as next token: {never_next}")
 print("vocabulary ('#' = leading space):", " ".join(stories.token_strings))
+occurrences = np.asarray(data.counts.sum(axis=0)).ravel()
+record("a07_m", data.m)
+record("a07_V", data.V)
+record("a07_n_supports", n_supports)
+record("a07_once_share", float((occurrences == 1).mean()))
+record("a07_never_next", len(never_next))
 
 # %%
 sel = support_group_selection(data, n_contexts=cfg.n_heatmap, per_group=cfg.per_group, min_group=cfg.min_group)
@@ -146,6 +161,7 @@ groups_table = pd.DataFrame([
      "examples": " | ".join(context_label[j] for j in cols[:3])}
     for g in range(sel.n_groups) for cols in [sel.columns[sel.group == g]]
 ]).set_index("group")
+record("a07_heat_support_max", int(S_dense[:, sel.columns].sum(axis=0).max()))
 groups_table
 
 # %% [markdown]
@@ -155,6 +171,21 @@ groups_table
 # $\boldsymbol W^{\rm mm}=\boldsymbol U\boldsymbol\Sigma^{1/2}$, $\boldsymbol H^{\rm mm}=\boldsymbol\Sigma^{1/2}\boldsymbol V^\top$,
 # and the distance of its direction to the proxy $\widetilde{\boldsymbol S}$ (paper A reports 0.163 on its
 # Simplified TinyStories).
+#
+# **Pre-registered (A: proxy).** The paper uses $\widetilde{\boldsymbol S}$ as a stand-in for the theory; the claim
+# that the proxy's geometry resembles the theory's gets the chance rule of every similarity claim in this chapter:
+# $\operatorname{sim}(\boldsymbol H^{\rm mm},\widetilde{\boldsymbol S})$ on the heatmap contexts, and
+# $\operatorname{sim}(\boldsymbol W^{\rm mm\top},\widetilde{\boldsymbol S}^\top)$ on the tokens that occur as a next
+# token (non-zero rows of $\boldsymbol S$), each at least the chance level (mean over `chance_draws` random Gaussian
+# matrices of the same shape) plus `sim_margin` $=0.1$; the same for the off-diagonal values against their own
+# chance level.
+
+# %%
+occ = np.flatnonzero(np.asarray(data.counts.sum(axis=1)).ravel() > 0)  # tokens that occur as a next token
+preregister({
+    f"proxy_{w}_{part}": (f"theory vs proxy: sim({w}){' off-diagonal' if part == 'offdiag' else ''}",
+                          above_chance(cfg.sim_margin), "A:proxy")
+    for w in ("H^mm heatmap, S~", "W^mm^T, S~^T occurring tokens") for part in ("all", "offdiag")})
 
 # %%
 t0, c0 = time.perf_counter(), time.process_time()
@@ -173,7 +204,36 @@ proxy_quality = {
 print(f"L^mm of the {data.V} x {data.m:,} support matrix: solver {lmm['solver']}, "
       f"{lmm['seconds']:.1f} s solve{' (read from the cache now)' if lmm['cached'] else ''}; "
       f"this cell {ref_seconds[0]:.1f} s wall / {ref_seconds[1]:.1f} s CPU")
-pd.Series(proxy_quality, name="value").to_frame().style.format("{:.4g}")
+record("a07_lmm_seconds", float(lmm["seconds"]))
+record("a07_proxy_distance", float(proxy_quality["|| L^mm/|L^mm| - S~/|S~| ||_F"]), paper=0.163)
+display(pd.Series(proxy_quality, name="value").to_frame().style.format("{:.4g}"))
+
+
+def chance_row(label: str, rep, outcomes: tuple[str, str] | None = None) -> dict:
+    """One row of a similarity table: value, off-diagonal, chance levels (mean ± std), outcomes."""
+    row = {"claim": label, "value": rep.value, "chance": f"{rep.random_mean:.3f} ± {rep.random_std:.3f}",
+           "off-diagonal": rep.offdiagonal,
+           "off-diag. chance": f"{rep.random_offdiagonal_mean:.3f} ± {rep.random_offdiagonal_std:.3f}",
+           "shuffled": f"{rep.shuffled_mean:.3f} ± {rep.shuffled_std:.3f}"}
+    if outcomes is not None:
+        row["value vs chance + margin"], row["off-diag. vs chance + margin"] = outcomes
+    return row
+
+
+def judge(key: str, rep, **kw) -> tuple[str, str]:
+    """compare() the value and the off-diagonal value of a pre-registered sim claim with their chance levels."""
+    return (compare(f"{key}_all", rep.value, chance=rep.random_mean, **kw),
+            compare(f"{key}_offdiag", rep.offdiagonal, chance=rep.random_offdiagonal_mean, **kw))
+
+
+proxy_reps = {
+    "H^mm heatmap, S~": similarity_with_chance(ref.H_mm[:, sel.columns], ref.S_tilde[:, sel.columns],
+                                               draws=cfg.chance_draws, seed=cfg.seed),
+    "W^mm^T, S~^T occurring tokens": similarity_with_chance(ref.W_mm[occ].T, ref.S_tilde[occ].T,
+                                                            draws=cfg.chance_draws, seed=cfg.seed),
+}
+proxy_rows = [chance_row(f"sim({w})", r_, judge(f"proxy_{w}", r_)) for w, r_ in proxy_reps.items()]
+pd.DataFrame(proxy_rows).set_index("claim").style.format("{:.3f}", subset=["value", "off-diagonal"])
 
 # %% [markdown]
 # ## Training the transformer
@@ -275,57 +335,96 @@ measured.style.format("{:.3f}", na_rep="-")
 # matching $\operatorname{corr}(\widetilde{\boldsymbol S})$, and $\operatorname{corr}(\boldsymbol W^\top)$ resembling
 # $\operatorname{corr}(\widetilde{\boldsymbol S}^\top)$).
 #
-# ## Checks
+# ## Checks and pre-registered claims
 #
-# 1. (beyond the paper) $\boldsymbol L^{\rm mm}$ of the full support matrix is computed with a certified relative
-#    duality gap below $10^{-5}$ and feasible to $10^{-6}$;
-# 2. the NTP loss approaches the entropy bound: final $\mathrm{CE}-\mathcal H$ below the profile's threshold
-#    (cpu: 0.01, i.e. the 10 stories are memorized);
-# 3. (Fig. 3, top) subspace collapse: context embeddings with the same support are more aligned than those with
-#    different supports by at least the profile's margin (cpu: 0.4), and the similarity of $\operatorname{corr}(\boldsymbol H)$
-#    to the proxy and to the theory on the heatmap contexts exceeds the threshold (cpu: 0.6) and rose during training;
-# 4. (Fig. 3, bottom) the word geometry resembles the proxy's: $\operatorname{sim}(\boldsymbol W^\top,\widetilde{\boldsymbol S}^\top)$
-#    above the threshold (cpu: 0.75).
+# Mathematical facts (their failure fails the build): $\boldsymbol L^{\rm mm}$ of the full support matrix is computed
+# with a certified relative duality gap below $10^{-5}$ and feasible to $10^{-6}$.
 #
-# The thresholds are below the values of paper A's Fig. 6 on the small datasets (chapter a06: 0.9-0.99): on real
-# text most contexts are seen once, and after memorizing them the embeddings move toward the max-margin geometry
-# only slowly (the implicit bias acts on a logarithmic time scale).
+# Empirical claims, with rules fixed here before the numbers below are computed (a miss is shown as a deviation):
+#
+# 1. (Fig. 3, trained to convergence) the NTP loss approaches the entropy bound: final $\mathrm{CE}-\mathcal H\le$
+#    `ce_gap_max` (cpu: 0.01, i.e. the stories are memorized).
+# 2. (Fig. 3, top; subspace collapse) context embeddings with the same support are more aligned than those with
+#    different supports: within-group minus between-group mean cosine of $\boldsymbol H$ on the heatmap contexts
+#    $\ge$ chance $+$ `sim_margin` ($=0.1$), the chance level being the same contrast for random Gaussian matrices of
+#    the shape of $\boldsymbol H$ (mean over `chance_draws` draws).
+# 3. (Fig. 3, top) $\operatorname{sim}(\boldsymbol H,\widetilde{\boldsymbol S})$ and (beyond the paper)
+#    $\operatorname{sim}(\boldsymbol H,\boldsymbol H^{\rm mm})$, on the heatmap contexts and on the first `n_curve`
+#    contexts: value $\ge$ chance $+\,0.1$ and off-diagonal value $\ge$ off-diagonal chance $+\,0.1$ (chance: random
+#    Gaussian matrices of the same shape; $\operatorname{sim}$ includes the diagonals, which every matrix matches).
+# 4. (SSIM curves) $\operatorname{sim}(\boldsymbol H_k,\widetilde{\boldsymbol S})$ on the heatmap contexts rose during
+#    training by at least the same margin 0.1.
+# 5. (Fig. 3, bottom) the word geometry resembles the proxy's, $\operatorname{sim}(\boldsymbol W^\top,\widetilde{\boldsymbol S}^\top)$
+#    $\ge$ chance $+\,0.1$ (value and off-diagonal), judged on the tokens that occur as a next token (non-zero rows of
+#    $\boldsymbol S$; {glue:text}`a07_never_next` tokens never do, and their rows of $\widetilde{\boldsymbol S}$ are all
+#    equal, so they agree with any embedding that puts them together). The value over all $V$ tokens is shown too.
 
 # %%
 check("L^mm of the full support matrix: certified relative gap <= 1e-5", lmm["rel_gap"] <= 1e-5,
-      measured=lmm["rel_gap"], paper="'computationally expensive' (not computed)", tol=1e-5)
+      measured=lmm["rel_gap"], paper="'computationally expensive' (not computed)", tol=1e-5, item="A:proxy")
 check("L^mm feasible (max margin-constraint violation <= 1e-6)", lmm["max_violation"] <= 1e-6,
-      measured=lmm["max_violation"], tol=1e-6)
+      measured=lmm["max_violation"], tol=1e-6, item="A:proxy")
+sim_keys = {"H_proxy_heat": "sim(H, S~) heatmap contexts", "H_mm_heat": "sim(H, H^mm) heatmap contexts",
+            "H_proxy_first": f"sim(H, S~) first {first.size} contexts",
+            "H_mm_first": f"sim(H, H^mm) first {first.size} contexts",
+            "W_proxy_occ": "sim(W^T, S~^T) occurring tokens", "W_proxy_all": "sim(W^T, S~^T) all tokens"}
+claims = {"ce": ("final CE - H approaches 0", at_most(cfg.ce_gap_max, "trained to convergence"), "A:Fig 3"),
+          "contrast": ("within- minus between-group cos(H) on the heatmap (subspace collapse)",
+                       above_chance(cfg.sim_margin), "A:Fig 3"),
+          "rise": ("sim(H, S~) on the heatmap contexts rose during training",
+                   at_least(cfg.sim_margin, "rises (SSIM curves)"), "A:Fig 3")}
+for key, label in sim_keys.items():
+    for part in ("all", "offdiag"):
+        claims[f"{key}_{part}"] = (f"{label}{' off-diagonal' if part == 'offdiag' else ''} high (Fig. 3)",
+                                   above_chance(cfg.sim_margin), "A:Fig 3")
+preregister(claims)
+
+# %%
 ce_gap = hist.scalars["ce_minus_H"][-1]
-check(f"final CE - H below {cfg.ce_gap_max:g}", ce_gap < cfg.ce_gap_max, measured=ce_gap,
-      paper="trained to convergence (600 epochs)", tol=cfg.ce_gap_max)
-check(f"within-group minus between-group cos(H) >= {cfg.within_min:g} (subspace collapse)",
-      within - between >= cfg.within_min, measured=within - between,
-      paper=f"proxy: {within_px - between_px:.3f}", tol=cfg.within_min)
-check(f"sim(H, S~) on the heatmap contexts >= {cfg.sim_proxy_min:g}", heat.sim_H_proxy[-1] >= cfg.sim_proxy_min,
-      measured=heat.sim_H_proxy[-1], paper="block structure matches (visual)", tol=cfg.sim_proxy_min)
-check(f"sim(H, H^mm) on the heatmap contexts >= {cfg.sim_proxy_min:g} (beyond the paper)",
-      heat.sim_H_mm[-1] >= cfg.sim_proxy_min, measured=heat.sim_H_mm[-1], paper="not computed",
-      tol=cfg.sim_proxy_min)
-check("sim(H, S~) on the heatmap contexts rose during training", heat.sim_H_proxy[-1] > heat.sim_H_proxy[0] + 0.1,
-      measured=f"{heat.sim_H_proxy[0]:.3f} -> {heat.sim_H_proxy[-1]:.3f}", paper="rises (SSIM curves)", tol="+0.1")
-check(f"sim(W^T, S~^T) >= {cfg.sim_word_min:g}", heat.sim_W_proxy[-1] >= cfg.sim_word_min,
-      measured=heat.sim_W_proxy[-1], paper="resembles the proxy (visual)", tol=cfg.sim_word_min)
+compare("ce", ce_gap, paper="trained to convergence (600 epochs)")
+rng = np.random.default_rng(cfg.seed)
+contrast_chance = np.array([np.subtract(*group_contrast(rng.standard_normal(sub.H[-1].shape), sel.group))
+                            for _ in range(cfg.chance_draws)])
+compare("contrast", within - between, chance=contrast_chance.mean(), paper=f"proxy: {within_px - between_px:.3f}")
+print(f"within - between: TF {within - between:.3f}, random {contrast_chance.mean():.3f} ± "
+      f"{contrast_chance.std(ddof=1):.3f}, proxy {within_px - between_px:.3f}, theory {within_mm - between_mm:.3f}")
+compare("rise", heat.sim_H_proxy[-1] - heat.sim_H_proxy[0], paper="rises (SSIM curves)",
+        note=f"{heat.sim_H_proxy[0]:.3f} -> {heat.sim_H_proxy[-1]:.3f}")
+sub_first = history_subset(hist, first)
+pairs = {"H_proxy_heat": (sub.H[-1], ref.S_tilde[:, sel.columns]), "H_mm_heat": (sub.H[-1], ref.H_mm[:, sel.columns]),
+         "H_proxy_first": (sub_first.H[-1], ref.S_tilde[:, first]),
+         "H_mm_first": (sub_first.H[-1], ref.H_mm[:, first]),
+         "W_proxy_occ": (hist.W[-1][occ].T, ref.S_tilde[occ].T), "W_proxy_all": (hist.W[-1].T, ref.S_tilde.T)}
+sim_rows = []
+for key, (A, B) in pairs.items():
+    r_ = similarity_with_chance(A, B, draws=cfg.chance_draws, seed=cfg.seed)
+    sim_rows.append(chance_row(sim_keys[key], r_, judge(key, r_, paper="visual resemblance (Fig. 3)")))
+    record(f"a07_{key}", r_.value)
+    record(f"a07_{key}_offdiag", r_.offdiagonal)
+pd.DataFrame(sim_rows).set_index("claim").style.format("{:.3f}", subset=["value", "off-diagonal"])
+
+# %% [markdown]
+# On the tokens that occur as a next token, the word-geometry value with diagonals
+# ({glue:text}`a07_W_proxy_occ:.3f`) is to be read against its random chance level in the table: with few words the
+# diagonal of $V\times V$ correlation matrices weighs heavily, and a random matrix of that shape already scores high.
+# The off-diagonal value ({glue:text}`a07_W_proxy_occ_offdiag:.3f`) is the part that carries the resemblance of
+# Fig. 3 (bottom); the value over all tokens ({glue:text}`a07_W_proxy_all:.3f`) is inflated by the tokens that never
+# occur as a next token, whose proxy rows coincide.
 
 # %% [markdown]
 # ## Measured results at the paper profile
 #
 # **Not run yet: no GPU was available in this session.** The `paper` profile (100 stories, 12 layers, $d=512$,
-# 42,000 steps of 512 contexts = 600 epochs over the ~36,000 distinct contexts, lr $5\cdot10^{-4}$ with a cosine
-# decay standing in for the authors' exponential decay of unknown rate) needs a GPU (about 10 s per step on a
-# CPU core). Run it with
+# 42,000 steps of 512 contexts, which the authors' 600 epochs amount to if 100 stories give about 36,000 distinct
+# contexts (not computed here), lr $5\cdot10^{-4}$ with a cosine decay standing in for the authors' exponential
+# decay of unknown rate) needs a GPU. Run it with
 #
 # ```bash
 # python -m ntputils.book build --profile paper --only a07
 # ```
 #
 # (`device="auto"` picks CUDA; the run is checkpointed every 10 % under `.cache/runs/` and resumes after an
-# interruption). Its thresholds are those of the cpu profile until measured; fill in:
+# interruption). Its rules are the pre-registered ones above (chance levels are measured with the run); fill in:
 #
 # | paper profile | CE − H | sim(H, S~) heatmap | sim(H, H^mm) heatmap | sim(W^T, S~^T) | within − between |
 # |---|---|---|---|---|---|
@@ -334,8 +433,9 @@ check(f"sim(W^T, S~^T) >= {cfg.sim_word_min:g}", heat.sim_W_proxy[-1] >= cfg.sim
 # ## What differs from the paper and why
 #
 # * **cpu profile: 10 stories, 2 layers, $d=64$, 1,500 steps** instead of 100 stories, 12 layers, $d=512$, 600
-#   epochs — the CPU budget (see the introduction). The heatmap groups are then single-token supports; with 100
-#   stories they are pairs of tokens (e.g. `ed`/`in` after "play").
+#   epochs — the CPU budget (see the introduction). The heatmap groups' supports then have at most
+#   {glue:text}`a07_heat_support_max` token(s) (the groups table); with 100 stories they may be larger (not computed
+#   here).
 # * **Tokenizer.** A character-level BPE of 64 tokens trained on the lower-cased first 2,000 stories
 #   (`ntputils.data.corpora.tinystories_bpe64`) instead of the authors' sentencepiece BPE (case kept, byte
 #   fallback): same vocabulary size, different merges.
@@ -346,7 +446,9 @@ check(f"sim(W^T, S~^T) >= {cfg.sim_word_min:g}", heat.sim_W_proxy[-1] >= cfg.sim
 # * **Metric.** The authors' Fig.-3 heatmap code plots the Gram matrices $\boldsymbol H^\top\boldsymbol H$ and
 #   $\boldsymbol S^\top\boldsymbol S$; we plot cosine similarities and the centered proxy, as the paper's text and Fig. 1 do.
 # * **Theory column.** Added: the paper calls $\boldsymbol H^{\rm mm}$ too expensive; the fast solver makes it
-#   cheap, and it is close to the proxy on these contexts (table above).
+#   cheap. On this run the direction of $\boldsymbol L^{\rm mm}$ is at normalized distance
+#   {glue:text}`a07_proxy_distance:.3g` from the proxy's (0 = the same direction; paper A: 0.163 on its Simplified
+#   TinyStories), so the theory and proxy columns can be compared directly in the tables above.
 
 # %%
 cpu_total = cfg.cpu_elapsed()

@@ -90,7 +90,7 @@ from ntputils.plots.concepts import (
     organism_orthants_figure,
     organism_svd_figure,
 )
-from ntputils.runtime import check, setup_chapter
+from ntputils.runtime import at_least, at_most, check, compare, preregister, record, setup_chapter
 from ntputils.training.ufm import train
 
 # one torch thread: 16 x 17 matrices: thread start-up costs more than it saves
@@ -205,6 +205,32 @@ print(f"|| L^mm/||L^mm|| - S~/||S~|| ||_F = {lmm_gap:.2e}")
 # together on the top-3 principal components of the joint point cloud. Colors: mammals blue, other
 # animals green (and their attributes likewise), trees red, flowers and other plants orange/red.
 
+# **Pre-registered rules for the trained embeddings** (fixed here, before training). Figs. 2A and 10 are
+# qualitative; we read them as statements about every word and context, so the rule is "all of them":
+#
+# * Fig. 2A: the fraction of words and contexts on the correct side of PC 1 (animal vs plant) is 1 (chance: 1/2
+#   per item);
+# * Fig. 10 axis 1 (animal +, plant −) and axis 2 (mammal +, other animals −, and the four named items): the
+#   fraction of items with the caption's sign is 1 (chance: 1/2 per item);
+# * Fig. 10 "the concept representations coincide": $\cos(\boldsymbol u^{\rm d}_k,\boldsymbol v^{\rm d}_k)\ge0.9$
+#   for $k=1,2$ (our reading of "coincide"); chance is the cosine of two random directions in
+#   $\mathbb R^d$ (mean $0$, standard deviation $1/\sqrt d$), shown beside the off-diagonal
+#   $\max_{k\ne l}|\cos(\boldsymbol u^{\rm d}_k,\boldsymbol v^{\rm d}_l)|$;
+# * the training itself: CE − H at the end at most $1\%$ of $\mathcal H$ (the run has reached the entropy).
+
+# %%
+preregister({
+    "b01_ce_gap": ("NTP-UFM (CE, d > V) reaches the entropy: (CE − H) / H", at_most(0.01, "1% of H"), "B:Fig 2"),
+    "b01_pc1": ("Fig. 2A: fraction of words and contexts on the correct side of PC 1", at_least(1.0, "all"),
+                "B:Fig 2"),
+    "b01_cos": ("Fig. 10: u^d_k and v^d_k coincide in direction, min cos over k = 1, 2",
+                at_least(0.9, "our reading of 'coincide'"), "B:Fig 10"),
+    "b01_axis1": ("Fig. 10 axis 1: fraction of words and contexts with sign animal + / plant −",
+                  at_least(1.0, "all"), "B:Fig 10"),
+    "b01_axis2": ("Fig. 10 axis 2: fraction of animal words and named items with sign mammal + / other −",
+                  at_least(1.0, "all"), "B:Fig 10"),
+})
+
 # %%
 hist = train(data, d=cfg.d, loss="ce", steps=cfg.steps, lr=cfg.lr, optimizer="gd", init="normal",
              init_scale=cfg.init_scale, seed=cfg.seed, device=cfg.device, log_steps=40,
@@ -226,6 +252,8 @@ side = np.sign(np.median(pc1_words[is_animal_word]))  # PCA signs are arbitrary:
 pc1_separates = bool(np.all(side * pc1_words[is_animal_word] > 0) and np.all(side * pc1_words[~is_animal_word] < 0)
                      and np.all(side * pc1_ctx[is_animal_ctx] > 0) and np.all(side * pc1_ctx[~is_animal_ctx] < 0))
 print("PC 1 separates animals (words and attributes) from plants:", pc1_separates)
+pc1_frac = float(np.mean(np.r_[side * pc1_words * np.where(is_animal_word, 1, -1) > 0,
+                               side * pc1_ctx * np.where(is_animal_ctx, 1, -1) > 0]))
 
 # %% [markdown]
 # ## Fig. 2B: nested orthants in context-analyzer space, $\mathcal K=\{1,2,4\}$
@@ -300,6 +328,15 @@ limit_err = max(np.abs(u_lim - R_rot * np.sqrt(sigma)).max(), np.abs(v_lim - R_r
 u_d, v_d = concept_representations(W, H, U, Vt)
 cos_uv = cosine_columns(u_d, v_d)
 u_dir = u_d / np.linalg.norm(u_d, axis=0)
+v_dir = v_d / np.linalg.norm(v_d, axis=0)
+cross = np.abs(u_dir[:, :2].T @ v_dir[:, :2])
+cos_off = float(max(cross[0, 1], cross[1, 0]))  # max_{k != l} |cos(u^d_k, v^d_l)|, k, l in {1, 2}
+rand_cos = np.array([cosine_columns(a, b)[0] for a, b in
+                     (np.random.default_rng(cfg.seed + i).standard_normal((2, cfg.d, 1)) for i in range(200))])
+cos_table = pd.DataFrame({"value": [float(cos_uv[:2].min())], "off-diagonal max |cos|": [cos_off],
+                          "chance mean": [float(rand_cos.mean())], "chance std": [float(rand_cos.std())]},
+                         index=["min_k<=2 cos(u^d_k, v^d_k)"]).round(3)
+display(cos_table)
 print(f"limit geometry: max |u^d_k - sqrt(sigma_k) R e_k|, |v^d_k - ...| = {limit_err:.1e}")
 pd.DataFrame({"k": np.arange(1, r + 1), "sigma_k": sigma.round(3), "cos(u^d_k, v^d_k)": cos_uv.round(4),
               "||u^d_k|| / ||v^d_k||": (np.linalg.norm(u_d, axis=0) / np.linalg.norm(v_d, axis=0)).round(3),
@@ -334,6 +371,11 @@ axis2_words_ok = bool(np.all(coord_w[mammal_words, 1] > 0) and np.all(coord_w[is
 axis2_named = {"cat": coord_w[w_idx["cat"], 1], "trout": coord_w[w_idx["trout"], 1],
                "stays warm-blooded": coord_h[a_idx["stays warm-blooded"], 1],
                "has feathers": coord_h[a_idx["has feathers"], 1]}
+axis1_frac = float(np.mean(np.r_[np.sign(coord_w[:, 0]) == np.where(is_animal_word, 1, -1),
+                                 np.sign(coord_h[:, 0]) == np.where(is_animal_ctx, 1, -1)]))
+axis2_frac = float(np.mean(np.r_[coord_w[mammal_words, 1] > 0, coord_w[is_animal_word & ~mammal_words, 1] < 0,
+                                 [axis2_named["cat"] > 0, axis2_named["trout"] < 0,
+                                  axis2_named["stays warm-blooded"] > 0, axis2_named["has feathers"] < 0]]))
 axis2_named_ok = bool(axis2_named["cat"] > 0 > axis2_named["trout"]
                       and axis2_named["stays warm-blooded"] > 0 > axis2_named["has feathers"])
 print({k: round(float(v), 3) for k, v in axis2_named.items()})
@@ -354,30 +396,38 @@ pd.DataFrame({"attribute (context)": attributes, "support class": attr_class,
 # ## Checks
 #
 # Paper numbers: rank$(\widetilde{\boldsymbol S})=6$ (Figs. 1, 2); everything else in these figures is
-# qualitative (signs, clusters, nesting, coincidence of concept representations), so the checks assert the
-# qualitative statements exactly, with the tolerances stated.
+# qualitative. The rank, the sign statements of Fig. 1 and the nesting of Fig. 2B are properties of
+# $\widetilde{\boldsymbol S}$ alone, and our table was *constructed* to have them: they are listed as sanity
+# lines, not as evidence. The mathematical facts ($\boldsymbol L^{\rm mm}=\widetilde{\boldsymbol S}$, eq. 4) are
+# checks; the statements about trained embeddings are judged by the rules pre-registered before training.
 
 # %%
-check("rank(S~) of the organism data", r == 6, measured=r, paper=6, tol="exact")
-check("Fig. 1: every sign statement of the caption holds (our sign rule = the caption's for dims 1-2)",
-      fig1_table["match"].all(), measured=f"{fig1_table['match'].sum()}/{len(fig1_table)}", paper="all")
-check("L^mm = S~ (proxy exact for this data): normalized distance", lmm_gap < 1e-5, measured=lmm_gap,
-      paper="S~ ~ L^mm (proxy)", tol="1e-5")
-check("NTP-UFM (CE, d > V) reaches the entropy: CE - H", ce_gap < 1e-2, measured=ce_gap, paper="-> 0",
-      tol="1e-2")
-check("Fig. 2A: PC 1 separates animal from plant words and contexts", pc1_separates, measured=pc1_separates,
-      paper="animals left, plants right")
-check("Fig. 2B: orthants on K={1,2,4} = animal > mammal > feline attributes (ours [+1],[+1,+1],[+1,+1,-1])",
+check("rank(S~) of the organism data (the table was built to have it)", r == 6, measured=r, paper=6, tol="exact",
+      sanity=True, item="B:Fig 1")
+check("Fig. 1: every sign statement of the caption holds (the table was built to satisfy them)",
+      fig1_table["match"].all(), measured=f"{fig1_table['match'].sum()}/{len(fig1_table)}", paper="all",
+      sanity=True, item="B:Fig 1")
+check("Fig. 2B: orthants on K={1,2,4} = animal > mammal > feline attributes (ours [+1],[+1,+1],[+1,+1,-1]; "
+      "the table was built to satisfy it)",
       nesting["= attributes of that class"].all() and all(len(x) > 0 for x in levels),
-      measured=[len(x) for x in levels], paper="nested [-1],[-1,-1],[-1,-1,-1]")
+      measured=[len(x) for x in levels], paper="nested [-1],[-1,-1],[-1,-1,-1]", sanity=True,
+      item=["B:Fig 2", "B:orthant"])
+check("L^mm = S~ (proxy exact for this data): normalized distance", lmm_gap < 1e-5, measured=lmm_gap,
+      paper="S~ ~ L^mm (proxy)", tol="1e-5 (solver precision)", item="B:Fig 1")
 check("App. B eq. 4: u^d_k = v^d_k = sqrt(sigma_k) R e_k for W = U Sigma^1/2 R^T, H = R Sigma^1/2 V^T",
-      limit_err < 1e-10, measured=limit_err, paper="equal", tol="1e-10")
-check("Fig. 10: trained u^d_k and v^d_k coincide in direction for k = 1, 2: min cos",
-      cos_uv[:2].min() > 0.95, measured=cos_uv[:2].min(), paper="coincide", tol="> 0.95")
-check("Fig. 10 axis 1: animals project positively, plants negatively (all words and contexts)",
-      axis1_words_ok and axis1_ctx_ok, measured=axis1_words_ok and axis1_ctx_ok, paper="dog + / apple -")
-check("Fig. 10 axis 2: mammals +, other animals - ('cat', 'stays warm-blooded' + / 'trout', 'has feathers' -)",
-      axis2_words_ok and axis2_named_ok, measured=axis2_words_ok and axis2_named_ok, paper="cat + / trout -")
+      limit_err < 1e-10, measured=limit_err, paper="equal", tol="1e-10", item="B:Fig 10")
+
+record("b01_ce_gap", float(ce_gap))
+record("b01_dir_err", float(normalized_distance(W @ H, S_tilde)))
+record("b01_cos_min", float(cos_uv[:2].min()))
+record("b01_cos_off", cos_off)
+record("b01_cos_chance", float(rand_cos.mean()))
+compare("b01_ce_gap", float(ce_gap / data.entropy), paper="-> 0")
+compare("b01_pc1", pc1_frac, chance=0.5, paper="animals left, plants right")
+compare("b01_cos", float(cos_uv[:2].min()), chance=float(rand_cos.mean()), paper="coincide",
+        note=f"off-diagonal max |cos| = {cos_off:.3f}")
+compare("b01_axis1", axis1_frac, chance=0.5, paper="dog + / apple -")
+compare("b01_axis2", axis2_frac, chance=0.5, paper="cat + / trout -")
 
 # %% [markdown]
 # ## What differs from the paper and why
@@ -392,10 +442,11 @@ check("Fig. 10 axis 2: mammals +, other animals - ('cat', 'stays warm-blooded' +
 #   $[+1]\supset[+1,+1]\supset[+1,+1,-1]$; the sets are the same.
 # * **Training (Figs. 2A, 10) is UNKNOWN in the paper.** We use the NTP-UFM with CE, $d=2V$, plain GD from a
 #   small random initialization. The CE-trained logits converge to the direction of
-#   $\boldsymbol L^{\rm mm}=\widetilde{\boldsymbol S}$ only logarithmically slowly (the printed direction error
-#   stays around 0.37 at the cpu profile and decreases very slowly with more steps), so the concept
-#   representations coincide closely for the dominant concepts (cos $\approx 0.99$ for $k=1,2$) and less for
-#   the weak ones; the table above lists all six. In the limit geometry they coincide exactly.
+#   $\boldsymbol L^{\rm mm}=\widetilde{\boldsymbol S}$ only logarithmically slowly (the direction error at the
+#   end of this run is {glue:text}`b01_dir_err:.2f`), so the concept representations coincide most closely for
+#   the dominant concepts (min cos {glue:text}`b01_cos_min:.3f` for $k=1,2$, against an off-diagonal
+#   {glue:text}`b01_cos_off:.3f` and a chance level of {glue:text}`b01_cos_chance:.3f`) and less for the weak
+#   ones; the table above lists all six. In the limit geometry they coincide exactly.
 # * Fig. 10 uses the plane spanned by $\boldsymbol u^{\rm d}_1,\boldsymbol u^{\rm d}_2$ (resp.
 #   $\boldsymbol v^{\rm d}_1,\boldsymbol v^{\rm d}_2$) instead of the top-2 PCA plane, which in our run hides the second
 #   concept axis (see the note above the figure); the quantitative statements of its caption are checked in

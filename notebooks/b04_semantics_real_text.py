@@ -65,8 +65,8 @@
 
 # **Profiles.** The data sizes ($V=1000$, $m=10^4$) and every figure are the paper's in both profiles;
 # `cpu` draws smaller clouds (240 x 150 px) and uses 1,000 random clusters per size for the baseline,
-# `paper` 400 x 250 px and 5,000. `wikitext_p6_grid=False` skips drawing the 64 clouds of Fig. 25 (about
-# 10 s) if time is short; its purity numbers are computed either way.
+# `paper` 400 x 250 px and 5,000. `wikitext_p6_grid=False` skips drawing the 64 clouds of Fig. 25 (some
+# seconds) if time is short; its purity numbers are computed either way.
 
 # %%
 PROFILES = {
@@ -120,12 +120,90 @@ from ntputils.analysis.purity import (
 from ntputils.data.corpora import paper_b_text
 from ntputils.geometry import concepts
 from ntputils.plots.wordclouds import CloudPanel, CloudRenderer, cluster_panel
-from ntputils.runtime import check, setup_chapter
+from ntputils.runtime import (
+    above_chance,
+    at_least,
+    at_most,
+    check,
+    compare,
+    preregister,
+    record,
+    setup_chapter,
+)
 
 cfg = setup_chapter(PROFILES, globals())
 pd.set_option("display.max_colwidth", 80)
 renderer = CloudRenderer(width=cfg.cloud_px[0], height=cfg.cloud_px[1], max_font_size=cfg.cloud_px[1] // 4, seed=cfg.seed)
 MIN_SIZE = 10  # clusters with fewer members are listed but not tested (a random 5-word set is often "pure")
+
+# %% [markdown]
+# ## Pre-registered rules
+#
+# The paper reads its clouds by eye and gives no numbers, so every empirical claim below gets a rule fixed
+# here, **before** any of the data is built, from the paper's statements or from chance:
+#
+# * **A cluster "is" a class** (Figs. 4, 5: "past-tense verbs", "numbers", ...) when the paper names it after
+#   the class, i.e. when a **majority** of its top-40 words are in the class: purity $\ge 0.5$. The purity of
+#   the same class in random same-size word sets (mean, 95th percentile) is shown next to it as the chance level.
+# * **A single half-dimension "is not interpretable"** (Fig. 14) when no lexical class holds a majority of
+#   its top-40 words: lexical purity $\le 0.5$ (the same criterion, negated).
+# * **Combining dimensions adds purity** (Figs. 4, 14): the mean purity of the tested $p=5$ orthant clusters is
+#   at least the mean purity of the single half-dimensions (the chance level of this claim) **+ 0.1**.
+# * **Grids of interpretable clusters** (Figs. 20-25): a **majority** ($\ge 0.5$) of the tested clusters beat
+#   random (95th percentile of the best excess of same-size random word sets); chance is 0.05 by construction
+#   of the test. The **shuffled-$\boldsymbol U$ control** (ours) must stay at the test's nominal 5% plus a
+#   margin of 0.10: $\le 0.15$.
+# * **Hierarchy** (Fig. 11): at $p=5$ the size-weighted purity of the full orthants exceeds that of random
+#   partitions with the same sizes (chance) by at least **0.1**, and the gap to random at $p=5$ is at least
+#   the gap at $p=1$ (the refinement is more than cutting into smaller pieces).
+# * **Context-word pairs** (Fig. 6): the share of the paired top-40 contexts that end in *to*
+#   (infinitives) or *so/very* (adjectives) is above the **95th percentile** of the same share in random
+#   same-size context sets; the mean density of the matched (diagonal) word x context blocks is above the
+#   **95th percentile** of the same mean when the context configurations are randomly permuted (chance),
+#   the plain off-diagonal mean shown next to it.
+#
+# A claim that fails its rule is reported as a deviation with its numbers; it does not stop the chapter.
+
+# %%
+FIG4_CLAIMS = {"STS": ["Past-tense verb", "Present-tense verb", "Preposition", "Proper names"],
+               "WikiText": ["Month", "Number", "Unit", "Preposition/Conjunction"]}
+FIG5_CLAIMS = {"Fig. 20": ("STS", ["Past-tense verbs", "Proper names"]), "Fig. 21": ("WikiText", ["Numbers", "Conjunctions"])}
+MAJORITY = at_least(0.5, "the paper names the cluster after the class: a majority of its top-40 words")
+claims = {}
+for key, captions in FIG4_CLAIMS.items():
+    for caption in captions:
+        claims[f"fig4 {key} {caption}"] = (f"Fig. 4 {key}: an orthant cluster '{caption}' (purity)", MAJORITY,
+                                           ["B:Fig 4", "B:orthant"])
+for figname, (key, captions) in FIG5_CLAIMS.items():
+    for caption in captions:
+        claims[f"fig5 {key} {caption}"] = (f"Fig. 5 / {figname[5:]} {key}: a k-means cluster '{caption}' (purity)",
+                                           MAJORITY, ["B:Fig 5", f"B:Fig {figname[5:]}", "B:kmeans"])
+for key, k, s in [("STS", 2, +1), ("STS", 6, -1), ("WikiText", 2, -1), ("WikiText", 4, +1)]:
+    claims[f"fig14 {key} {'+' if s > 0 else '-'}u_{k}"] = (
+        f"Fig. 14 {key} {'+' if s > 0 else '-'}u_{k}: single half-dimension not interpretable (lexical purity)",
+        at_most(0.5, "no lexical class holds a majority of its top-40 words"), "B:Fig 14")
+for key in ("STS", "WikiText"):
+    claims[f"fig14 {key} orthants vs singles"] = (
+        f"{key}: p=5 orthant clusters purer than single half-dimensions (mean purity; chance = half-dimensions)",
+        above_chance(0.1), ["B:Fig 14", "B:orthant"])
+    claims[f"fig11 {key} p5 vs random"] = (f"Fig. 11 {key}: p=5 orthants purer than random partitions of the same sizes",
+                                           above_chance(0.1), ["B:Fig 11", "B:orthant"])
+    claims[f"fig11 {key} gap grows"] = (f"Fig. 11 {key}: gap to random at p=5 >= gap at p=1 (chance = gap at p=1)",
+                                        above_chance(0.0), "B:Fig 11")
+for figname, items in [("Fig. 20", ["B:Fig 20", "B:kmeans"]), ("Fig. 21", ["B:Fig 21", "B:kmeans"]),
+                       ("Fig. 22", ["B:Fig 22", "B:orthant"]), ("Fig. 23", ["B:Fig 23", "B:orthant"]),
+                       ("Fig. 24", ["B:Fig 24", "B:orthant"]), ("Fig. 25", ["B:Fig 25", "B:orthant"])]:
+    claims[f"{figname} beat random"] = (f"{figname}: share of tested clusters (>= {MIN_SIZE} words) beating random",
+                                        at_least(0.5, "a majority; chance 0.05"), items)
+    claims[f"{figname} shuffled control"] = (f"{figname} control: shuffled rows of U, share beating random",
+                                             at_most(0.15, "nominal 0.05 + 0.10"), items)
+for cls, endings in [("base-form verb", "to"), ("adjective", "so/very")]:
+    claims[f"fig6 {cls} endings"] = (f"Fig. 6: contexts paired with {cls}s end in {endings} (share; chance = random p95)",
+                                     above_chance(0.0), "B:Fig 6")
+claims["fig6 density"] = ("Fig. 6: matched sign patterns give denser word x context support blocks "
+                          "(diagonal mean; chance = p95 under permuted context configurations)", above_chance(0.0), "B:Fig 6")
+preregister(claims)
+outcomes = []
 
 # %% [markdown]
 # ## The two datasets and their concepts
@@ -204,6 +282,11 @@ for key in DATASETS:
                                 "top words": " ".join(data[key].vocab[i] for i in cl.indices[:10])})
 single_table = pd.DataFrame(single_rows)
 display(single_table)
+fig14_rows = single_table[single_table["in Fig. 14"]]
+record("fig14_lex_max", float(fig14_rows["lexical purity"].max()))
+record("fig14_sts_u6_nospace", float(fig14_rows[(fig14_rows["dataset"] == "STS") & (fig14_rows["half-dim"] == "-u_6")]["purity"].iloc[0]))
+record("fig14_n_beat", int(single_table["beats random"].sum()))
+record("fig14_n_half", len(single_table))
 lines = []
 for key in DATASETS:
     t = single_table[single_table["dataset"] == key]
@@ -216,14 +299,15 @@ for key in DATASETS:
 display(Markdown("\n".join(lines)))
 
 # %% [markdown]
-# **What we see.** Three of the four half-dimensions named by the paper are mixtures in our data too
-# (pronouns, names, determiners, single capitals; purity at most about 1/3). The fourth, $-\boldsymbol u_6$
-# of STS, is almost only tokens **without a leading space**: words that open a line or follow a quote
-# (*The, But, Lily, Tom, Yes*). That is a formatting feature of the text, not a semantic class, so it agrees
-# with the paper's reading, but it is not random, and a lexical class does not describe it (lexical purity
-# in the table). Single half-dimensions are not uninformative in general: most are enriched in some class
-# beyond chance, a few are fairly pure (e.g. $+\boldsymbol u_5$ of STS, base-form verbs). What the orthants
-# add is purity: compare the mean purity here with the orthant summary below (and the checks at the end).
+# **What we see.** The four half-dimensions named by the paper have no lexical majority class in our data
+# either (lexical purity at most {glue:text}`fig14_lex_max:.2f`; pronouns, names, determiners, single capitals
+# mixed). One of them, $-\boldsymbol u_6$ of STS, is mostly tokens **without a leading space** (purity
+# {glue:text}`fig14_sts_u6_nospace:.2f` for that tokenizer class): words that open a line or follow a quote
+# (*The, But, Lily, Tom*). That is a formatting feature of the text, not a semantic class, so it agrees with
+# the paper's reading, but it is not random. Single half-dimensions are not uninformative in general:
+# {glue:text}`fig14_n_beat` of {glue:text}`fig14_n_half` beat random word sets, and some are fairly pure (e.g.
+# $+\boldsymbol u_5$ of STS, base-form verbs; see the table). Whether the orthants add purity on average is a
+# pre-registered claim judged at the end.
 #
 # ## Figs. 22-25: all orthants of the top $p$ concepts
 #
@@ -281,15 +365,22 @@ for figname in ("Fig. 24", "Fig. 25"):
     display(grid_tables[figname].round(3))
 
 # %%
+grid_shuffled = [r["shuffled U: beat random"] for r in summary_rows]
+record("grid_shuffled_min", float(min(grid_shuffled)))
+record("grid_shuffled_max", float(max(grid_shuffled)))
+record("grid_beat_min", float(min(r["beat random"] for r in summary_rows)))
+record("grid_beat_max", float(max(r["beat random"] for r in summary_rows)))
 pd.DataFrame(summary_rows).set_index("figure").round(3)
 
 # %% [markdown]
 # **What we see.** In STS the orthants of the top 4-5 concepts are mostly grammatical classes: past-tense
 # verbs, base-form verbs, person names, nouns, adjectives, pronouns/determiners and sentence-initial
 # tokens. In WikiText the same happens with a noisier vocabulary: prepositions, determiners, past-tense
-# verbs, numbers, months, plus clusters of BPE pieces. Most orthants with at least 10 members beat random
-# clusters; after shuffling the rows of $\boldsymbol U$ the fraction drops to about the 5% expected by
-# chance. Many configurations of $p=5,6$ are empty or tiny (a few words), as the paper's grids also show.
+# verbs, numbers, months, plus clusters of BPE pieces. Between {glue:text}`grid_beat_min:.0%` and
+# {glue:text}`grid_beat_max:.0%` of the orthants with at least 10 members beat random clusters (per grid in
+# the table); after shuffling the rows of $\boldsymbol U$ the fraction is {glue:text}`grid_shuffled_min:.0%` to
+# {glue:text}`grid_shuffled_max:.0%`, against the 5% that the 95th-percentile test lets through by chance.
+# Many configurations of $p=5,6$ are empty or tiny (a few words), as the paper's grids also show.
 #
 # ## Fig. 11: the hierarchy from $p=1$ to $p=5$
 #
@@ -352,17 +443,23 @@ all_orthants = {(p, C): cl.indices for p in range(1, 8) for C, cl in orthant_clu
 print(f"-ing forms (the paper's aspect split): best orthant on K={{1..{p_ing}}}, C={sign_string(C_ing)}: purity "
       f"{ing.purity:.2f} (base rate {ing.base_rate:.3f}); members: "
       + " ".join(data["STS"].vocab[i] for i in all_orthants[(p_ing, C_ing)][:12]))
+record("ing_n_forms", int(labels["STS"].member[:, labels["STS"].index("-ing verb")].sum()))
+record("ing_best_p", int(p_ing))
+record("ing_best_purity", float(ing.purity))
 
 # %% [markdown]
 # **What we see.** The tree refines: the gap to random word sets of the same sizes grows with $p$ in both
-# datasets (with small dips, e.g. STS at $p=3$), much more steeply for WikiText, whose first dimension
+# datasets from $p=1$ to $p=5$ (STS {glue:text}`fig11_STS_gap_p1:.2f` $\to$ {glue:text}`fig11_STS_gap_p5:.2f`,
+# WikiText {glue:text}`fig11_WikiText_gap_p1:.2f` $\to$ {glue:text}`fig11_WikiText_gap_p5:.2f`; not
+# necessarily monotonically in between, see the table), more steeply for WikiText, whose first dimension
 # mostly separates BPE pieces from whole words. Our verb branch is not split at the same dimensions as the paper's (our dimension 1 already
 # separates mostly verbs, and the past/present split appears at dimension 5: a base-form cluster *play,
 # put, have, go, make* next to a past-tense cluster *said, ran, took, decided*): our corpus (5,042
 # stories, a locally trained BPE) gives different singular vectors, and their order and signs are not
 # comparable one to one. The *kind* of hierarchy, verbs first and tense later, is the paper's. The aspect
-# split (present vs. *-ing*) is weak here: only 26 *-ing* forms are among our 1,000 tokens, and the best
-# *-ing* orthant (printed above) needs $p=7$ and is about half *-ing* forms.
+# split (present vs. *-ing*) is weak here: only {glue:text}`ing_n_forms` *-ing* forms are among our 1,000
+# tokens, and the best *-ing* orthant (printed above) needs $p=$ {glue:text}`ing_best_p` and has *-ing* purity
+# {glue:text}`ing_best_purity:.2f`.
 #
 # ## Fig. 4: configurations that carry semantics
 #
@@ -374,7 +471,7 @@ print(f"-ing forms (the paper's aspect split): best orthant on K={{1..{p_ing}}},
 # purity for that class among **all** configurations with $p=5,6,7$. Lexicon classes used for the paper's
 # names: "present-tense verb" $\to$ `base-form verb` (VB/VBP: *play, go* after *to* or a subject; third-person
 # *-s* forms are rare in TinyStories), "preposition" $\to$ `preposition/conjunction`, "proper names" $\to$
-# `person name`. Because this picks the best of about 220 clusters, the fair comparison with chance is the
+# `person name`. Because this picks the best of up to $2^5+2^6+2^7=224$ configurations, the fair comparison with chance is the
 # grid summary above; the random columns here only calibrate the purity of one class.
 
 # %%
@@ -407,8 +504,9 @@ fig4_table.round(3)
 # %% [markdown]
 # **What we see.** Past-tense verbs, present (base-form) verbs, prepositions and person names in STS, and
 # prepositions/conjunctions, numbers and months in WikiText come out as clusters far purer than random word
-# sets; the month cluster shares its orthant with a few other tokens (*them, England, 26*). **Units are not
-# reproduced**: our best "unit" cluster mixes time nouns (*century, years, days*) with other plural nouns.
+# sets of the same size (columns "random mean" and "random p95"); the month cluster shares its orthant with
+# other tokens (*them, England*, day numbers). Our best "unit" cluster mixes time nouns (*century, years,
+# days*) with other nouns: **units are not reproduced** (claims table at the end).
 #
 # ## Figs. 5, 20, 21: k-means on the top-$p$ analyzer coordinates
 #
@@ -484,8 +582,8 @@ fig5_table.round(3)
 
 # %% [markdown]
 # **What we see.** As in the paper, k-means recovers past-tense verbs and names in STS and numbers and
-# prepositions/conjunctions in WikiText. In WikiText it also separates a cluster of years (*2004-2013*) and
-# a cluster of months that the orthants of $p=5,6$ split or mix. The agreement with the orthant partition
+# prepositions/conjunctions in WikiText. In the WikiText grid (collapsed table above) k-means also forms
+# clusters of years and of months. The agreement with the orthant partition
 # of the same $p$ (adjusted Rand index, ARI, in the summary table below) is partial.
 #
 # ## Fig. 6: context and word clusters with the same sign pattern
@@ -508,6 +606,8 @@ S_sts = data["STS"].S
 density = {C: block_support_density(S_sts, mc.words.indices, mc.contexts.indices) for C, mc in matched.items()}
 fig6_rows, panels = [], []
 ENDINGS = {"base-form verb": ("#to",), "adjective": ("#so", "#very")}
+last_all = np.array([data["STS"].context_vocab[c[-1]] for c in data["STS"].contexts])
+rng6 = np.random.default_rng(cfg.seed)
 for cls, endings in ENDINGS.items():
     fitting = [C for C, mc in matched.items() if cluster_purity(mc.words.indices, labels["STS"]).best_class == cls]
     if not fitting:
@@ -518,9 +618,14 @@ for cls, endings in ENDINGS.items():
     pur = cluster_purity(mc.words.indices, labels["STS"], cls)
     last = [data["STS"].context_vocab[data["STS"].contexts[j][-1]] for j in mc.contexts.indices]
     ending_share = float(np.mean([t in endings for t in last]))
+    ends_all = np.isin(last_all, endings)
+    random_share = np.array([ends_all[rng6.choice(data["STS"].m, len(last), replace=False)].mean()
+                             for _ in range(cfg.n_draws)])
     fig6_rows.append({"class": cls, "C on K={1..5}": sign_string(C), "words": len(mc.words.indices),
                       "contexts": len(mc.contexts.indices), "word purity": pur.purity,
                       "endings": "/".join(endings), "share of contexts ending so": ending_share,
+                      "share among all contexts": float(ends_all.mean()),
+                      "random p95 share": float(np.percentile(random_share, 95)),
                       "block density": density[C],
                       "top contexts": " | ".join(ctx_names["STS"][j] for j in mc.contexts.indices[:8]),
                       "top words": " ".join(data["STS"].vocab[i] for i in mc.words.indices[:8])})
@@ -532,6 +637,10 @@ renderer.grid(panels, ncols=4, cell=(4.2, 2.8), fontsize=10,
               title="Fig. 6 (ours): context cluster | word cluster with the same signs on K={1..5}, STS")
 plt.show()
 fig6_table = pd.DataFrame(fig6_rows)
+for r, name in zip(fig6_rows, ("fig6_to", "fig6_sovery"), strict=True):
+    record(f"{name}_share", r["share of contexts ending so"])
+    record(f"{name}_base", r["share among all contexts"])
+    record(f"{name}_p95", r["random p95 share"])
 fig6_table.round(3)
 
 # %%
@@ -541,6 +650,12 @@ ctx_orth = orthant_clusters(Vt["STS"].T, range(5), top=cfg.top)
 D = np.array([[block_support_density(S_sts, word_orth[a].indices, ctx_orth[b].indices) for b in configs] for a in configs])
 overall_density = float(S_sts.sum()) / (data["STS"].V * data["STS"].m)
 diag, off = D.diagonal().mean(), D[~np.eye(len(configs), dtype=bool)].mean()
+perm_diag = np.array([D[np.arange(len(configs)), rng6.permutation(len(configs))].mean() for _ in range(cfg.n_draws)])
+density_p95 = float(np.percentile(perm_diag, 95))
+record("fig6_diag_density", float(diag))
+record("fig6_off_density", float(off))
+record("fig6_density_ratio", float(diag / off))
+record("fig6_perm_p95", density_p95)
 fig, ax = plt.subplots(figsize=(7.5, 6.5), layout="constrained")
 im = ax.imshow(D, cmap="viridis", vmin=0, vmax=1)
 ax.set_xticks(range(len(configs)), [sign_string(C) for C in configs], rotation=90, fontsize=7)
@@ -551,12 +666,23 @@ ax.set_title(f"Support density of word x context blocks, STS, K={{1..5}}\n"
              f"diagonal mean {diag:.3f}, off-diagonal {off:.3f}, all of S {overall_density:.4f}")
 fig.colorbar(im, ax=ax, label="fraction of (word, context) pairs observed")
 plt.show()
+pd.DataFrame({"value": [diag, off, perm_diag.mean(), perm_diag.std(), density_p95, overall_density]},
+             index=["diagonal mean (matched configurations)", "off-diagonal mean (mismatched)",
+                    "chance: permuted configurations, mean", "chance: permuted, std", "chance: permuted, p95",
+                    "density of all of S"]).round(4)
 
 # %% [markdown]
-# **What we see.** The infinitive pair is the paper's: contexts *wanted to, decided to, liked to, loved to,
-# tried to, had to, have to, let's* with words *play, put, have, go, make, take*. The adjective pair is the
-# paper's too: *was so, were very, He was very, felt so* with *sad, good, fun, proud, curious*. Matching
-# sign patterns make a block several times denser than mismatched ones.
+# **What we see.** The adjective pair is the paper's: its top contexts are *was so, were so, were very, He
+# was very* and {glue:text}`fig6_sovery_share:.0%` of its 40 contexts end in *so/very* (all contexts:
+# {glue:text}`fig6_sovery_base:.1%`; random same-size sets, 95th percentile: {glue:text}`fig6_sovery_p95:.1%`),
+# paired with words *sad, good, fun, proud, curious*. The infinitive pair is only partly the paper's: the
+# word cluster is base-form verbs (*play, put, have, go, make*), but its most typical contexts are sentence
+# starts (*. They*, line break + *They*) and only {glue:text}`fig6_to_share:.0%` of its 40 contexts end in *to*
+# (*wanted to, decided to, ...*; all contexts: {glue:text}`fig6_to_base:.1%`, random 95th percentile
+# {glue:text}`fig6_to_p95:.1%`). Matched sign patterns make blocks denser than mismatched ones: diagonal mean
+# {glue:text}`fig6_diag_density:.3f` against {glue:text}`fig6_off_density:.3f` off the diagonal
+# ({glue:text}`fig6_density_ratio:.1f` times) and {glue:text}`fig6_perm_p95:.3f` for the 95th percentile under
+# permuted context configurations.
 #
 # ## The purity table
 #
@@ -587,79 +713,108 @@ summary.round(3)
 #
 # | figure | paper | ours |
 # |---|---|---|
-# | 14 | single dims uninterpretable | the four half-dimensions named by the paper have low lexical purity in our sign convention; one of them ($-\boldsymbol u_6$, STS) is a formatting feature (tokens that open a line or follow a quote). Other half-dimensions are already enriched, but less pure on average than the $p=5$ orthants |
-# | 4 | 8 semantic clusters | 7 of 8 found (purity 0.55-1.0 against 0.09-0.40 for random word sets); units not found |
-# | 11 | verbs $\to$ tense $\to$ aspect | refinement measured (gap to random grows with $p$); tense split at a different dimension; aspect (*-ing*) split weak |
-# | 22-25 | grids for $p=4,5$ (STS), $5,6$ (WikiText) | same grids; most tested orthants beat random, shuffled control at chance |
+# | 14 | single dims uninterpretable | the four half-dimensions named by the paper have no lexical majority class in our sign convention; one of them ($-\boldsymbol u_6$, STS) is a formatting feature (tokens that open a line or follow a quote). Other half-dimensions are already enriched; mean purity {glue:text}`fig14_STS_singles_mean:.2f` vs {glue:text}`fig14_STS_orthants_mean:.2f` for the $p=5$ orthants (STS), {glue:text}`fig14_WikiText_singles_mean:.2f` vs {glue:text}`fig14_WikiText_orthants_mean:.2f` (WikiText) |
+# | 4 | 8 semantic clusters | {glue:text}`fig4_reproduced` of {glue:text}`fig4_total` found with a majority of the class (their purities {glue:text}`fig4_purity_min:.2f`-{glue:text}`fig4_purity_max:.2f`; random same-size 95th percentiles {glue:text}`fig4_random_p95_min:.2f`-{glue:text}`fig4_random_p95_max:.2f`); units not found |
+# | 11 | verbs $\to$ tense $\to$ aspect | refinement measured (gap to random larger at $p=5$ than at $p=1$); tense split at a different dimension; aspect (*-ing*) split weak |
+# | 22-25 | grids for $p=4,5$ (STS), $5,6$ (WikiText) | same grids; {glue:text}`grid_beat_min:.0%`-{glue:text}`grid_beat_max:.0%` of tested orthant clusters beat random, shuffled control {glue:text}`grid_shuffled_min:.0%`-{glue:text}`grid_shuffled_max:.0%` |
 # | 5, 20, 21 | k-means finds past tense, names, numbers, conjunctions | same four classes |
-# | 6 | "want/like/love/have to" $\leftrightarrow$ infinitives; "was so/very" $\leftrightarrow$ adjectives | both pairs found by the purity rule |
+# | 6 | "want/like/love/have to" $\leftrightarrow$ infinitives; "was so/very" $\leftrightarrow$ adjectives | adjective pair found; the infinitive word cluster is found, {glue:text}`fig6_to_share:.0%` of its contexts end in *to* (above chance), its most typical contexts are sentence starts |
 #
 # Differences come from the data: the paper uses all of TinyStories and an unknown subword tokenizer; we
 # use 5,042 stories and a BPE trained on them, so the singular vectors, their order and their signs differ,
 # and which configuration holds which class cannot be compared index by index.
 #
-# ## Checks
+# ## Claims and checks
 #
-# Thresholds are set below the measured values, at levels that a broken pipeline (e.g. the shuffled rows
-# of $\boldsymbol U$ of the control, which gives about 5%) cannot reach.
+# The pre-registered claims (rules at the top of the chapter) judged on the numbers above, then the
+# sanity lines (the data sizes are the builder's own parameters, so these lines cannot fail).
 
 # %%
 for key in DATASETS:
-    check(f"{key}: V = 1000 next tokens, m = 10000 contexts", (data[key].V, data[key].m) == (1000, 10000),
-          measured=f"{data[key].V} x {data[key].m}", paper="1000 x 10000 (sec. 5.1)")
+    check(f"{key}: V = 1000 next tokens, m = 10000 contexts (builder parameters)",
+          (data[key].V, data[key].m) == (1000, 10000), measured=f"{data[key].V} x {data[key].m}",
+          paper="1000 x 10000 (sec. 5.1)", sanity=True)
 
-for figname in GRIDS:
+for figname in list(GRIDS) + list(KMEANS):
     row = summary.loc[figname]
-    check(f"{figname}: >= 60% of orthant clusters (>= {MIN_SIZE} words) beat random (95th pct.)",
-          row["beat random"] >= 0.6, measured=row["beat random"], paper="interpretable orthants exist", tol=">= 0.6")
-    check(f"{figname} control: shuffled rows of U give <= 25% beating random", row["shuffled U: beat random"] <= 0.25,
-          measured=row["shuffled U: beat random"], paper="(not in paper)", tol="<= 0.25")
+    outcomes.append((f"{figname} beat random", compare(f"{figname} beat random", row["beat random"], chance=0.05)))
+    outcomes.append((f"{figname} shuffled control",
+                     compare(f"{figname} shuffled control", row["shuffled U: beat random"], chance=0.05)))
 
-fig4_min = {"past-tense verb": 0.8, "base-form verb": 0.9, "person name": 0.75, "month": 0.5, "number": 0.6}
 for _, r in fig4_table.iterrows():
-    if r["class"] in fig4_min:
-        check(f"Fig. 4 {r['dataset']} {r['paper cluster']}: best orthant cluster purity >= {fig4_min[r['class']]}",
-              r["purity"] >= fig4_min[r["class"]], measured=round(r["purity"], 3),
-              paper=f"{r['paper cluster']} cluster", tol=f">= {fig4_min[r['class']]}")
-prep = fig4_table[fig4_table["class"] == "preposition/conjunction"]
-check("Fig. 4: preposition/conjunction clusters (STS, WikiText) have purity >= 0.6", bool((prep["purity"] >= 0.6).all()),
-      measured=prep["purity"].round(3).tolist(), paper="prepositions (STS), prepositions/conjunctions (WikiText)", tol=">= 0.6")
-
+    note = f"{r['class']}, random same-size p95 {r['random p95']:.2f}; best of all orthants with p=5,6,7"
+    outcomes.append((f"fig4 {r['dataset']} {r['paper cluster']}",
+                     compare(f"fig4 {r['dataset']} {r['paper cluster']}", r["purity"], chance=r["random mean"],
+                             note=note)))
 for _, r in fig5_table.iterrows():
-    check(f"Fig. 5 {r['dataset']} {r['paper cluster']}: best k-means cluster purity >= 0.75", r["purity"] >= 0.75,
-          measured=round(r["purity"], 3), paper=f"{r['paper cluster']} cluster", tol=">= 0.75")
-for figname in KMEANS:
-    row = summary.loc[figname]
-    check(f"{figname}: >= 60% of k-means clusters (>= {MIN_SIZE} words) beat random", row["beat random"] >= 0.6,
-          measured=row["beat random"], paper="semantic clusters (Figs. 20, 21)", tol=">= 0.6")
+    note = f"{r['class']}, random same-size p95 {r['random p95']:.2f}; best of the {r['k']} k-means clusters"
+    outcomes.append((f"fig5 {r['dataset']} {r['paper cluster']}",
+                     compare(f"fig5 {r['dataset']} {r['paper cluster']}", r["purity"], chance=r["random mean"],
+                             note=note)))
 
 for key, k, s in FIG14:
-    row = single_table[(single_table["dataset"] == key) & (single_table["half-dim"] == f"{'+' if s > 0 else '-'}u_{k}")]
-    lex = float(row["lexical purity"].iloc[0])
-    grid = grid_tables["Fig. 23" if key == "STS" else "Fig. 24"]
-    median = float(grid[grid["size"] >= MIN_SIZE]["purity"].median())
-    check(f"Fig. 14 {key} {'+' if s > 0 else '-'}u_{k}: best lexical-class purity below the median p=5 orthant cluster",
-          lex < median, measured=round(lex, 3), paper="not interpretable", tol=f"< {median:.3f}")
+    half = f"{'+' if s > 0 else '-'}u_{k}"
+    row = single_table[(single_table["dataset"] == key) & (single_table["half-dim"] == half)].iloc[0]
+    outcomes.append((f"fig14 {key} {half}", compare(f"fig14 {key} {half}", float(row["lexical purity"]),
+                                                   note=f"best lexical class: {row['best lexical class']}; "
+                                                        f"best class incl. tokenizer class: {row['best class']} "
+                                                        f"{row['purity']:.2f}")))
 for key in DATASETS:
-    singles = single_table[single_table["dataset"] == key]["purity"].mean()
+    singles = float(single_table[single_table["dataset"] == key]["purity"].mean())
     grid = grid_tables["Fig. 23" if key == "STS" else "Fig. 24"]
-    orth = grid[grid["size"] >= MIN_SIZE]["purity"].mean()
-    check(f"{key}: half-dimensions (top {cfg.n_concepts}) are less pure on average than p=5 orthants", singles < orth,
-          measured=f"{singles:.3f} vs {orth:.3f}", paper="combining concepts reveals semantics")
+    orth = float(grid[grid["size"] >= MIN_SIZE]["purity"].mean())
+    record(f"fig14_{key}_singles_mean", singles)
+    record(f"fig14_{key}_orthants_mean", orth)
+    outcomes.append((f"fig14 {key} orthants vs singles",
+                     compare(f"fig14 {key} orthants vs singles", orth, chance=singles)))
 
 for key in DATASETS:
     h = hierarchy[hierarchy["dataset"] == key].set_index("p")
-    check(f"Fig. 11 {key}: gap to random grows from p=1 to p=5 and is >= 0.1 at p=5",
-          h.loc[5, "gap"] > h.loc[1, "gap"] and h.loc[5, "gap"] >= 0.1,
-          measured=f"{h.loc[1, 'gap']:.3f} -> {h.loc[5, 'gap']:.3f}", paper="progressively finer semantics", tol=">= 0.1")
+    record(f"fig11_{key}_gap_p1", float(h.loc[1, "gap"]))
+    record(f"fig11_{key}_gap_p5", float(h.loc[5, "gap"]))
+    outcomes.append((f"fig11 {key} p5 vs random", compare(f"fig11 {key} p5 vs random", float(h.loc[5, "purity (size-weighted)"]),
+                                                         chance=float(h.loc[5, "random same sizes"]))))
+    outcomes.append((f"fig11 {key} gap grows", compare(f"fig11 {key} gap grows", float(h.loc[5, "gap"]),
+                                                      chance=float(h.loc[1, "gap"]))))
 
 for _, r in fig6_table.iterrows():
-    share = r["share of contexts ending so"]
-    need = 0.35 if r["class"] == "base-form verb" else 0.5
-    check(f"Fig. 6 {r['class']}: >= {need:.0%} of the paired contexts end in {r['endings']}", share >= need,
-          measured=round(share, 3), paper="want/like/love/have to; was so/very", tol=f">= {need}")
-check("Fig. 6: matching sign patterns give >= 4x denser support blocks than mismatched ones", diag >= 4 * off,
-      measured=round(diag / off, 2), paper="contexts align with their in-support words", tol=">= 4")
+    outcomes.append((f"fig6 {r['class']} endings",
+                     compare(f"fig6 {r['class']} endings", r["share of contexts ending so"], chance=r["random p95 share"],
+                             note=f"share among all contexts {r['share among all contexts']:.3f}")))
+outcomes.append(("fig6 density", compare("fig6 density", float(diag), chance=density_p95,
+                                         note=f"off-diagonal mean {off:.4f}, ratio {diag / off:.1f}")))
 
+claims_table = pd.DataFrame(outcomes, columns=["claim", "outcome"]).set_index("claim")
+counts = claims_table["outcome"].value_counts()
+for outcome in ("reproduced", "deviates", "not run"):
+    record(f"n_{outcome.replace(' ', '_')}", int(counts.get(outcome, 0)))
+fig4_ok = [o for c, o in outcomes if c.startswith("fig4 ")]
+record("fig4_reproduced", sum(o == "reproduced" for o in fig4_ok))
+record("fig4_total", len(fig4_ok))
+fig4_found = fig4_table[[o == "reproduced" for o in fig4_ok]]
+record("fig4_purity_min", float(fig4_found["purity"].min()) if len(fig4_found) else float("nan"))
+record("fig4_purity_max", float(fig4_found["purity"].max()) if len(fig4_found) else float("nan"))
+record("fig4_random_p95_min", float(fig4_table["random p95"].min()))
+record("fig4_random_p95_max", float(fig4_table["random p95"].max()))
+record("fig4_unit_purity", float(fig4_table[fig4_table["class"] == "unit"]["purity"].iloc[0]))
+claims_table
+
+# %% [markdown]
+# **Claims:** {glue:text}`n_reproduced` reproduced, {glue:text}`n_deviates` deviate, {glue:text}`n_not_run` not
+# run. The deviations, if any, are listed in the table with their numbers; the two that the design of the
+# chapter anticipates:
+#
+# * **Units (Fig. 4, WikiText).** The best orthant cluster for our lexicon's `unit` class has unit purity
+#   {glue:text}`fig4_unit_purity:.2f`. Its words are time nouns (*century, years, days*) and other nouns: the
+#   paper's "units" may include such time units, which our lexicon counts as nouns, and our 1,000-token BPE
+#   vocabulary of WikiText-2 holds few measurement units.
+# * **Orthants vs. single half-dimensions.** Mean purity of the $p=5$ orthant clusters vs. the single
+#   half-dimensions: STS {glue:text}`fig14_STS_orthants_mean:.2f` vs {glue:text}`fig14_STS_singles_mean:.2f`,
+#   WikiText {glue:text}`fig14_WikiText_orthants_mean:.2f` vs {glue:text}`fig14_WikiText_singles_mean:.2f` (rule:
+#   a difference of at least 0.1). Single half-dimensions are already enriched in some class (tokenizer pieces,
+#   punctuation, prepositions), so where the rule fails the gain from combining dimensions is smaller than
+#   the pre-registered margin, though the orthants are still the purer clusters on average.
+
+# %%
 print(f"chapter body: {cfg.elapsed():.1f} s wall, {time.process_time():.1f} s CPU of this kernel; "
       f"word clouds rendered: {renderer.n_rendered}")

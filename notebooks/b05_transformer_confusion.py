@@ -94,7 +94,17 @@ from ntputils.analysis.dynamics import (
 )
 from ntputils.data.corpora.organism import organism, organism_attribute_classes, organism_classes
 from ntputils.geometry import centered_support, svd_factors
-from ntputils.runtime import check, setup_chapter
+from ntputils.runtime import (
+    above_chance,
+    at_least,
+    at_most,
+    between,
+    check,
+    compare,
+    preregister,
+    record,
+    setup_chapter,
+)
 from ntputils.training.loop import train_ntp
 from ntputils.training.models import build_model
 
@@ -139,13 +149,58 @@ concepts_table["sigma_depth"] = sigma[depth - 1].round(3)
 concepts_table["T_pred = 1/sigma"] = T_pred.round(3)
 print(f"sigma(S~) = {np.round(sigma, 3)}  (rank {sigma.size})")
 display(concepts_table)
+for i, c in enumerate(names):
+    record(f"b05_depth_{c}", int(depth[i]))
+record("b05_depth_max", int(depth.max()))
 
 # %% [markdown]
-# Animals and Plants hold 90% of their target on concept 1 (plants vs animals, the largest $\sigma$); the other
-# classes need lower concepts: Mammals and Trees 3, Felines 4, Birds and Fish concept 5 (birds vs fish), Flowers
-# all 6. The prediction is the coarse-to-fine order of Fig. 3: Animals, Plants first; "lives in water" (Fish) and
-# "reproduces with pollen" (Flowers) among the last.
+# The concept depths of the table above: Animals {glue:text}`b05_depth_Animals` and Plants
+# {glue:text}`b05_depth_Plants` (concept 1 is plants vs animals, the largest $\sigma$); Mammals
+# {glue:text}`b05_depth_Mammals`, Trees {glue:text}`b05_depth_Trees`, Felines {glue:text}`b05_depth_Felines`,
+# Birds {glue:text}`b05_depth_Birds`, Fish {glue:text}`b05_depth_Fish` and Flowers {glue:text}`b05_depth_Flowers`
+# (the deepest depth is {glue:text}`b05_depth_max`). The prediction is the coarse-to-fine order of Fig. 3:
+# Animals, Plants first; "lives in water" (Fish) and "reproduces with pollen" (Flowers) among the last.
 #
+# ## Pre-registered claims
+#
+# The rules below are fixed **before** training, from the caption of Fig. 3 ("broad categories like Animals and
+# Plants emerge by epoch 20, while finer-grained concepts (e.g. Reproduces with pollen, Lives in water) develop
+# later, between epochs 40-200") and from Prop. 1. A claim that does not hold is shown as a deviation with its
+# number; it does not fail the build. Learning times are defined above (recall $\ge 90\%$ for good, no
+# disjoint false positives).
+#
+# * `broad_by_20`: at the shown seed, Animals and Plants are learned by epoch 20 (rule: latest of the two
+#   $\le 20$, the paper's epoch).
+# * `broad_first`: at every seed, Animals and Plants are learned before every finer class (rule: earliest fine
+#   time minus latest broad time, minimum over seeds, $\ge 1$ epoch).
+# * `water_40_200`, `pollen_40_200`: at the shown seed, "lives in water" (Fish) and "reproduces with pollen"
+#   (Flowers) are learned between epochs 40 and 200 (rule: in $[40, 200]$, the paper's window).
+# * `all_by_200`: at every seed every class is learned by epoch 200 (rule: latest learning time over classes
+#   and seeds $\le 200$; a class never learned counts as a deviation).
+# * `order_vs_concepts` (Prop. 1): the learning times follow $T_c=1/\sigma_{\mathrm{depth}(c)}$ better than
+#   chance. Statistic: the median over seeds of the Spearman correlation between $T_c$ and the measured times.
+#   Chance: the same median when each seed's measured times are randomly permuted over the classes (2,000
+#   draws); rule: the statistic is at least the **95th percentile** of that permutation null (a one-sided 5%
+#   test; margin 0 above that level). The paper gives no number for this correlation.
+
+# %%
+preregister({
+    "broad_by_20": ("Fig. 3: Animals and Plants learned by epoch 20 (seed shown)",
+                    at_most(20, "paper: broad categories emerge by epoch 20"), "B:Fig 3"),
+    "broad_first": ("Fig. 3: Animals and Plants learned before every finer class, at every seed (epochs of margin)",
+                    at_least(1, "paper: broad by 20, finer later"), "B:Fig 3"),
+    "water_40_200": ("Fig. 3: 'lives in water' (Fish) learned between epochs 40 and 200 (seed shown)",
+                     between(40, 200, "paper: finer concepts develop between epochs 40-200"), "B:Fig 3"),
+    "pollen_40_200": ("Fig. 3: 'reproduces with pollen' (Flowers) learned between epochs 40 and 200 (seed shown)",
+                      between(40, 200, "paper: finer concepts develop between epochs 40-200"), "B:Fig 3"),
+    "all_by_200": ("Fig. 3: every class learned by epoch 200, at every seed (latest learning time)",
+                   at_most(200, "paper: finer concepts by epoch 200"), "B:Fig 3"),
+    "order_vs_concepts": ("Prop. 1: median over seeds of Spearman(1/sigma_depth, learning time) above the 95th "
+                          "percentile of its permutation null",
+                          above_chance(0.0), ["B:Prop 1", "B:Fig 3"]),
+})
+
+# %% [markdown]
 # ## Training
 #
 # At every epoch we take the logits $\boldsymbol L=\boldsymbol W\boldsymbol H$ of the 17 contexts from the training
@@ -239,6 +294,26 @@ display(times)
 rho = {s: spearman(T_pred, runs[s]["times"]) for s in seeds_run}
 print("Spearman(predicted T_c, measured learning time):", {s: round(r, 2) for s, r in rho.items()})
 
+# chance level of the order: each seed's measured times permuted at random over the classes
+rng = np.random.default_rng(cfg.seed)
+null_draws = 2000
+null = np.array([[spearman(T_pred, rng.permutation(runs[s]["times"])) for s in seeds_run]
+                 for _ in range(null_draws)])  # (draws, seeds)
+rho_median = float(np.median(list(rho.values())))
+null_median = np.median(null, axis=1)
+rho_chance_q95 = float(np.nanquantile(null_median, 0.95))
+display(pd.DataFrame({"Spearman (measured)": [round(rho[s], 3) for s in seeds_run],
+                      "permutation null mean": np.nanmean(null, axis=0).round(3),
+                      "null std": np.nanstd(null, axis=0).round(3),
+                      "null 95th percentile": np.nanquantile(null, 0.95, axis=0).round(3)},
+                     index=[f"seed {s}" for s in seeds_run]))
+print(f"median over seeds: {rho_median:.3f}; permutation null of the median: mean {np.nanmean(null_median):.3f} "
+      f"+- {np.nanstd(null_median):.3f}, 95th percentile {rho_chance_q95:.3f}")
+record("b05_rho_min", float(min(rho.values())))
+record("b05_rho_max", float(max(rho.values())))
+record("b05_rho_median", rho_median)
+record("b05_rho_chance_q95", rho_chance_q95)
+
 # %% [markdown]
 # ## The spec's "largest total probability" rule
 #
@@ -251,45 +326,50 @@ display(pd.DataFrame(final_total, index=[f"true {c}" for c in names], columns=na
 nested_empty = bool(final_total[:, [names.index("Mammals"), names.index("Felines")]].sum() == 0)
 
 # %% [markdown]
-# ## Checks
-#
-# * The broad classes are learned by epoch 20 (paper: by epoch 20) at the shown seed.
-# * At **every** seed, Animals and Plants are learned before every finer class.
-# * "Lives in water" (Fish) and "reproduces with pollen" (Flowers) are learned after the broad classes and within
-#   the 200 epochs of the figure (paper: between 40 and 200).
-# * The order follows the concepts: the rank correlation between the measured learning times and
-#   $1/\sigma_{\mathrm{depth}(c)}$ is at least 0.3 at every seed (we measure about 0.45-0.65: the coarse order
-#   follows the concepts, the order among the fine classes only loosely, see below).
-# * Every class is learned by the end, and CE approaches the entropy.
+# ## The claims, judged by their pre-registered rules
 
 # %%
 broad = [names.index("Animals"), names.index("Plants")]
 fine = [i for i in range(k) if i not in broad]
-paper_fine = [names.index("Fish"), names.index("Flowers")]
 t_broad_main = float(np.max(main["times"][broad]))
-broad_first = {s: bool(np.max(runs[s]["times"][broad]) < np.nanmin(runs[s]["times"][fine])) for s in seeds_run}
-fine_window = main["times"][paper_fine]
+gap = {s: float(np.nanmin(runs[s]["times"][fine]) - np.max(runs[s]["times"][broad])) for s in seeds_run}
 last_time = {s: float(np.nanmax(runs[s]["times"])) if np.all(np.isfinite(runs[s]["times"])) else np.inf
              for s in seeds_run}
+t_fish, t_flowers = (float(main["times"][names.index(c)]) for c in ("Fish", "Flowers"))
+fine_times = np.concatenate([runs[s]["times"][fine] for s in seeds_run])
+record("b05_t_broad", t_broad_main, paper="<= 20", unit="epoch")
+record("b05_t_fish", t_fish, paper="40-200", unit="epoch")
+record("b05_t_flowers", t_flowers, paper="40-200", unit="epoch")
+record("b05_fine_min", float(np.nanmin(fine_times)), unit="epoch")
+record("b05_fine_max", float(np.nanmax(fine_times)), unit="epoch")
+record("b05_n_seeds", len(seeds_run))
+i_m, i_b, i_f = (names.index(c) for c in ("Mammals", "Birds", "Fish"))
+record("b05_n_birdfish_before_mammals",
+       int(sum(min(runs[s]["times"][i_b], runs[s]["times"][i_f]) < runs[s]["times"][i_m] for s in seeds_run)))
+record("b05_ce_minus_H", float(main["ce_minus_H"]))
+print(f"CE - H at the end of training (seed {cfg.seed}): {main['ce_minus_H']:.4f}")
 
-check("Fig. 3: Animals and Plants learned by epoch 20 (seed shown)", t_broad_main <= 20,
-      measured=main["times"][broad].tolist(), paper="by epoch 20", tol="recall >= 90%, no disjoint false positives")
-check("Fig. 3: broad classes (Animals, Plants) learned before every finer class, at every seed",
-      all(broad_first.values()), measured={s: f"{np.max(runs[s]['times'][broad]):.0f} < "
-                                               f"{np.nanmin(runs[s]['times'][fine]):.0f}" for s in seeds_run},
-      paper="broad by 20, fine 40-200")
-check("Fig. 3: 'lives in water', 'reproduces with pollen' learned after the broad classes, by epoch 200",
-      bool(np.all(fine_window > t_broad_main) and np.all(fine_window <= 200)), measured=fine_window.tolist(),
-      paper="between 40 and 200")
-check("Order follows the concepts: Spearman(T_pred, measured) >= 0.3 at every seed", min(rho.values()) >= 0.3,
-      measured={s: round(r, 2) for s, r in rho.items()}, paper="large sigma learned first (Prop. 1)")
-check("Every class learned by the end of training, at every seed", all(np.isfinite(v) for v in last_time.values()),
-      measured=last_time, paper="all correct by epoch 200")
-check("CE - H small at the end (seed shown)", main["ce_minus_H"] < 0.1, measured=main["ce_minus_H"],
-      paper="-> 0", tol=0.1)
-check("Spec's 'largest total probability' rule never predicts the nested classes Mammals, Felines",
+TIME_NOTE = "optimizer and learning rate of the paper UNKNOWN; our time axis is not the paper's"
+compare("broad_by_20", t_broad_main, paper="by epoch 20", note=TIME_NOTE)
+compare("broad_first", min(gap.values()), paper="broad by 20, finer 40-200")
+compare("water_40_200", t_fish, paper="40-200", note=TIME_NOTE)
+compare("pollen_40_200", t_flowers, paper="40-200", note=TIME_NOTE)
+compare("all_by_200", max(last_time.values()), paper="by epoch 200", note=TIME_NOTE)
+compare("order_vs_concepts", rho_median, chance=rho_chance_q95, paper="no number (large sigma learned first)",
+        note="chance = 95th percentile of the permutation null of the median")
+check("Spec's 'largest total probability' rule never predicts the nested classes Mammals, Felines "
+      "(a subset's total probability never exceeds its superset's)",
       nested_empty, measured=int(final_total[:, [names.index("Mammals"), names.index("Felines")]].sum()),
-      paper="(mapping UNKNOWN)", tol="0 contexts")
+      paper="(mapping UNKNOWN)", tol="0 contexts", sanity=True, item="B:Fig 3")
+
+# %% [markdown]
+# At the shown seed Animals and Plants are learned by epoch {glue:text}`b05_t_broad:.0f` (paper: by 20), Fish by
+# epoch {glue:text}`b05_t_fish:.0f` and Flowers by epoch {glue:text}`b05_t_flowers:.0f` (paper: between 40 and
+# 200). Over all seeds the finer classes are learned between epochs {glue:text}`b05_fine_min:.0f` and
+# {glue:text}`b05_fine_max:.0f`. The Spearman correlation with the Prop. 1 prediction ranges from
+# {glue:text}`b05_rho_min:.2f` to {glue:text}`b05_rho_max:.2f` over the seeds (median
+# {glue:text}`b05_rho_median:.2f`; 95th percentile of its permutation null {glue:text}`b05_rho_chance_q95:.2f`).
+# At the end of training CE $-\,\mathcal H$ = {glue:text}`b05_ce_minus_H:.3g` (shown seed).
 
 # %% [markdown]
 # ## What differs from the paper and why
@@ -298,13 +378,16 @@ check("Spec's 'largest total probability' rule never predicts the nested classes
 #   rank$(\widetilde{\boldsymbol S})=6$. The paper's table has other attributes, so its matrices have other rows
 #   and counts; our class names are ours (the paper labels only some support sets).
 # * **Model and optimizer** are UNKNOWN beyond "2 layers, $d=128$"; we use the Llama-style transformer of paper A
-#   with the authors' AdamW settings and full batches. With a 10x larger learning rate every class is learned
-#   within about 12 epochs and the order is compressed; the epochs of Fig. 3 (broad by 20, fine by 200) match
-#   lr $10^{-4}$, the setting of the authors' code.
+#   with the authors' AdamW settings (lr $10^{-4}$, the setting of the authors' code of paper A) and full
+#   batches. A larger learning rate shortens every learning time (not run on this page), so the epochs of Fig. 3
+#   can only be compared loosely: the time axis depends on the UNKNOWN optimizer.
 # * **Class mapping and learning time** are our definitions (above); the paper reads the matrices by eye.
-# * **Timing.** Our fine classes are learned between about epochs 25 and 60, earlier than the paper's 40-200.
-#   The broad-before-fine order is robust across seeds; the order *among* the fine classes is not, and it does not
-#   follow the concept depth closely (e.g. Birds and Fish, depth 5, are often learned before Mammals, depth 3).
+# * **Timing.** Our finer classes are learned between epochs {glue:text}`b05_fine_min:.0f` and
+#   {glue:text}`b05_fine_max:.0f` over the seeds, against the paper's 40-200 (claims `water_40_200`,
+#   `pollen_40_200` above, judged honestly with the paper's window). The order *among* the fine classes does not
+#   follow the concept depth closely: at {glue:text}`b05_n_birdfish_before_mammals` of
+#   {glue:text}`b05_n_seeds` seeds Birds or Fish (depths {glue:text}`b05_depth_Birds` and {glue:text}`b05_depth_Fish`) is learned before Mammals
+#   (depth {glue:text}`b05_depth_Mammals`).
 #   The prediction $T_c=1/\sigma_{\mathrm{depth}(c)}$ comes from the square-loss bilinear model; the transformer is
-#   trained with CE and Adam, which rescales the gradient of each parameter, so only the coarse part of the order
-#   survives -- which is what Fig. 3 shows.
+#   trained with CE and Adam, which rescales the gradient of each parameter, so at most the coarse part of the
+#   order can be expected to survive (claims `broad_first` and `order_vs_concepts` above).

@@ -316,7 +316,10 @@ class Rule:
 
 
 def within(paper: float, *, abs_tol: float | None = None, rel_tol: float | None = None) -> Rule:
-    """``|measured - paper| <= abs_tol`` (or ``<= rel_tol * |paper|``): the paper's number, a tolerance."""
+    """``|measured - paper| <= abs_tol`` (or ``<= rel_tol * |paper|``): the paper's number, a tolerance.
+
+    Used in: a01, a03, a04, a05.
+    """
     if (abs_tol is None) == (rel_tol is None):
         raise ValueError("within() needs exactly one of abs_tol, rel_tol")
     tol = abs_tol if abs_tol is not None else rel_tol * abs(paper)
@@ -325,22 +328,34 @@ def within(paper: float, *, abs_tol: float | None = None, rel_tol: float | None 
 
 
 def at_least(bound: float, why: str = "") -> Rule:
-    """``measured >= bound``."""
+    """``measured >= bound``.
+
+    Used in: a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07.
+    """
     return Rule("at_least", f">= {bound:g}" + (f" ({why})" if why else ""), low=bound)
 
 
 def at_most(bound: float, why: str = "") -> Rule:
-    """``measured <= bound``."""
+    """``measured <= bound``.
+
+    Used in: a03, a05, a06, a07, b01, b02, b04, b05, b06, b07.
+    """
     return Rule("at_most", f"<= {bound:g}" + (f" ({why})" if why else ""), high=bound)
 
 
 def between(low: float, high: float, why: str = "") -> Rule:
-    """``low <= measured <= high``."""
+    """``low <= measured <= high``.
+
+    Used in: a04, a05, b05.
+    """
     return Rule("between", f"in [{low:g}, {high:g}]" + (f" ({why})" if why else ""), low=low, high=high)
 
 
 def above_chance(margin: float) -> Rule:
-    """``measured >= chance + margin``, the chance level measured alongside (e.g. random matrices)."""
+    """``measured >= chance + margin``, the chance level measured alongside (e.g. random matrices).
+
+    Used in: a04, a05, a06, a07, b04, b05, b07.
+    """
     return Rule("above_chance", f">= chance + {margin:g}", margin=margin)
 
 
@@ -360,6 +375,8 @@ def preregister(claims: Mapping[str, tuple]) -> None:
     ``item``: the scorecard item(s) the claim is evidence for (e.g. ``"A:Fig 6"``).
     Call it in a cell above the computation; :func:`compare` refuses keys that were not registered
     (the rule cannot be chosen after the number is seen). Registering a key twice is an error.
+
+    Used in: a01, a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07.
     """
     for key, spec in claims.items():
         if key in _RULES:
@@ -380,6 +397,8 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
     ``measured=None`` means the claim needs a run this profile does not do (``not run``). A
     deviation is recorded and shown, not raised: the page says how the number differs and why
     (``note``). Returns the outcome. Raises ``KeyError`` for a claim that was not pre-registered.
+
+    Used in: a01, a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07.
     """
     if key not in _RULES:
         raise KeyError(f"claim {key!r} was not pre-registered: call preregister() above its computation")
@@ -404,6 +423,8 @@ def record(name: str, value: Any, *, paper: Any = None, unit: str | None = None)
     The value is stored JSON-serializable with the executed notebook (``results`` of its record), so
     prose never types a measured number and the status page, scorecard and sweeps read it.
     Returns ``value``.
+
+    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07.
     """
     if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
         raise ValueError(f"record name must be letters, digits, '_' or '-', got {name!r}")

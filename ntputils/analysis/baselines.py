@@ -27,7 +27,10 @@ __all__ = ["offdiagonal_sim", "random_sim", "shuffled_sim", "SimilarityWithChanc
 
 def offdiagonal_sim(A: np.ndarray, B: np.ndarray, C: float = SIM_C) -> float:
     r"""$\mathrm{SIM}$ of $\mathrm{corr}(\boldsymbol A)$ and $\mathrm{corr}(\boldsymbol B)$ over the
-    off-diagonal entries only (the diagonals are 1 for any matrix and inflate ``sim``), Paper A, Fig. 6d-e."""
+    off-diagonal entries only (the diagonals are 1 for any matrix and inflate ``sim``), Paper A, Fig. 6d-e.
+
+    Used in: a04.
+    """
     CA, CB = corr(A), corr(B)
     if CA.shape != CB.shape:
         raise ValueError(f"sim compares column geometries: need equal column counts, got {np.shape(A)} "
@@ -48,7 +51,10 @@ def _draws(draws: int) -> int:
 def random_sim(shape: tuple[int, int], B: np.ndarray, *, draws: int = 20, seed: int = 0,
                offdiagonal: bool = False) -> tuple[float, float]:
     """Mean and standard deviation of ``sim(R, B)`` (or its off-diagonal) over ``draws`` matrices
-    ``R`` of ``shape`` with i.i.d. N(0, 1) entries (seeded: same seed, same numbers)."""
+    ``R`` of ``shape`` with i.i.d. N(0, 1) entries (seeded: same seed, same numbers).
+
+    Used in: a04.
+    """
     rng = np.random.default_rng(seed)
     f = offdiagonal_sim if offdiagonal else sim
     vals = np.array([f(rng.standard_normal(shape), B) for _ in range(_draws(draws))])
@@ -86,7 +92,10 @@ class SimilarityWithChance:
 def similarity_with_chance(A: np.ndarray, B: np.ndarray, *, draws: int = 20, seed: int = 0
                            ) -> SimilarityWithChance:
     """``sim(A, B)`` reported with its off-diagonal value, the random-matrix baseline (same shape as
-    ``A``) and the shuffled-column control: what every similarity claim of the book shows."""
+    ``A``) and the shuffled-column control: what every similarity claim of the book shows.
+
+    Used in: a04, a05, a06, a07.
+    """
     A = np.asarray(A, dtype=np.float64)
     rm, rs = random_sim(A.shape, B, draws=draws, seed=seed)
     om, os_ = random_sim(A.shape, B, draws=draws, seed=seed, offdiagonal=True)

@@ -1,0 +1,49 @@
+"""The reproduction scorecard is generated from the chapters' records (ntputils.book.scorecard)."""
+
+from ntputils.book.scorecard import CATALOGUE, ITEM_IDS, evidence, item_status, render_scorecard
+
+
+def test_catalogue_covers_every_figure_of_both_papers():
+    assert {f"A:Fig {i}" for i in range(1, 7)} <= ITEM_IDS
+    assert {f"B:Fig {i}" for i in range(1, 26)} <= ITEM_IDS
+    results = {"A:Lemma 1", "A:Thm 1", "A:Thm 2", "B:Prop 1", "B:STEP", "B:orthant", "B:kmeans", "B:GPT-2"}
+    assert results <= ITEM_IDS
+    assert len(ITEM_IDS) == len(CATALOGUE)  # ids are unique
+    for item, _title, chapters, why in CATALOGUE:
+        assert chapters or why, f"{item}: no chapter and no reason"
+
+
+def _states():
+    return {
+        "a05_ufm_training": {
+            "comparisons": [
+                {"key": "gap", "claim": "CE - H small", "rule": "<= 0.001", "outcome": "reproduced",
+                 "measured": 2e-4, "items": ["A:Fig 5"]},
+                {"key": "sim", "claim": "sim above chance", "rule": ">= chance + 0.1", "outcome": "deviates",
+                 "measured": 0.75, "chance": 0.70, "note": "short run", "items": ["A:Fig 6"]},
+                {"key": "big", "claim": "paper profile", "rule": ">= 0.9", "outcome": "not run",
+                 "measured": None, "items": ["A:Fig 4"]},
+            ],
+            "checks": [{"claim": "feasible", "passed": True, "sanity": True, "items": ["A:Fig 1"]},
+                       {"claim": "KKT", "passed": True, "items": ["A:Fig 6"]},
+                       {"claim": "typo", "passed": True, "items": ["A:Fig 99"]}],
+        }
+    }
+
+
+def test_status_of_each_item_follows_its_evidence():
+    ev = evidence(_states())
+    assert item_status(ev["A:Fig 5"], ("a05",)) == "reproduced"
+    assert item_status(ev["A:Fig 6"], ("a05",)) == "deviates"  # one deviation outweighs a passing check
+    assert item_status(ev["A:Fig 4"], ("a05",)) == "not run"
+    assert "A:Fig 1" not in ev  # sanity lines are not evidence
+    assert item_status([], ("a05",)) == "unscored" and item_status([], ()) == "not reproduced"
+
+
+def test_rendered_page_lists_all_items_with_reasons_and_flags_unknown_ids():
+    page = render_scorecard(_states(), {"a05": "a05_ufm_training"})
+    rows = [line for line in page.splitlines() if line.startswith("| Paper")]
+    assert len(rows) == len(CATALOGUE)
+    assert "**deviates**" in page and "short run" in page and "[a05](a05_ufm_training.ipynb)" in page
+    assert "a schematic without data" in page  # Paper B Fig. 8
+    assert "unknown items: A:Fig 99" in page
