@@ -45,5 +45,6 @@ def test_rendered_page_lists_all_items_with_reasons_and_flags_unknown_ids():
     rows = [line for line in page.splitlines() if line.startswith("| Paper")]
     assert len(rows) == len(CATALOGUE)
     assert "**deviates**" in page and "short run" in page and "[a05](a05_ufm_training.ipynb)" in page
+    assert "sim above chance: 0.75 (deviates" in page and "CE - H small: 0.0002 (reproduced" in page
     assert "a schematic without data" in page  # Paper B Fig. 8
     assert "unknown items: A:Fig 99" in page

@@ -77,6 +77,8 @@ STATUSES = ("reproduced", "deviates", "not run", "unscored", "not reproduced")
 
 
 def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        value = f"{value:.4g}"
     text = " ".join(str(value if value is not None else "-").split())
     for ch in ("|", "$", "*", "_", "`", "<", ">", "[", "]"):
         text = text.replace(ch, "\\" + ch)
