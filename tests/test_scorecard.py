@@ -45,6 +45,8 @@ def test_rendered_page_lists_all_items_with_reasons_and_flags_unknown_ids():
     rows = [line for line in page.splitlines() if line.startswith("| Paper")]
     assert len(rows) == len(CATALOGUE)
     assert "**deviates**" in page and "short run" in page and "[a05](a05_ufm_training.ipynb)" in page
-    assert "sim above chance: 0.75 (deviates" in page and "CE - H small: 0.0002 (reproduced" in page
+    assert "sim above chance: 0.75 (chance 0.7), rule \\>= chance + 0.1" in page  # the deviation is shown
+    assert "3 claims: 1 reproduced, 1 deviates, 1 not run" not in page  # tallies are per item
+    assert "1 claims: 1 deviates; 1/1 checks pass" in page
     assert "a schematic without data" in page  # Paper B Fig. 8
     assert "unknown items: A:Fig 99" in page

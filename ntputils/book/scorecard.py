@@ -125,10 +125,21 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str]) -
         counts[status] += 1
         where = ", ".join(f"[{c}]({links[c]}.ipynb)" if c in links else c for c in chapters) or "-"
         judged = [r for r in rs if r["kind"] == "compare"]
-        measured = "; ".join(f"{_cell(r['claim'])}: {_cell(r['measured'])} ({r['outcome']}; rule "
-                             f"{_cell(r['rule'])})" for r in judged[:3]) or (
-            f"{sum(r['outcome'] == 'reproduced' for r in rs)}/{len(rs)} checks pass" if rs else "-")
-        reasons = "; ".join(_cell(r["note"]) for r in judged if r["outcome"] == "deviates" and r.get("note"))
+        n_checks = len(rs) - len(judged)
+        parts = []
+        if judged:
+            tally = {o: sum(r["outcome"] == o for r in judged) for o in ("reproduced", "deviates", "not run")}
+            parts.append(f"{len(judged)} claims: " + ", ".join(f"{n} {o}" for o, n in tally.items() if n))
+        if n_checks:
+            n_pass = sum(r["outcome"] == "reproduced" for r in rs if r["kind"] == "check")
+            parts.append(f"{n_pass}/{n_checks} checks pass")
+        # the deviating claims first (measured vs rule), else the first claim judged
+        shown = [r for r in judged if r["outcome"] == "deviates"][:3] or judged[:1]
+        parts += [f"{_cell(r['claim'])}: {_cell(r['measured'])}"
+                  + (f" (chance {_cell(r['chance'])})" if r.get("chance") is not None else "")
+                  + f", rule {_cell(r['rule'])}" for r in shown]
+        measured = "; ".join(parts) or "-"
+        reasons = "; ".join(_cell(r["note"]) for r in shown if r["outcome"] == "deviates" and r.get("note"))
         rows.append(f"| {_cell(title)} | {where} | **{status}** | {measured} | {reasons or _cell(why)} |")
     lines = [
         "# Reproduction scorecard",
