@@ -104,7 +104,9 @@ from ntputils.runtime import (
     between,
     check,
     compare,
+    compare_similarity,
     preregister,
+    preregister_similarity,
     record,
     setup_chapter,
     within,
@@ -384,22 +386,14 @@ plt.show()
 # $\boldsymbol S$), so no word needs to be excluded.
 
 # %%
-preregister({
-    f"a04_sts_sim_{side}{part}": (f"STS: {label}{' (off-diagonal)' if part else ''} above chance", above_chance(0.1),
-                                  ["A:proxy", "A:Fig 1"])
-    for side, label in (("H", "sim(H^mm, S~)"), ("W", "sim(W^mm^T, S~^T)")) for part in ("", "_off")
-})
+preregister_similarity({f"a04_sts_sim_{side}": (f"STS: {label} above chance", 0.1, ["A:proxy", "A:Fig 1"])
+                        for side, label in (("H", "sim(H^mm, S~)"), ("W", "sim(W^mm^T, S~^T)"))})
 
 # %%
 r = proxy["Simplified TinyStories (paper A)"]
 sim_reps = {"H": similarity_with_chance(r["H"], r["S_tilde"], draws=20, seed=cfg.seed),
             "W": similarity_with_chance(r["W"].T, r["S_tilde"].T, draws=20, seed=cfg.seed)}
-pd.DataFrame({label: {"sim": rep.value, "sim off-diagonal": rep.offdiagonal,
-                      "random: mean ± std": f"{rep.random_mean:.3f} ± {rep.random_std:.3f}",
-                      "random off-diagonal: mean ± std": f"{rep.random_offdiagonal_mean:.3f} ± "
-                                                         f"{rep.random_offdiagonal_std:.3f}",
-                      "shuffled columns: mean ± std": f"{rep.shuffled_mean:.3f} ± {rep.shuffled_std:.3f}"}
-              for label, rep in (("sim(H^mm, S~)", sim_reps["H"]), ("sim(W^mm^T, S~^T)", sim_reps["W"]))}).T
+pd.DataFrame([sim_reps["H"].row("sim(H^mm, S~)"), sim_reps["W"].row("sim(W^mm^T, S~^T)")]).set_index("claim")
 
 # %%
 words_sts = word_order(sts.S, order_sts)
@@ -469,8 +463,7 @@ for side in ("H", "W"):
     record(f"sts_sim_{side}", rep_s.value)
     record(f"sts_sim_{side}_off", rep_s.offdiagonal)
     record(f"sts_sim_{side}_chance", rep_s.random_mean)
-    compare(f"a04_sts_sim_{side}", rep_s.value, chance=rep_s.random_mean, paper="near-identical (Fig. 1c vs 1d)")
-    compare(f"a04_sts_sim_{side}_off", rep_s.offdiagonal, chance=rep_s.random_offdiagonal_mean)
+    compare_similarity(f"a04_sts_sim_{side}", rep_s, paper="near-identical (Fig. 1c vs 1d)")
 print(f"chapter wall time: {cfg.elapsed():.1f} s")
 
 # %% [markdown]

@@ -130,12 +130,13 @@ from ntputils.analysis.metrics import sim
 from ntputils.analysis.network_runs import geometry_reference, train_and_compare
 from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories
 from ntputils.runtime import (
-    above_chance,
     at_least,
     at_most,
     check,
     compare,
+    compare_similarity,
     preregister,
+    preregister_similarity,
     record,
     setup_chapter,
 )
@@ -333,7 +334,7 @@ paper_console
 
 # %%
 SIMS = (("H", "proxy"), ("W", "proxy"), ("H", "theory"), ("W", "theory"))
-claims = {}
+claims, sim_claims = {}, {}
 for (name, model) in runs:
     run_name = f"{name} {model}"
     claims[f"ce_{name}_{model}"] = (f"{run_name}: final CE - H approaches 0 (Fig. 6a)",
@@ -341,10 +342,8 @@ for (name, model) in runs:
     claims[f"norm_{name}_{model}"] = (f"{run_name}: ||L||_F grows (Fig. 6b)",
                                       at_least(cfg.norm_growth_min, "below the authors' TF ratios"), "A:Fig 6")
     for emb, target in SIMS:
-        for part in ("all", "offdiag"):
-            claims[f"sim_{emb}_{target}_{part}_{name}_{model}"] = (
-                f"{run_name}: sim({emb}, {target}){' off-diagonal' if part == 'offdiag' else ''} high (Figs. 1, 6d-e)",
-                above_chance(cfg.sim_margin), ["A:Fig 1", "A:Fig 6"])
+        sim_claims[f"sim_{emb}_{target}_{name}_{model}"] = (
+            f"{run_name}: sim({emb}, {target}) high (Figs. 1, 6d-e)", cfg.sim_margin, ["A:Fig 1", "A:Fig 6"])
 for name in datasets:
     for model in ("TF", "LSTM", "UFM"):
         claims[f"proj_ratio_{name}_{model}"] = (
@@ -353,13 +352,11 @@ for name in datasets:
         claims[f"proj_trend_{name}_{model}"] = (
             f"{name} {model}: ||P_F(L) - L^in||_F still decreasing at the end (final / run minimum, Fig. 6c)",
             at_most(1.05, "monotone decrease"), "A:Fig 6")
-    for part in ("all", "offdiag"):
-        claims[f"tf_vs_ufm_{part}_{name}"] = (
-            f"{name}: sim(H_TF, H_UFM){' off-diagonal' if part == 'offdiag' else ''} high (Fig. 1 a vs b)",
-            above_chance(cfg.sim_margin), "A:Fig 1")
+    sim_claims[f"tf_vs_ufm_{name}"] = (f"{name}: sim(H_TF, H_UFM) high (Fig. 1 a vs b)", cfg.sim_margin, "A:Fig 1")
     claims[f"rise_{name}"] = (f"{name} TF: sim(H_k, S~) rose during training (Fig. 6d)",
                               at_least(cfg.sim_margin, "rises to high values"), "A:Fig 6")
 preregister(claims)
+preregister_similarity(sim_claims)
 
 # %% [markdown]
 # ### Loss, norms and projection (Fig. 6a-c)
@@ -414,15 +411,9 @@ for (name, model), r in runs.items():
     emb = {"H": r.history.H[-1], "W": r.history.W[-1].T}
     for e, target in SIMS:
         rep = similarity_with_chance(emb[e], targets[e, target](refs[name]), draws=cfg.chance_draws, seed=cfg.seed)
-        key = f"{e}_{target}_{{}}_{name}_{model}"
-        out = compare(f"sim_{key.format('all')}", rep.value, chance=rep.random_mean)
-        out_off = compare(f"sim_{key.format('offdiag')}", rep.offdiagonal, chance=rep.random_offdiagonal_mean)
-        sim_rows.append({"dataset": name, "model": model,
-                         "claim": f"sim({e}{'^T' if e == 'W' else ''}, {'S~' if target == 'proxy' else e + '^mm'})",
-                         "value": rep.value, "chance": f"{rep.random_mean:.3f} ± {rep.random_std:.3f}",
-                         "off-diagonal": rep.offdiagonal,
-                         "off-diag. chance": f"{rep.random_offdiagonal_mean:.3f} ± {rep.random_offdiagonal_std:.3f}",
-                         "shuffled": f"{rep.shuffled_mean:.3f} ± {rep.shuffled_std:.3f}",
+        out, out_off = compare_similarity(f"sim_{e}_{target}_{name}_{model}", rep)
+        label = f"sim({e}{'^T' if e == 'W' else ''}, {'S~' if target == 'proxy' else e + '^mm'})"
+        sim_rows.append({"dataset": name, "model": model, **rep.row(label),
                          "value vs chance+0.1": out, "off-diag. vs chance+0.1": out_off})
 sim_table = pd.DataFrame(sim_rows).set_index(["dataset", "model", "claim"])
 sim_table.style.format("{:.3f}", subset=["value", "off-diagonal"])
@@ -435,19 +426,15 @@ tf_ufm_rows = []
 for name in datasets:
     tf_hist, s = runs[name, "TF"].history, runs[name, "TF"].series
     rep = similarity_with_chance(tf_hist.H[-1], ufm_runs[name].H[-1], draws=cfg.chance_draws, seed=cfg.seed)
-    out = compare(f"tf_vs_ufm_all_{name}", rep.value, chance=rep.random_mean, paper="near-identical panels")
-    out_off = compare(f"tf_vs_ufm_offdiag_{name}", rep.offdiagonal, chance=rep.random_offdiagonal_mean,
-                      paper="near-identical panels")
+    out, out_off = compare_similarity(f"tf_vs_ufm_{name}", rep, paper="near-identical panels")
     rise = s.sim_H_proxy[-1] - s.sim_H_proxy[0]
     out_rise = compare(f"rise_{name}", rise, paper="rises to high values",
                        note=f"{s.sim_H_proxy[0]:.3f} -> {s.sim_H_proxy[-1]:.3f}")
-    tf_ufm_rows.append({"dataset": name, "sim(H_TF, H_UFM)": rep.value,
-                        "chance": f"{rep.random_mean:.3f} ± {rep.random_std:.3f}", "off-diagonal": rep.offdiagonal,
-                        "off-diag. chance": f"{rep.random_offdiagonal_mean:.3f} ± {rep.random_offdiagonal_std:.3f}",
+    tf_ufm_rows.append({"dataset": name, **rep.row("sim(H_TF, H_UFM)"),
                         "outcome": f"{out} / {out_off} (off-diag.)", "sim(H_0, S~)": s.sim_H_proxy[0],
                         "sim(H_final, S~)": s.sim_H_proxy[-1], "rise >= 0.1": out_rise})
 pd.DataFrame(tf_ufm_rows).set_index("dataset").style.format(
-    "{:.3f}", subset=["sim(H_TF, H_UFM)", "off-diagonal", "sim(H_0, S~)", "sim(H_final, S~)"])
+    "{:.3f}", subset=["value", "off-diagonal", "sim(H_0, S~)", "sim(H_final, S~)"])
 
 # %% [markdown]
 # ## Measured results at the paper profile

@@ -121,7 +121,9 @@ from ntputils.runtime import (
     at_most,
     check,
     compare,
+    compare_similarity,
     preregister,
+    preregister_similarity,
     record,
     setup_chapter,
 )
@@ -182,10 +184,8 @@ groups_table
 
 # %%
 occ = np.flatnonzero(np.asarray(data.counts.sum(axis=1)).ravel() > 0)  # tokens that occur as a next token
-preregister({
-    f"proxy_{w}_{part}": (f"theory vs proxy: sim({w}){' off-diagonal' if part == 'offdiag' else ''}",
-                          above_chance(cfg.sim_margin), "A:proxy")
-    for w in ("H^mm heatmap, S~", "W^mm^T, S~^T occurring tokens") for part in ("all", "offdiag")})
+preregister_similarity({f"proxy_{w}": (f"theory vs proxy: sim({w})", cfg.sim_margin, "A:proxy")
+                        for w in ("H^mm heatmap, S~", "W^mm^T, S~^T occurring tokens")})
 
 # %%
 t0, c0 = time.perf_counter(), time.process_time()
@@ -209,21 +209,10 @@ record("a07_proxy_distance", float(proxy_quality["|| L^mm/|L^mm| - S~/|S~| ||_F"
 display(pd.Series(proxy_quality, name="value").to_frame().style.format("{:.4g}"))
 
 
-def chance_row(label: str, rep, outcomes: tuple[str, str] | None = None) -> dict:
-    """One row of a similarity table: value, off-diagonal, chance levels (mean ± std), outcomes."""
-    row = {"claim": label, "value": rep.value, "chance": f"{rep.random_mean:.3f} ± {rep.random_std:.3f}",
-           "off-diagonal": rep.offdiagonal,
-           "off-diag. chance": f"{rep.random_offdiagonal_mean:.3f} ± {rep.random_offdiagonal_std:.3f}",
-           "shuffled": f"{rep.shuffled_mean:.3f} ± {rep.shuffled_std:.3f}"}
-    if outcomes is not None:
-        row["value vs chance + margin"], row["off-diag. vs chance + margin"] = outcomes
-    return row
-
-
-def judge(key: str, rep, **kw) -> tuple[str, str]:
-    """compare() the value and the off-diagonal value of a pre-registered sim claim with their chance levels."""
-    return (compare(f"{key}_all", rep.value, chance=rep.random_mean, **kw),
-            compare(f"{key}_offdiag", rep.offdiagonal, chance=rep.random_offdiagonal_mean, **kw))
+def chance_row(label: str, key: str, rep, **kw) -> dict:
+    """The table row of a sim claim (``rep.row``) with the outcomes of judging it against chance."""
+    outcomes = compare_similarity(key, rep, **kw)
+    return {**rep.row(label), "value vs chance + margin": outcomes[0], "off-diag. vs chance + margin": outcomes[1]}
 
 
 proxy_reps = {
@@ -232,7 +221,7 @@ proxy_reps = {
     "W^mm^T, S~^T occurring tokens": similarity_with_chance(ref.W_mm[occ].T, ref.S_tilde[occ].T,
                                                             draws=cfg.chance_draws, seed=cfg.seed),
 }
-proxy_rows = [chance_row(f"sim({w})", r_, judge(f"proxy_{w}", r_)) for w, r_ in proxy_reps.items()]
+proxy_rows = [chance_row(f"sim({w})", f"proxy_{w}", r_) for w, r_ in proxy_reps.items()]
 pd.DataFrame(proxy_rows).set_index("claim").style.format("{:.3f}", subset=["value", "off-diagonal"])
 
 # %% [markdown]
@@ -373,11 +362,8 @@ claims = {"ce": ("final CE - H approaches 0", at_most(cfg.ce_gap_max, "trained t
                        above_chance(cfg.sim_margin), "A:Fig 3"),
           "rise": ("sim(H, S~) on the heatmap contexts rose during training",
                    at_least(cfg.sim_margin, "rises (SSIM curves)"), "A:Fig 3")}
-for key, label in sim_keys.items():
-    for part in ("all", "offdiag"):
-        claims[f"{key}_{part}"] = (f"{label}{' off-diagonal' if part == 'offdiag' else ''} high (Fig. 3)",
-                                   above_chance(cfg.sim_margin), "A:Fig 3")
 preregister(claims)
+preregister_similarity({key: (f"{label} high (Fig. 3)", cfg.sim_margin, "A:Fig 3") for key, label in sim_keys.items()})
 
 # %%
 ce_gap = hist.scalars["ce_minus_H"][-1]
@@ -398,7 +384,7 @@ pairs = {"H_proxy_heat": (sub.H[-1], ref.S_tilde[:, sel.columns]), "H_mm_heat": 
 sim_rows = []
 for key, (A, B) in pairs.items():
     r_ = similarity_with_chance(A, B, draws=cfg.chance_draws, seed=cfg.seed)
-    sim_rows.append(chance_row(sim_keys[key], r_, judge(key, r_, paper="visual resemblance (Fig. 3)")))
+    sim_rows.append(chance_row(sim_keys[key], key, r_, paper="visual resemblance (Fig. 3)"))
     record(f"a07_{key}", r_.value)
     record(f"a07_{key}_offdiag", r_.offdiagonal)
 pd.DataFrame(sim_rows).set_index("claim").style.format("{:.3f}", subset=["value", "off-diagonal"])

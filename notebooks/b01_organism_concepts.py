@@ -31,7 +31,7 @@
 #    gives a plant-animal axis and a mammal axis (App. B, eq. 4, **Fig. 10**).
 #
 # The paper shows the dataset only as a heatmap (Fig. 2C) and names 10 subjects and 8 attributes.
-# **The full table is RECONSTRUCTED** (`ntputils.data.corpora.organism`): 16 subjects, 17 attributes in
+# **The full table is RECONSTRUCTED** (`ntputils.data.corpora.organism_templates`): 16 subjects, 17 attributes in
 # 8 support classes, chosen so that rank$(\widetilde{\boldsymbol S})=6$ and every sign statement of the
 # paper holds. We print it at the end as our Fig. 2C.
 #
@@ -75,7 +75,7 @@ from ntputils.analysis.concepts import (
     paper_dims,
 )
 from ntputils.analysis.metrics import normalized_distance
-from ntputils.data.corpora.organism import (
+from ntputils.data.corpora.organism_templates import (
     organism,
     organism_attribute_classes,
     organism_classes,
@@ -433,7 +433,7 @@ compare("b01_axis2", axis2_frac, chance=0.5, paper="cat + / trout -")
 # ## What differs from the paper and why
 #
 # * **The dataset is reconstructed.** The paper names 10 subjects and 8 attributes; the remaining entries of
-#   Fig. 2C are our design (`ntputils.data.corpora.organism`), chosen so that rank$(\widetilde{\boldsymbol S})=6$
+#   Fig. 2C are our design (`ntputils.data.corpora.organism_templates`), chosen so that rank$(\widetilde{\boldsymbol S})=6$
 #   and every sign statement of Figs. 1, 2B and 10 holds. Our singular values are therefore not the paper's
 #   (its Fig. 1B shows the bars without numbers).
 # * **Signs.** Our rule (largest $|$entry$|$ of $\boldsymbol u_k$ positive) reproduces Fig. 1's signs. Fig. 2B

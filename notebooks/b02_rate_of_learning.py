@@ -87,7 +87,7 @@ from ntputils.analysis.dynamics import (
     singular_value_curves,
 )
 from ntputils.data import from_counts
-from ntputils.data.corpora.organism import organism
+from ntputils.data.corpora.organism_templates import organism
 from ntputils.data.synthetic import random_supports
 from ntputils.geometry import centered_support, svd_factors
 from ntputils.plots.learning import (

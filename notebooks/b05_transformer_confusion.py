@@ -92,7 +92,7 @@ from ntputils.analysis.dynamics import (
     concept_energy,
     predicted_learning_times,
 )
-from ntputils.data.corpora.organism import organism, organism_attribute_classes, organism_classes
+from ntputils.data.corpora.organism_templates import organism, organism_attribute_classes, organism_classes
 from ntputils.geometry import centered_support, svd_factors
 from ntputils.runtime import (
     above_chance,

@@ -6,10 +6,8 @@ name`` (or ``pkg.name``) then imports only ``_LAZY["name"]``, so a chapter execu
 covers (:mod:`ntputils.book.imports` reads the same dict) -- only the modules it uses. Attribute access
 to a submodule (``pkg.submodule``) imports it, as an eager ``__init__`` would have.
 
-A re-exported name that equals its submodule's name (``ntputils.data.corpora.organism``, the function
-of the module of that name) stays the function even after ``import ntputils.data.corpora.organism``:
-the import system's ``setattr(package, "organism", module)`` is redirected to the function, as with
-the eager ``__init__`` it replaces. This is a bottom module: it imports nothing of ``ntputils``.
+A re-exported name must not equal the name of a submodule of its package (importing the submodule
+would rebind the name to the module). This is a bottom module: it imports nothing of ``ntputils``.
 """
 
 from __future__ import annotations
@@ -18,19 +16,8 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Callable, Mapping
-from types import ModuleType
 
 __all__ = ["lazy_exports"]
-
-
-class _LazyPackage(ModuleType):
-    """A package module whose re-exported names are not overwritten by same-named submodules."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        lazy = self.__dict__.get("_LAZY", {})
-        if isinstance(value, ModuleType) and value.__name__ == lazy.get(name) == f"{self.__name__}.{name}":
-            value = getattr(value, name)
-        super().__setattr__(name, value)
 
 
 def lazy_exports(package: str, lazy: Mapping[str, str]
@@ -42,7 +29,9 @@ def lazy_exports(package: str, lazy: Mapping[str, str]
     package is imported and returned; anything else raises :class:`AttributeError`.
     """
     module = sys.modules[package]
-    module.__class__ = _LazyPackage
+    clashes = [name for name in lazy if importlib.util.find_spec(f"{package}.{name}") is not None]
+    if clashes:
+        raise ValueError(f"{package} re-exports {clashes}, also names of its submodules: rename one")
 
     def __getattr__(name: str) -> object:
         target = lazy.get(name)

@@ -354,7 +354,7 @@ def between(low: float, high: float, why: str = "") -> Rule:
 def above_chance(margin: float) -> Rule:
     """``measured >= chance + margin``, the chance level measured alongside (e.g. random matrices).
 
-    Used in: a04, a05, a06, a07, b04, b05, b07.
+    Used in: a04, a07, b04, b05, b07.
     """
     return Rule("above_chance", f">= chance + {margin:g}", margin=margin)
 
@@ -415,6 +415,34 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
     print(f"{outcome.upper()} | {claim} | measured: {_fmt(measured)}{extra} | rule: {rule.text}"
           + (f" | {note}" if note else ""))
     return outcome
+
+
+OFFDIAG = "_offdiag"
+
+
+def preregister_similarity(claims: Mapping[str, tuple[str, float, Any]]) -> None:
+    """Register ``sim`` claims judged against chance: ``{key: (claim text, margin, item)}``.
+
+    Each key registers two claims, both ``above_chance(margin)``: ``key`` for the value with the
+    diagonals and ``key + "_offdiag"`` for the off-diagonal value (the diagonals of two correlation
+    matrices are 1 and inflate ``sim``). Judge them with :func:`compare_similarity`.
+
+    Used in: a04, a05, a06, a07.
+    """
+    preregister({k: spec for key, (claim, margin, item) in claims.items()
+                 for k, spec in ((key, (claim, above_chance(margin), item)),
+                                 (key + OFFDIAG, (f"{claim} (off-diagonal)", above_chance(margin), item)))})
+
+
+def compare_similarity(key: str, rep: Any, **kw: Any) -> tuple[str, str]:
+    """:func:`compare` a claim of :func:`preregister_similarity` with a
+    :class:`~ntputils.analysis.baselines.SimilarityWithChance`: the value against the random chance
+    level, the off-diagonal value against its own. Returns both outcomes.
+
+    Used in: a04, a05, a06, a07.
+    """
+    return (compare(key, rep.value, chance=rep.random_mean, **kw),
+            compare(key + OFFDIAG, rep.offdiagonal, chance=rep.random_offdiagonal_mean, **kw))
 
 
 def record(name: str, value: Any, *, paper: Any = None, unit: str | None = None) -> Any:

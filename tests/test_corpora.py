@@ -278,7 +278,7 @@ def _brute_force_counts(seqs: list[np.ndarray], context: tuple[int, ...], row_to
 
 @pytest.mark.parametrize("tokenizer", ["bpe", "word"])
 def test_paper_b_text_small_corpus(small_data: Path, tokenizer: str) -> None:
-    from ntputils.data.corpora.paper_b_text import tokenize_corpus
+    from ntputils.data.corpora.paper_b_corpora import tokenize_corpus
 
     data = paper_b_text("tinystories", V=20, m=60, context_lengths=(2, 3, 4), tokenizer=tokenizer,
                         bpe_vocab_size=300)

@@ -28,7 +28,7 @@ from ntputils.analysis.dynamics import (
     singular_value_curves,
 )
 from ntputils.data import synthetic as syn
-from ntputils.data.corpora.organism import organism, organism_attribute_classes, organism_classes
+from ntputils.data.corpora.organism_templates import organism, organism_attribute_classes, organism_classes
 from ntputils.geometry import centered_support, svd_factors
 from ntputils.training import ufm
 

@@ -245,3 +245,17 @@ def test_record_glues_and_stores_values(tmp_path, monkeypatch):
     assert rec["results"]["n_contexts"]["unit"] == "contexts" and rec["checks"][0]["sanity"] is True
     with pytest.raises(ValueError, match="record name"):
         runtime.record("bad name!", 1)
+
+
+def test_similarity_claims_are_judged_with_and_without_the_diagonal(capsys):
+    from ntputils.analysis.baselines import SimilarityWithChance
+
+    setup_chapter(PROFILES, namespace())
+    runtime.preregister_similarity({"simH": ("sim(H, S~) high", 0.1, "A:Fig 6")})
+    rep = SimilarityWithChance(value=0.75, offdiagonal=0.5, random_mean=0.70, random_std=0.01,
+                               random_offdiagonal_mean=0.0, random_offdiagonal_std=0.01,
+                               shuffled_mean=0.3, shuffled_std=0.05, draws=20)
+    assert runtime.compare_similarity("simH", rep) == ("deviates", "reproduced")
+    rows = runtime.current_record()["comparisons"]
+    assert [r["key"] for r in rows] == ["simH", "simH_offdiag"] and rows[1]["chance"] == 0.0
+    assert rep.row("sim(H, S~)")["off-diag. chance"] == "0.000 ± 0.010"

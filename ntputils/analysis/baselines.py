@@ -88,6 +88,15 @@ class SimilarityWithChance:
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
 
+    def row(self, label: str) -> dict[str, object]:
+        """One row of a chapter's similarity table: the value and the off-diagonal value next to their
+        random chance levels (mean ± std) and the shuffled-column control."""
+        return {"claim": label, "value": self.value,
+                "chance": f"{self.random_mean:.3f} ± {self.random_std:.3f}",
+                "off-diagonal": self.offdiagonal,
+                "off-diag. chance": f"{self.random_offdiagonal_mean:.3f} ± {self.random_offdiagonal_std:.3f}",
+                "shuffled": f"{self.shuffled_mean:.3f} ± {self.shuffled_std:.3f}"}
+
 
 def similarity_with_chance(A: np.ndarray, B: np.ndarray, *, draws: int = 20, seed: int = 0
                            ) -> SimilarityWithChance:

@@ -85,6 +85,14 @@ class Project:
     def status_page(self) -> Path:
         return self.book_dir / "status.md"
 
+    @property
+    def scorecard_page(self) -> Path:
+        return self.book_dir / "scorecard.md"
+
+    def in_toc(self, page: Path) -> bool:
+        """Whether the generated page ``page`` (under the root) is an entry of the toc."""
+        return strip_suffix(page.relative_to(self.root).as_posix()) in self.toc_files()
+
     def executed(self, chapter: Chapter) -> Path:
         """The executed notebook ``book/<chapter>.ipynb`` that the book renders."""
         return self.book_dir / f"{chapter.name}.ipynb"

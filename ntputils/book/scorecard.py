@@ -160,8 +160,11 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str]) -
 
 
 def write_scorecard(project: Project, chapters: list[Chapter]) -> None:
-    """Write ``book/scorecard.md`` from the executed notebooks of ``chapters``."""
+    """Write ``book/scorecard.md`` from the executed notebooks of ``chapters`` (if the toc lists it)."""
     from ntputils.book.status import chapter_state
+
+    if not project.in_toc(project.scorecard_page):
+        return
 
     states, links = {}, {}
     for c in chapters:
@@ -169,5 +172,4 @@ def write_scorecard(project: Project, chapters: list[Chapter]) -> None:
         if st.get("status") == "ok":
             states[c.name] = st
             links[c.name.split("_")[0]] = c.name
-    path = project.status_page.parent / "scorecard.md"
-    path.write_text(render_scorecard(states, links))
+    project.scorecard_page.write_text(render_scorecard(states, links))

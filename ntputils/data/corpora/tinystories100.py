@@ -3,7 +3,7 @@
 :func:`tinystories_bpe64`: a BPE of 64 tokens trained on the first 2,000 stories, the first 100
 stories encoded as ``<s> story </s>``, every window of 6 consecutive tokens inside a story with its
 next token (paper A Fig. 3; recipe from the authors' legacy code). Paper B's text corpora are in
-:mod:`ntputils.data.corpora.paper_b_text`.
+:mod:`ntputils.data.corpora.paper_b_corpora`.
 """
 
 from __future__ import annotations

@@ -159,6 +159,8 @@ def paper_b_text(name: str = "tinystories", V: int = 1000, m: int = 10000,
     columns = the ``m`` selected contexts (token-id tuples into ``context_vocab``, the whole tokenizer
     vocabulary). See the module docstring for the recipe and the OOV policy (drop). Built once per
     parameter set and cached.
+
+    Used in: b04.
     """
     if name not in CORPORA:
         raise ValueError(f"unknown corpus {name!r}; valid: {CORPORA}")
