@@ -38,3 +38,18 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     env = {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE")
            if k in os.environ}
     return [f"blas: {blas or 'none loaded yet'}; torch threads {torch.get_num_threads()}; env {env}"]
+
+
+# 10 words: 4 past-tense verbs (also "verb"), 2 base-form verbs (also "verb"), 3 nouns, 1 unlabelled
+TOY_WORDS = ["#said", "#ran", "#took", "#was", "#play", "#go", "#dog", "#cat", "#tree", "ing"]
+TOY_CLASSES = {"past": {"#said", "#ran", "#took", "#was"},
+               "verb": {"#said", "#ran", "#took", "#was", "#play", "#go"},
+               "noun": {"#dog", "#cat", "#tree", "#play"}, "extra": {"not-in-vocab"}}
+
+
+@pytest.fixture(scope="module")
+def labels():
+    """Lexical classes of the toy vocabulary (tests of purity and word clouds)."""
+    from ntputils.analysis.purity import ClassLabels
+
+    return ClassLabels.from_mapping(TOY_WORDS, TOY_CLASSES)

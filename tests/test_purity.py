@@ -23,17 +23,6 @@ from ntputils.analysis.purity import (
     summarize_purity,
 )
 
-# 10 words: 4 past-tense verbs (also "verb"), 2 base-form verbs (also "verb"), 3 nouns, 1 unlabelled
-WORDS = ["#said", "#ran", "#took", "#was", "#play", "#go", "#dog", "#cat", "#tree", "ing"]
-CLASSES = {"past": {"#said", "#ran", "#took", "#was"},
-           "verb": {"#said", "#ran", "#took", "#was", "#play", "#go"},
-           "noun": {"#dog", "#cat", "#tree", "#play"}, "extra": {"not-in-vocab"}}
-
-
-@pytest.fixture(scope="module")
-def labels() -> ClassLabels:
-    return ClassLabels.from_mapping(WORDS, CLASSES)
-
 
 @pytest.fixture(scope="module")
 def big_labels() -> ClassLabels:

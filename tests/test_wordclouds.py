@@ -10,19 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from ntputils.analysis.purity import ClassLabels
 from ntputils.plots.wordclouds import BLANK_TOKEN, CloudPanel, CloudRenderer, cluster_panel, display_token
-
-# 10 words: 4 past-tense verbs (also "verb"), 2 base-form verbs (also "verb"), 3 nouns, 1 unlabelled
-WORDS = ["#said", "#ran", "#took", "#was", "#play", "#go", "#dog", "#cat", "#tree", "ing"]
-CLASSES = {"past": {"#said", "#ran", "#took", "#was"},
-           "verb": {"#said", "#ran", "#took", "#was", "#play", "#go"},
-           "noun": {"#dog", "#cat", "#tree", "#play"}, "extra": {"not-in-vocab"}}
-
-
-@pytest.fixture(scope="module")
-def labels() -> ClassLabels:
-    return ClassLabels.from_mapping(WORDS, CLASSES)
 
 
 def test_display_token():
@@ -64,7 +52,7 @@ def test_cloud_frequencies_and_validation():
 
 def test_grid_and_tree_layouts(labels):
     r = CloudRenderer(width=60, height=40, max_font_size=10, seed=0)
-    full = cluster_panel("C=(+)", [0, 1, 2], [0.3, 0.2, 0.1], WORDS, labels)
+    full = cluster_panel("C=(+)", [0, 1, 2], [0.3, 0.2, 0.1], labels.words, labels)
     assert full.title == "C=(+)\npast 1.00"
     empty = CloudPanel("C=(-)", [], [])
     fig = r.grid([full, empty, full], ncols=2, title="grid")
@@ -83,4 +71,4 @@ def test_grid_and_tree_layouts(labels):
     with pytest.raises(ValueError, match="at least one panel"):
         r.grid([])
     with pytest.raises(ValueError, match="differ in shape"):
-        cluster_panel("x", [0, 1], [0.1], WORDS)
+        cluster_panel("x", [0, 1], [0.1], labels.words)
