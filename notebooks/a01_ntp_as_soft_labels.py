@@ -70,6 +70,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
+from matplotlib.colors import TwoSlopeNorm
 
 from ntputils import paths
 from ntputils.data.corpora import paper_a_synthetic, read_template_sentences
@@ -138,10 +139,12 @@ heatmap(axes[0], P, cmap="Blues", vmin=0, vmax=1, title=r"soft labels $P$ (colum
         colorbar=r"$\hat p_{j,z}$")
 heatmap(axes[1], S, cmap="Greys", vmin=0, vmax=1, title=r"support $S$", xlabel="context j",
         ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab, colorbar="in support")
-lim = np.abs(S_tilde).max()
-heatmap(axes[2], S_tilde, cmap="RdBu_r", vmin=-lim, vmax=lim, title=r"centered support $\widetilde S$",
+# two slopes around 0: the off-support entries -|S_j|/V are small, and a symmetric scale would draw them
+# almost white; here the most negative entry gets the full blue, the most positive the full red
+heatmap(axes[2], S_tilde, cmap="RdBu_r", norm=TwoSlopeNorm(vmin=S_tilde.min(), vcenter=0.0, vmax=S_tilde.max()),
+        title=r"centered support $\widetilde S$ (blue: $-|\mathcal{S}_j|/V$, red: $1-|\mathcal{S}_j|/V$)",
         xlabel="context j", ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab,
-        colorbar=r"$\widetilde S[z,j]$")
+        colorbar=r"$\widetilde S[z,j]$ (two-slope scale around 0)")
 plt.show()
 
 # %%
