@@ -45,7 +45,7 @@
 # **RECONSTRUCTED / differences.** The selection rule and the seed are the authors'; our random
 # draws follow their order with numpy's legacy generator but cannot reproduce their run exactly.
 # The paper reports $m=16$, $V=30$, $n=72$, $\mathcal H=1.0166$. Note that $\mathcal H=1.0166$ lies
-# *below* what this recipe can produce: every support has 3 tokens with counts in $\{1,2\}$, so every
+# *below* what this recipe can produce: every support has three tokens with counts in $\{1,2\}$, so every
 # context has entropy at least $H(\tfrac14,\tfrac14,\tfrac12)=1.0397$. The published dataset therefore
 # differs from the stated recipe in some detail we cannot recover; we print our numbers beside theirs.
 

@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 from mpl_toolkits.mplot3d import proj3d
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
@@ -40,16 +41,20 @@ ORGANISM_GROUP_COLORS = {"Felines": "tab:blue", "Mammals": "tab:blue", "Birds": 
 # candidate label offsets (points) and alignments, tried in order: beside the point first, then farther out
 _OFFSETS = [((6, 4), "left", "bottom"), ((6, -4), "left", "top"), ((-6, 4), "right", "bottom"),
             ((-6, -4), "right", "top"), ((0, 9), "center", "bottom"), ((0, -9), "center", "top")]
-_OFFSETS += [((dx * f, dy * f), ha, va) for f in (3, 5) for (dx, dy), ha, va in _OFFSETS[:4]]
+_OFFSETS += [((dx * f, dy * f), ha, va) for f in (3, 5, 8) for (dx, dy), ha, va in _OFFSETS]
 
 
-def _place_labels(ax: Axes, points: np.ndarray, texts: Sequence[str], *, fontsize: float = 8,
-                  color: str = "k") -> None:
+def _place_labels(ax: Axes, points: np.ndarray, texts: Sequence[str], *,
+                  fontsize: float | Sequence[float] = 8, color: str | Sequence[str] = "k") -> None:
     """Annotate ``points`` (``n x 2`` data coordinates, or ``n x 3`` on a 3-D axes) with ``texts`` so that no
     two labels overlap and no label covers a point: each label takes the first free candidate offset of
     ``_OFFSETS`` (the least-overlapping one if none is free), with a thin leader line when it is not beside
-    its point. Needs the axes limits to be final (it draws the figure once to measure the texts).
+    its point. ``fontsize`` and ``color`` are one value or one per label. Needs the axes limits to be final
+    (it draws the figure once to measure the texts).
     """
+    n_labels = len(texts)
+    sizes = [fontsize] * n_labels if np.isscalar(fontsize) else list(fontsize)
+    colors = [color] * n_labels if isinstance(color, str) else list(color)
     fig = ax.figure
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
@@ -60,22 +65,30 @@ def _place_labels(ax: Axes, points: np.ndarray, texts: Sequence[str], *, fontsiz
     disp = ax.transData.transform(pts)
     r = 5.0  # half size (pixels) of the box kept free around every marker
     taken = [Bbox.from_extents(x - r, y - r, x + r, y + r) for x, y in disp]
-    frame = fig.bbox
+    # tick labels (3-D axes draw them inside their box) and legends are obstacles too
+    axis_objs = [ax.xaxis, ax.yaxis] + ([ax.zaxis] if hasattr(ax, "zaxis") else [])
+    ticks = [t.get_window_extent(renderer) for a in axis_objs for t in a.get_ticklabels() if t.get_text()]
+    taken += [b for b in ticks if b.overlaps(fig.bbox)]  # 3-D axes report off-canvas boxes for unused ticks
+    taken += [leg.get_window_extent(renderer) for leg in [ax.get_legend()] if leg is not None]
+    frame = ax.bbox
+    if hasattr(ax, "zaxis"):  # keep clear of the z tick labels, drawn inside the right edge of a 3-D axes
+        frame = Bbox.from_extents(frame.x0, frame.y0, frame.x1 - 0.12 * frame.width, frame.y1)
 
     def shared(a: Bbox, b: Bbox) -> float:
         return max(0.0, min(a.x1, b.x1) - max(a.x0, b.x0)) * max(0.0, min(a.y1, b.y1) - max(a.y0, b.y0))
 
     def overlap(bb: Bbox) -> float:
-        """Area shared with taken boxes plus area outside the figure (pixels^2)."""
+        """Area shared with taken boxes plus area outside the axes (pixels^2)."""
         return sum(shared(bb, o) for o in taken) + bb.width * bb.height - shared(bb, frame)
 
-    for (x, y), text in zip(pts, texts, strict=True):
+    for (x, y), text, size, col in zip(pts, texts, sizes, colors, strict=True):
         best = None
         for n, (off, ha, va) in enumerate(_OFFSETS):
-            arrow = {"arrowstyle": "-", "color": "0.6", "lw": 0.5} if n >= 6 else None
+            arrow = {"arrowstyle": "-", "color": "0.6", "lw": 0.5} if n >= 6 else None  # leader line
             ann = ax.annotate(text, (x, y), xytext=off, textcoords="offset points", ha=ha, va=va,
-                              fontsize=fontsize, color=color, arrowprops=arrow, annotation_clip=False)
-            bb = ann.get_window_extent(renderer).expanded(1.0, 1.0).padded(1.5)
+                              fontsize=size, color=col, arrowprops=arrow, annotation_clip=False)
+            # the text alone (an annotation's own extent includes its leader line, which starts at the point)
+            bb = Text.get_window_extent(ann, renderer).padded(1.5)
             cost = overlap(bb)
             if best is None or cost < best[0]:
                 if best is not None:
@@ -148,10 +161,11 @@ def organism_embeddings_figure(Pw: np.ndarray, Ph: np.ndarray, word_colors: Sequ
     ax.set_title(title)
     ax.legend(handles=handles, loc="upper left", fontsize=8)
     # labels placed after the view is final, so that none overlaps another or a point
-    _place_labels(ax, Pw[list(word_labels)], list(word_labels.values()), fontsize=8)
-    _place_labels(ax, Ph[list(ctx_labels)],
-                  [lab.split(" / ")[0] + (" ..." if " / " in lab else "") for lab in ctx_labels.values()],
-                  fontsize=7, color="dimgray")
+    ctx_texts = [lab.split(" / ")[0] + (" ..." if " / " in lab else "") for lab in ctx_labels.values()]
+    _place_labels(ax, np.r_[Pw[list(word_labels)], Ph[list(ctx_labels)]],
+                  list(word_labels.values()) + ctx_texts,
+                  fontsize=[8] * len(word_labels) + [7] * len(ctx_labels),
+                  color=["k"] * len(word_labels) + ["dimgray"] * len(ctx_labels))
     return fig
 
 

@@ -210,8 +210,6 @@ def spread_positions(values: Sequence[float], min_gap: float) -> np.ndarray:
     ``min_gap`` is spread evenly, ``min_gap`` apart, around its mean (repeated until no two clusters
     collide). Returns the positions in the order of ``values``. Used for the labels of horizontal
     reference lines (Paper B, Fig. 19).
-
-    Used in: b02.
     """
     v = np.asarray(values, dtype=float)
     if min_gap < 0:
@@ -346,7 +344,7 @@ def step_dynamics_figure(t: np.ndarray, curves: Mapping[str, np.ndarray], tier_o
                                            label="weighted (black, dashed)"),
                                 plt.Line2D([], [], color="0.5", lw=3.5, alpha=0.55,
                                            label="unweighted L (wide, tier colour)")],
-                       fontsize=8, loc="center right")
+                       fontsize=8, loc="lower right")
     fig.suptitle(title)
     return fig
 
