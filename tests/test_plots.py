@@ -102,6 +102,8 @@ def test_spread_positions_keeps_labels_apart():
 
 def test_concept_labels_do_not_overlap():
     """Labels of nearly coincident points (Paper B Fig. 10) are placed apart from each other."""
+    from matplotlib.text import Text
+
     from ntputils.plots.concepts import concept_plane_figure
 
     P2 = np.array([[1.0, 1.0], [1.02, 0.98], [-1.0, -1.0], [0.5, -0.5]])
@@ -112,8 +114,9 @@ def test_concept_labels_do_not_overlap():
                                 ("w", P2, dirs, {}, ["k"] * 4, "o")])
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    boxes = [t.get_window_extent(renderer) for t in fig.axes[0].texts if t.get_text() in
-             {lab.replace(" / ", "\n") for lab in labels.values()}]
+    wanted = {lab.replace(" / ", "\n") for lab in labels.values()}
+    texts = [t for t in fig.axes[0].texts if t.get_text() in wanted]
+    boxes = [Text.get_window_extent(t, renderer) for t in texts]  # the texts, without their leader lines
     assert len(boxes) == 4
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
 

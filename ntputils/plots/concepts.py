@@ -88,6 +88,7 @@ def _place_labels(ax: Axes, points: np.ndarray, texts: Sequence[str], *,
             ann = ax.annotate(text, (x, y), xytext=off, textcoords="offset points", ha=ha, va=va,
                               fontsize=size, color=col, arrowprops=arrow, annotation_clip=False)
             # the text alone (an annotation's own extent includes its leader line, which starts at the point)
+            ann.update_positions(renderer)
             bb = Text.get_window_extent(ann, renderer).padded(1.5)
             cost = overlap(bb)
             if best is None or cost < best[0]:
