@@ -31,7 +31,13 @@ from ntputils.data.corpora import (
     word_classes,
 )
 from ntputils.data.corpora.ngrams import Corpus
-from ntputils.data.corpora.variants import expand_contexts, tense_variant
+from ntputils.data.corpora.variants import (
+    SYNONYMS,
+    expand_contexts,
+    noun_or_adjective,
+    synonym_variants,
+    tense_variant,
+)
 
 SHARED = paths.data_dir()
 needs_shared = pytest.mark.skipif(not (SHARED / "tinystories").is_dir(), reason="shared/data not present")
@@ -183,11 +189,29 @@ def test_paper_a_tinystories_variants_share_supports() -> None:
     for j in range(data.m):
         np.testing.assert_array_equal(S[:, j], S[:, originals[int(details.origin[j])]])
     kinds = set(details.kind)
-    assert {"original", "tense", "synonym"} <= kinds
+    assert {"original", "tense", "synonym", "wordnet"} <= kinds
+    # the WordNet step adds variants of the noun "friends" (friend.n senses, e.g. "ally", "acquaintance")
+    wn_contexts = {data.context_str(j) for j in range(data.m) if details.kind[j] == "wordnet"}
+    assert any(c.startswith("ally ") for c in wn_contexts)
     same = paper_a_tinystories(use_cache=False)
     assert (same.counts != data.counts).nnz == 0
     other = paper_a_tinystories(seed=7, use_cache=False)
     assert (other.S != data.S).nnz == 0 and (other.counts != data.counts).nnz > 0
+
+
+def test_noun_or_adjective_and_synonym_kinds() -> None:
+    assert noun_or_adjective("friends") and noun_or_adjective("happy") and noun_or_adjective("ben")
+    assert not any(noun_or_adjective(w) for w in ("there", "once", "she", "the", "one", ",", "loved", "said"))
+    assert not noun_or_adjective("play", previous="to") and noun_or_adjective("play", previous="the")
+    fake = {"friends": ("pals", "friends", "mates")}.get
+    out = synonym_variants(("friends", ".", "they", "like", "to"), wordnet=lambda w: fake(w, ()))
+    assert out == [(("pals", ".", "they", "like", "to"), "wordnet"),
+                   (("mates", ".", "they", "like", "to"), "wordnet")]
+    # hand-table words take the table, not WordNet; the last two positions are never changed
+    out = synonym_variants(("a", "little", "girl", "named", "lily"), wordnet=lambda w: ("x",))
+    kinds = {k for _, k in out}
+    assert kinds == {"synonym"} and all(v[3:] == ("named", "lily") for v, _ in out)
+    assert len(out) == len(SYNONYMS["little"]) + len(SYNONYMS["girl"])
 
 
 def test_variant_rules() -> None:
@@ -203,7 +227,7 @@ def test_variant_rules() -> None:
 
 
 def test_tinystories_bpe64_windows_match_counts(small_data: Path) -> None:
-    ws = tinystories_bpe64(n_stories=20, tokenizer_stories=60, vocab_size=48, alphabet_size=30)
+    ws = tinystories_bpe64(n_stories=20, tokenizer_stories=60, vocab_size=48)
     data = ws.data
     assert data.V == 48 and ws.windows.shape == (data.n, 6) and ws.targets.shape == (data.n,)
     rebuilt = np.zeros((data.V, data.m), dtype=np.int64)
@@ -211,8 +235,18 @@ def test_tinystories_bpe64_windows_match_counts(small_data: Path) -> None:
     np.testing.assert_array_equal(rebuilt, data.counts.toarray())
     for i in range(0, data.n, 97):
         assert tuple(ws.windows[i]) == data.contexts[ws.columns[i]]
-    assert ws.windows[0, 0] == ws.tokenizer.token_to_id("<s>")
+    assert ws.windows[0, 0] == ws.tokenizer.piece_to_id("<s>") == 1
     assert any(s.startswith("#") for s in ws.token_strings)
+    # sentencepiece keeps the case (the authors' options): "O" of "Once" is a piece of its own
+    assert "O" in ws.token_strings or "#O" in ws.token_strings
+    # deterministic: a second training (no cache) gives the same pieces
+    from ntputils.data.corpora.bpe64 import train_sentencepiece_bpe
+    texts = read_tinystories(max_stories=60)
+    a = train_sentencepiece_bpe(texts, 48, use_cache=False)
+    b = train_sentencepiece_bpe(texts, 48, use_cache=False)
+    assert [a.id_to_piece(i) for i in range(48)] == [b.id_to_piece(i) for i in range(48)]
+    with pytest.raises(ValueError, match="vocab_size"):
+        train_sentencepiece_bpe(texts, 4)
 
 
 # ----------------------------------------------------------------------------------------------
