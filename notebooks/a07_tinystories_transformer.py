@@ -263,7 +263,7 @@ curve = fig6_series(history_subset(hist, first), ref, label=f"first {first.size}
 #
 # Top: $\operatorname{corr}(\boldsymbol H)$ of the heatmap contexts (grouped by support, largest supports first);
 # bottom: $\operatorname{corr}(\boldsymbol W^\top)$ of all $V$ words (ordered by the first heatmap group that contains
-# them). Columns, left to right: the TF early in training (at about 1/12 of the steps, as the authors' epoch 50 of
+# them; a context label marks the first context of each support group). Columns, left to right: the TF early in training (at about 1/12 of the steps, as the authors' epoch 50 of
 # 600), the TF at the end, the theory and the proxy (the theory column is dropped, with a printed note, when
 # $\boldsymbol L^{\rm mm}$ and $\widetilde{\boldsymbol S}$ have the same direction). Panels after the first are annotated with
 # their $\operatorname{sim}$ to the first.
@@ -284,7 +284,7 @@ if not theory_differs:  # L^mm equals S~ in direction: the theory column would r
 fig = plots.geometry_comparison(
     panels, context_labels=[context_label[j] for j in sel.columns],
     word_labels=[data.token_str(z) for z in range(data.V)], word_order=word_order(S_dense[:, sel.columns]),
-    max_labels=50, panel_size=4.2,
+    context_ticks=np.flatnonzero(np.r_[True, sel.group[1:] != sel.group[:-1]]), max_labels=32, panel_size=4.4,
     suptitle=f"TinyStories-{cfg.n_stories}, BPE-{data.V}: {sel.columns.size} contexts in {sel.n_groups} support "
              f"groups (top), all {data.V} tokens (bottom)")
 plt.show()
@@ -294,7 +294,8 @@ plt.show()
 #
 # CE $-\,\mathcal H$ over all contexts, the norms, and $\operatorname{sim}$ of the TF's embeddings to the proxy and
 # to the theory, for the heatmap contexts and for the first distinct contexts (the authors' curves used the
-# first 1,000 contexts and the proxy only).
+# first 1,000 contexts and the proxy only). The word curve (dashed, open circles) is the same for both context sets
+# and drawn once.
 
 # %%
 fig, axes = plt.subplots(1, 4, figsize=(17, 4.4), layout="constrained")
@@ -307,6 +308,9 @@ plots.plot_sim_curves(axes[3], {"heatmap": heat, f"first {first.size}": curve}, 
 for ax, title in zip(axes, ("(a) CE - H", "(b) norms (||H|| over all contexts)", "(c) similarity to the proxy",
                             "(d) similarity to the theory"), strict=True):
     ax.set_title(title)
+    for line in list(ax.get_lines()):  # W does not depend on the context subset: its curve is drawn once
+        if line.get_label().startswith(f"first {first.size} sim(W"):
+            line.remove()
 plots.legend_below(fig, ncol=4)
 plt.show()
 

@@ -361,3 +361,38 @@ def test_word_classes() -> None:
     assert "#the" in classes["determiner"] and "#happy" in classes["adjective"]
     assert "#quickly" in classes["adverb"] and "." in classes["punctuation"] and "#dog" in classes["noun"]
     assert classify("#Lily") == {"person name"}
+
+
+def _entropy(c: np.ndarray) -> float:
+    p = np.asarray(c, dtype=float) / np.sum(c)
+    return float(-np.sum(p * np.log(p)))
+
+
+def test_synthetic_entropy_floor_closed_forms() -> None:
+    from ntputils.data.corpora.paper_a import synthetic_entropy_floor
+
+    assert synthetic_entropy_floor(3, 2) == pytest.approx(_entropy([1, 1, 2]), abs=1e-12)  # 1.0397
+    # n = 72 with 16 contexts of 3 tokens, counts {1,2}: 8 contexts (1,2,2) and 8 contexts (1,1,2)
+    expected = (8 * 5 * _entropy([1, 2, 2]) + 8 * 4 * _entropy([1, 1, 2])) / 72
+    assert synthetic_entropy_floor(3, 2, n=72) == pytest.approx(expected, abs=1e-12)
+    # brute force on 2 contexts: every pair of count vectors
+    import itertools
+
+    vecs = list(itertools.product((1, 2, 3), repeat=3))
+    for n in range(6, 19):
+        pairs = [(a, b) for a in vecs for b in vecs if sum(a) + sum(b) == n]
+        brute = min((_entropy(a) * sum(a) + _entropy(b) * sum(b)) / n for a, b in pairs)
+        assert synthetic_entropy_floor(3, 3, m=2, n=n) == pytest.approx(brute, abs=1e-12)
+    with pytest.raises(ValueError, match="n = 7"):  # one context of 3 tokens with counts {1,2}: n in 3..6
+        synthetic_entropy_floor(3, 2, m=1, n=7)
+
+
+@needs_shared
+def test_synthetic_recipe_search_matches_builder() -> None:
+    from ntputils.data.corpora.paper_a import _synthetic, synthetic_recipe_search
+
+    res = synthetic_recipe_search(seeds=3, support_sizes=(3,), max_counts=(2,), use_cache=False)
+    for i, seed in enumerate(res["seed"]):
+        data = _synthetic(int(seed), 3, 2)
+        assert (res["n"][i], res["V"][i]) == (data.n, data.V)
+        assert res["H"][i] == pytest.approx(data.entropy, abs=1e-12)

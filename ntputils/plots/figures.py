@@ -150,7 +150,7 @@ def logit_heatmap(ax: Axes, L: np.ndarray, *, word_labels: Sequence[str] | None 
 
     The logit panels of Paper A, Fig. 4.
 
-    Used in: a02, a04.
+    Used in: a02, a04, a06.
     """
     L = np.asarray(L, dtype=np.float64)
     if L.ndim != 2:
@@ -419,6 +419,8 @@ def legend_below(fig: Figure, ncol: int = 3, mark_dashed: bool = True, fontsize:
     visible. Returns ``fig``.
 
     Figure legibility of Paper A, Figs. 3 and 6 (chapters a05, a06, a07).
+
+    Used in: a05, a06, a07.
     """
     handles, labels = [], []
     for ax in fig.axes:

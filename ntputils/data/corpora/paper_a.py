@@ -112,6 +112,8 @@ def synthetic_entropy_floor(support_size: int = 3, max_count: int = 2, m: int = 
     H(1/4, 1/4, 1/2) = 1.0397).
 
     Paper A, "Synthetic" (m = 16, n = 72, H = 1.0166 reported); chapters a01, a05.
+
+    Used in: a05.
     """
     if min(support_size, max_count, m) < 1:
         raise ValueError("support_size, max_count and m must be positive")
@@ -156,6 +158,8 @@ def synthetic_recipe_search(seeds: int = 300, support_sizes: Sequence[int | str]
     over ``seeds`` = 0..seeds-1 for every combination (cached on disk).
 
     Paper A, "Synthetic" (m = 16, V = 30, n = 72, H = 1.0166 reported); chapter a05.
+
+    Used in: a05.
     """
     if seeds < 1:
         raise ValueError("seeds must be positive")
@@ -334,6 +338,8 @@ def paper_a_tinystories_details(seed: int = 1634, n_lines: int = 2000, n_context
     """:func:`paper_a_tinystories` with the construction record (origins of the variants, base counts).
 
     Paper A, Figs. 1 and 6.
+
+    Used in: a05.
     """
     if n_lines < 1 or n_contexts < 1 or max_count < 1:
         raise ValueError("n_lines, n_contexts and max_count must be positive")
