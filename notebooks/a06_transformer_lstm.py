@@ -301,7 +301,7 @@ for name in datasets:
     steps_of["UFM"] = int(ufm_runs[name].steps[-1])
     fig_runs = {f"UFM ({steps_of['UFM']} steps)": ufm_series[name], f"TF ({steps_of['TF']} steps)": series[f"{name} TF"],
                 f"LSTM ({steps_of['LSTM']} steps)": series[f"{name} LSTM"]}
-    fig = plots.fig6_panels(fig_runs, panels=("ce", "norms", "proj", "sim_proxy", "sim_mm"), panel_size=3.6,
+    fig = plots.fig6_panels(fig_runs, panels=("ce", "norms", "proj", "sim_proxy", "sim_mm"), panel_size=4.0, ncols=3,
                             colors=dict(zip(fig_runs, ("goldenrod", "steelblue", "purple"), strict=True)),
                             suptitle=f"Fig. 6 on {name}: NTP-UFM, 4-layer transformer and 2-layer LSTM "
                                      "(each run ends at its own last step)")
