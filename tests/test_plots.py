@@ -289,3 +289,19 @@ def test_support_group_labels_inverts_support_group_order():
     np.testing.assert_array_equal(labels, [0, 1, 0, 2, 0])
     same = (S.T[:, None, :] == S.T[None, :, :]).all(-1)
     np.testing.assert_array_equal(labels[:, None] == labels[None, :], same)
+
+
+def test_legend_below_collects_legends_and_marks_dashed() -> None:
+    from ntputils.plots import legend_below
+
+    fig, axes = plt.subplots(1, 2, layout="constrained")
+    for ax in axes:
+        ax.plot([0, 1], [0, 1], label="run A")
+        ax.plot([0, 1], [0, 1], ls="--", label="run A (W)")
+        ax.legend()
+    legend_below(fig)
+    assert all(ax.get_legend() is None for ax in axes)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["run A", "run A (W)"]
+    dashed = [ln for ln in axes[0].get_lines() if ln.get_linestyle() == "--"]
+    assert dashed[0].get_marker() == "o" and dashed[0].get_zorder() > axes[0].get_lines()[0].get_zorder()
+    plt.close(fig)

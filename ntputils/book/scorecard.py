@@ -36,6 +36,8 @@ CATALOGUE: list[tuple[str, str, tuple[str, ...], str]] = [
     ("A:Thm 1", "Paper A Thm. 1: the regularization path, P_F(L_lambda) -> L^in, direction -> L^mm",
      ("a03",), ""),
     ("A:Thm 2", "Paper A Thm. 2: the rate of the path (CE - H ~ lambda)", ("a03",), ""),
+    ("A:Cor 1", "Paper A Cor. 1 (statement not available)", (),
+     "only its name is in the available paper text; the statement cannot be reconstructed (see a06)"),
     ("A:Prop 1", "Paper A Prop. 1: subspace collapse, L^mm = S~ in symmetric cases", ("a04",), ""),
     ("A:proxy", "Paper A: the centered support S~ as a proxy of L^mm (distance 0.163 on STS)", ("a04", "a07"),
      ""),

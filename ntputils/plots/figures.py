@@ -171,7 +171,7 @@ def logit_heatmap(ax: Axes, L: np.ndarray, *, word_labels: Sequence[str] | None 
 
     The logit panels of Paper A, Fig. 4.
 
-    Used in: a02, a04.
+    Used in: a02, a04, a06.
     """
     L = np.asarray(L, dtype=np.float64)
     if L.ndim != 2:
@@ -429,4 +429,33 @@ def fig6_panels(runs: Mapping[str, Fig6Series], panels: Sequence[str] = FIG6_PAN
         draw[name](ax, runs, colors=colors)
     if suptitle:
         fig.suptitle(suptitle)
+    return fig
+
+
+def legend_below(fig: Figure, ncol: int = 3, mark_dashed: bool = True, fontsize: float = 7) -> Figure:
+    """Move every panel's legend into one figure legend under the panels (so no legend covers a curve).
+
+    Entries are collected from all axes (a label shown once); with ``mark_dashed`` every dashed curve
+    also gets sparse open markers and is drawn on top, so a dashed curve lying on a solid one stays
+    visible. Returns ``fig``.
+
+    Figure legibility of Paper A, Figs. 3 and 6 (chapters a05, a06, a07).
+
+    Used in: a05, a06, a07.
+    """
+    handles, labels = [], []
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is not None:
+            legend.remove()
+        if mark_dashed:
+            for line in ax.get_lines():
+                if line.get_linestyle() == "--":
+                    line.set(marker="o", markersize=3.5, markerfacecolor="none", markevery=0.1, zorder=3)
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in labels and not lab.startswith("_"):
+                handles.append(h)
+                labels.append(lab)
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=fontsize, frameon=False)
     return fig
