@@ -21,7 +21,7 @@ from ntputils.analysis.purity import TOKEN_START, ClassLabels, cluster_purity
 BLANK_TOKEN = "<sp>"
 #: Display bodies that are layout or markup, not words: left out of clouds when ``drop_layout``.
 LAYOUT_MARKS = ("\\n", "⏎", "⇥", "\\r")
-MARKUP_TOKENS = ("<unk>", "<|endoftext|>")
+MARKUP_TOKENS = ("<unk>", "<|endoftext|>", "<other>")
 
 
 def is_layout(token: str) -> bool:
