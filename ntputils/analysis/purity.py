@@ -402,7 +402,7 @@ def best_of_n(clusters: Mapping[Hashable, Iterable[int]], baseline: RandomBaseli
     candidate and bootstrap round ``t``). The claim holds when ``observed`` exceeds the 95th percentile.
     Used for the clusters of Paper B Figs. 4, 5 picked among all orthants / k-means clusters.
 
-    Used in: b04.
+    Used in: b04, b07.
     """
     labels = baseline.labels
     col = labels.index(cls)

@@ -79,8 +79,6 @@ def load_mnist(split: str = "train", folder: str | Path | None = None, verify: b
     checked against the official values (:class:`MNISTChecksumError`).
 
     The imbalanced MNIST of Paper B, App. A.4, Fig. 9.
-
-    Used in: b06.
     """
     if split not in MNIST_FILES:
         raise ValueError(f"unknown MNIST split {split!r}; valid: {sorted(MNIST_FILES)}")
@@ -102,8 +100,6 @@ def imbalanced_subset(labels: np.ndarray, classes: Sequence[int], per_class: Seq
 
     Ordered class by class (``classes`` order), each class's draw sorted by index; deterministic in
     ``seed``. Paper B Fig. 9: classes Maj1, Maj2, Min1, Min2 with 100, 100, 10, 10 images.
-
-    Used in: b06.
     """
     if len(classes) != len(per_class):
         raise ValueError(f"{len(classes)} classes but {len(per_class)} class sizes")

@@ -29,6 +29,8 @@ def is_layout(token: str) -> bool:
 
     Paper B's clouds (Sec. 5.1, Figs. 4-7) show words; such tokens are real next tokens but carry no word,
     so :class:`CloudRenderer` leaves them out of the image (the cluster and its purity keep them).
+
+    Used in: b04.
     """
     body = display_token(token)
     body = body[len(TOKEN_START):] if body.startswith(TOKEN_START) else body

@@ -50,8 +50,6 @@ class PretrainedUnavailableError(OSError):
 
 def gpt2_source(name_or_path: str | os.PathLike | None = None) -> str:
     """The GPT-2 to load: the argument, else ``$NTP_GPT2_PATH``, else ``"gpt2"`` (124M).
-
-    Used in: b07.
     """
     return str(name_or_path) if name_or_path is not None else os.environ.get(GPT2_ENV, "gpt2")
 

@@ -138,8 +138,6 @@ def load_gpt2_tokenizer(folder: str | Path | None = None, verify: bool = True): 
     raises :class:`TokenizerChecksumError`. ``<|endoftext|>`` (id 50256) is a special token.
 
     The tokenizer of Paper B, Sec. 5.1 (GPT-2; the datasets of Figs. 4-6, 11, 14, 20-25).
-
-    Used in: b04, b07.
     """
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers  # noqa: PLC0415
 
@@ -164,8 +162,6 @@ def gpt2_token_strings(tokenizer) -> list[str]:  # noqa: ANN001 - tokenizers.Tok
     """:func:`readable_token` of every id of a byte-level tokenizer (special tokens as they are).
 
     Word-cloud labels of Paper B, Sec. 5.1 (``#`` = token start).
-
-    Used in: b04, b07.
     """
     specials = {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special}
     out = []

@@ -90,6 +90,8 @@ def corpus_texts(name: str, tokenizer: str = "bpe") -> list[str]:
     at ``<unk>`` (:func:`split_at_unknown`).
 
     The corpora of Paper B, Sec. 5.1 (TinyStories, WikiText-2).
+
+    Used in: b04, b07.
     """
     if name == "tinystories":
         return readers.read_tinystories()

@@ -220,8 +220,6 @@ def token_strings(tokenizer) -> list[str]:  # noqa: ANN001 - tokenizers.Tokenize
 
 def encode_all(tokenizer, texts: Sequence[str]) -> list[np.ndarray]:  # noqa: ANN001
     """Token ids of every text (batched; no special tokens added).
-
-    Used in: b07.
     """
     encodings = tokenizer.encode_batch(list(texts), add_special_tokens=False)
     return [np.asarray(e.ids, dtype=np.int64) for e in encodings]
