@@ -393,7 +393,7 @@ def preregister(claims: Mapping[str, tuple]) -> None:
 
 def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, note: str = "",
             unavailable: str | None = None) -> str:
-    """Judge a pre-registered empirical claim: ``reproduced``, ``deviates``, ``not run`` or ``not reproduced``.
+    """Judge a pre-registered empirical claim: ``reproduced``, ``deviates``, ``not run``, ``not reproduced``.
 
     ``measured=None`` means the claim needs a run this profile does not do (``not run``).
     ``unavailable`` (with ``measured=None``) names what no profile of this build can supply (e.g. "GPT-2
@@ -408,7 +408,8 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
     claim, rule, items = _RULES[key]
     if unavailable is not None:
         if measured is not None:
-            raise ValueError(f"claim {key!r}: 'unavailable' is for claims without a measurement (measured=None)")
+            raise ValueError(f"claim {key!r}: 'unavailable' is for claims without a measurement "
+                             "(measured=None)")
         outcome, note = "not reproduced", (f"{unavailable}; {note}" if note else unavailable)
     elif measured is None:
         outcome = "not run"

@@ -266,7 +266,8 @@ def test_compare_unavailable_is_not_reproduced(tmp_path, monkeypatch):
     monkeypatch.setenv(runtime.RECORD_ENV, str(path))
     setup_chapter(PROFILES, namespace())
     runtime.preregister({"gpt2": ("GPT-2 clusters beat random", runtime.at_least(0.5))})
-    assert runtime.compare("gpt2", None, unavailable="GPT-2 weights not available offline") == "not reproduced"
+    outcome = runtime.compare("gpt2", None, unavailable="GPT-2 weights not available offline")
+    assert outcome == "not reproduced"
     row = json.loads(path.read_text())["comparisons"][0]
     assert row["outcome"] == "not reproduced" and row["note"] == "GPT-2 weights not available offline"
     with pytest.raises(ValueError, match="without a measurement"):
