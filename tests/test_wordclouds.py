@@ -18,6 +18,7 @@ def test_display_token():
     assert display_token(" ") == BLANK_TOKEN
     assert display_token("#") == "#" + BLANK_TOKEN
     assert display_token("\n") == "\\n"
+    assert display_token(". ⏎ They") == ". \\n They"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -42,11 +42,13 @@ def is_layout(token: str) -> bool:
 
 
 def display_token(token: str) -> str:
-    """Visible form of a token for a cloud: ``#`` (word start) is kept, a blank body becomes ``<sp>``.
+    """Visible form of a token for a cloud: ``#`` (word start) is kept, a blank body becomes ``<sp>``,
+    newline marks (``\\n``, ``⏎``) become ``\\n`` and tab marks ``\\t``.
 
     Word clouds of Paper B, Sec. 5.1 (# marks a token start).
     """
-    shown = token.replace("\n", "\\n")
+    # ASCII marks in the image: the cloud font has no glyph for "⏎" / "⇥" (tables keep them)
+    shown = token.replace("\n", "\\n").replace("⏎", "\\n").replace("⇥", "\\t")
     if not shown.strip().strip(TOKEN_START).strip():
         return (TOKEN_START if shown.startswith(TOKEN_START) else "") + BLANK_TOKEN
     return shown.strip()
