@@ -285,7 +285,7 @@ def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol:
 # ----------------------------------------------------------------------------------------------
 # results as data: recorded values and pre-registered empirical claims
 # ----------------------------------------------------------------------------------------------
-OUTCOMES = ("reproduced", "deviates", "not run")
+OUTCOMES = ("reproduced", "deviates", "not run", "not reproduced")
 
 
 @dataclass(frozen=True)
@@ -391,10 +391,13 @@ def preregister(claims: Mapping[str, tuple]) -> None:
     _write_record()
 
 
-def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, note: str = "") -> str:
-    """Judge a pre-registered empirical claim: ``reproduced``, ``deviates`` or ``not run``.
+def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, note: str = "",
+            unavailable: str | None = None) -> str:
+    """Judge a pre-registered empirical claim: ``reproduced``, ``deviates``, ``not run``, ``not reproduced``.
 
-    ``measured=None`` means the claim needs a run this profile does not do (``not run``). A
+    ``measured=None`` means the claim needs a run this profile does not do (``not run``).
+    ``unavailable`` (with ``measured=None``) names what no profile of this build can supply (e.g. "GPT-2
+    weights are not available offline"): the outcome is ``not reproduced`` and the reason is its note. A
     deviation is recorded and shown, not raised: the page says how the number differs and why
     (``note``). Returns the outcome. Raises ``KeyError`` for a claim that was not pre-registered.
 
@@ -403,7 +406,12 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
     if key not in _RULES:
         raise KeyError(f"claim {key!r} was not pre-registered: call preregister() above its computation")
     claim, rule, items = _RULES[key]
-    if measured is None:
+    if unavailable is not None:
+        if measured is not None:
+            raise ValueError(f"claim {key!r}: 'unavailable' is for claims without a measurement "
+                             "(measured=None)")
+        outcome, note = "not reproduced", (f"{unavailable}; {note}" if note else unavailable)
+    elif measured is None:
         outcome = "not run"
     else:
         outcome = "reproduced" if rule.holds(measured, chance) else "deviates"

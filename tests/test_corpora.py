@@ -396,3 +396,25 @@ def test_synthetic_recipe_search_matches_builder() -> None:
         data = _synthetic(int(seed), 3, 2)
         assert (res["n"][i], res["V"][i]) == (data.n, data.V)
         assert res["H"][i] == pytest.approx(data.entropy, abs=1e-12)
+
+
+def test_wikitext_detokenization_and_unknown_split() -> None:
+    from ntputils.data.corpora.paper_b_corpora import detokenize_wikitext, split_at_unknown
+
+    line = "The bird 's flight : 7 @,@ 000 km ( 4 @.@ 3 mi ) , and it wasn 't sing @-@ loudly ."
+    assert detokenize_wikitext(line) == "The bird's flight: 7,000 km (4.3 mi), and it wasn't sing-loudly."
+    assert split_at_unknown("The <unk> sang, then <unk> <unk>, flew") == ["The", " sang, then", ", flew"]
+    assert split_at_unknown("<unk> x") == [" x"]
+
+
+def test_paper_b_text_with_the_gpt2_tokenizer(small_data: Path) -> None:
+    real = paths.REPO_ROOT.parent / "shared" / "data" / "gpt2-tokenizer"
+    if not (real / "vocab.bpe").exists():
+        pytest.skip("shared GPT-2 tokenizer files not present")
+    (small_data / "gpt2-tokenizer").symlink_to(real)
+    data = paper_b_text("wikitext", V=30, m=40, context_lengths=(2, 3))
+    assert data.V == 30 and data.m == 40
+    assert "#bird" in data.vocab and not any("unk" in w for w in data.vocab)  # <unk> cut out, never a token
+    assert not any("Ġ" in w for w in data.vocab)  # readable: "#" marks a word start
+    sts = paper_b_text("tinystories", V=20, m=30, context_lengths=(2,))
+    assert "⏎" in sts.vocab  # the paragraph break is a real next token, shown as such

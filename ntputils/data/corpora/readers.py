@@ -161,6 +161,8 @@ def read_tinystories(
 
     Without a local folder, the first ``max_stories`` (default 5,042) stories of the official
     ``roneneldan/TinyStories`` train split are streamed from the hub.
+
+    Used in: b04.
     """
     if max_stories is not None and max_stories < 1:
         raise ValueError(f"max_stories must be positive, got {max_stories}")
@@ -242,8 +244,6 @@ def read_wikitext(split: str = "train", path: str | Path | None = None, unit: st
     ``unit="lines"`` returns the non-blank lines (paragraphs and headings), stripped;
     ``unit="articles"`` joins them into articles, each starting at its `` = Title = `` line.
     Offline: ``<data root>/wikitext-2/<split>.txt.xz``; online: ``wikitext``/``wikitext-2-v1``.
-
-    Used in: b07.
     """
     if split not in WIKITEXT_SPLITS:
         raise ValueError(f"unknown WikiText split {split!r}; valid: {WIKITEXT_SPLITS}")
