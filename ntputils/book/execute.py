@@ -37,6 +37,7 @@ from ntputils.book.project import Chapter, Project
 from ntputils.chapter_contract import RECORD_ENV
 
 META_KEY = "ntpbook"
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 FAILED_BANNER_TAG = "ntpbook-failed-banner"
 RUN_BANNER_TAG = "ntpbook-run-banner"
 _ACTIVE: dict[int, subprocess.Popen] = {}
@@ -85,11 +86,14 @@ def new_work_dir(project: Project, chapter: Chapter) -> Path:
 
 def worker_env(project: Project, record: Path, threads: int | None) -> dict[str, str]:
     """The kernel's environment: no ``MPLBACKEND`` (it silently drops figures), a writable
-    ``MPLCONFIGDIR``, the record path for :mod:`ntputils.runtime`, optional thread caps."""
+    ``MPLCONFIGDIR``, the record path for :mod:`ntputils.runtime`, ``PYTHONPATH`` starting with the
+    folder of the runner's own ``ntputils``, optional thread caps."""
     env = os.environ.copy()
     env.pop("MPLBACKEND", None)
     env.setdefault("MPLCONFIGDIR", str(project.root / ".mplconfig"))
     env[RECORD_ENV] = str(record)
+    # the kernel imports the same ntputils as this runner (whose sources the cache key hashed)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_PARENT), env.get("PYTHONPATH", "")]))
     env["PYTHONHASHSEED"] = "0"
     env["PYTHONWARNINGS"] = ",".join(filter(None, [env.get("PYTHONWARNINGS", ""), *KERNEL_WARNING_FILTERS]))
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
@@ -170,7 +174,8 @@ def _add_run_banner(nb, meta: dict[str, Any], link_status: bool) -> None:
 
 def run_id(meta: dict[str, Any]) -> str:
     """A short id of a run shown on its page (the browser check matches page and notebook with it)."""
-    return f"ntpbook-{str(meta.get('key', ''))[:12]}-{str(meta.get('executed_at', '')).replace(':', '')}"
+    stamp = re.sub(r"[^0-9T]", "", str(meta.get("executed_at", "")))
+    return f"ntpbook.{str(meta.get('key') or 'nokey')[:12]}.{stamp or 'notime'}"
 
 
 def is_progress_bar(text: str) -> bool:
