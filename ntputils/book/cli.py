@@ -13,6 +13,7 @@ ill-typed parameter, bad option), 3 another build holds a selected chapter's loc
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
 import os
 import signal
@@ -39,9 +40,12 @@ from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.book.scorecard import write_scorecard
 from ntputils.book.status import write_status
 from ntputils.chapter_contract import DEFAULT_PROFILE, ParameterError
+from ntputils.paths import data_digest
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_BUSY, EXIT_INTERRUPTED = 3, 130
+#: the module whose importers read corpus data files (their keys include the data digest)
+DATA_READER = "data/corpora/readers.py"
 
 
 def say(*args: Any) -> None:
@@ -61,6 +65,9 @@ class KeyCalculator:
 
     The package is read once per calculator: a chapter's digest covers exactly the ``ntputils``
     modules it imports (transitively), so editing a module re-executes only the chapters using it.
+    A chapter that reads corpus data (imports :mod:`ntputils.data.corpora.readers`) also has the
+    content digest of the data files in its key (:func:`ntputils.paths.data_digest`, memoized on
+    path, size and mtime): editing a data file re-executes it.
     """
 
     def __init__(self, project: Project, tree: PackageTree | None = None):
@@ -74,7 +81,10 @@ class KeyCalculator:
         """The digest of the ``ntputils`` modules this chapter imports (transitively)."""
         if chapter.name not in self._digests:
             _, text = self.spec(chapter)
-            self._digests[chapter.name] = ntputils_digest(text, self.tree)
+            digest = ntputils_digest(text, self.tree)
+            if DATA_READER in self.tree.closure(text):
+                digest = hashlib.sha256(f"{digest}\0data:{data_digest()}".encode()).hexdigest()
+            self._digests[chapter.name] = digest
         return self._digests[chapter.name]
 
     def spec(self, chapter: Chapter) -> tuple[ChapterSpec, str]:
