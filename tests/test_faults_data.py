@@ -66,7 +66,7 @@ def test_corpus_cache_follows_data_content_not_path(data_root, tmp_path, monkeyp
     _edit(moved / readers.TEMPLATES_DIR / "verysmallset.txt", "cookies", "muffins")
     assert cache.cache_path("paper_a_synthetic", {"seed": 1}) != before
     second = paper_a_synthetic()
-    assert (second.V, second.vocab) != (first.V, first.vocab)  # rebuilt from the edited file, not the old data
+    assert (second.V, second.vocab) != (first.V, first.vocab)  # rebuilt from the edited file
 
 
 def test_edited_data_file_fails_verification_by_default(data_root):
