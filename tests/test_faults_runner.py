@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -303,3 +304,24 @@ def test_browser_staleness_check(tmp_path, monkeypatch):
     assert any("does not show the run" in p for p in staleness(project, page, keys))
     good.unlink()
     assert any("orphan page" in p for p in staleness(project, page, keys))
+
+
+def test_failed_chapter_page_is_rebuilt_with_the_banner(tmp_path, capsys):
+    """End to end with jupyter-book: after a failed run the page shows the last good run under a
+    'latest run failed' banner, and the browser check's staleness rules accept exactly that page."""
+    project = make_project(tmp_path)
+    status = "  - caption: Reference\n    chapters:\n      - file: book/status\n"
+    (tmp_path / "_toc.yml").write_text(TOC + status)
+    shutil.copy(REPO / "_config.yml", tmp_path / "_config.yml")
+    shutil.copy(REPO / "book" / "references.bib", tmp_path / "book" / "references.bib")
+    assert cli.build(project, make_html=False) == cli.EXIT_OK
+    page = project.html_dir / "book" / "a01_sleepy.html"
+    assert cli.build(project, overrides={"n": -1}) == cli.EXIT_FAILED
+    out = capsys.readouterr().out
+    assert "building HTML" in out
+    text = page.read_text()
+    assert "Latest run failed" in text and "n positive" in text
+    assert staleness(project, page, cli.KeyCalculator(project)) == []
+    # a page built before the failure (no banner) would be flagged
+    page.write_text(text.replace("Latest run failed", "Latest run"))
+    assert any("banner" in p for p in staleness(project, page, cli.KeyCalculator(project)))

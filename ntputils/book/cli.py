@@ -229,6 +229,8 @@ def _execute_and_publish(project: Project, keys: KeyCalculator, parameters: dict
         say(f"[run]    {plan.chapter.name} ...")
         r = run_chapter(project, plan.chapter, plan.parameters, plan.resolved, plan.key, timeout=timeout,
                         threads=threads, link_status=toc_has_status)
+        if r.status == "interrupted":  # the main thread reports the interruption (one line)
+            return r
         checks = r.meta.get("checks", [])
         passed = sum(1 for c in checks if c.get("passed"))
         outcome = "ok" if r.status == "ok" else f"FAILED ({r.error.splitlines()[0] if r.error else ''})"
