@@ -61,6 +61,7 @@ def _write_xz(path: Path, text: str) -> None:
 @pytest.fixture
 def small_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A tiny data root: generated TinyStories-like stories and WikiText-like lines."""
+    monkeypatch.setenv(readers.VERIFY_ENV, "0")  # user-supplied data: opt out of the sha256 check
     rng = np.random.default_rng(0)
     names, pets = ["Lily", "Tim", "Sue", "Ben"], ["dog", "cat", "bird", "fish"]
     verbs = ["played with", "fed", "found", "liked"]
@@ -108,9 +109,11 @@ def test_read_with_checksum_and_wikitext_units() -> None:
 
 def test_checksum_mismatch_raises(tmp_path: Path) -> None:
     _write_xz(tmp_path / "tinystories_v1_valid_head.txt.xz", "A story.\n<|endoftext|>\n")
-    assert read_tinystories(tmp_path, files=["tinystories_v1_valid_head"]) == ["A story."]
+    assert read_tinystories(tmp_path, files=["tinystories_v1_valid_head"], verify=False) == ["A story."]
     with pytest.raises(ChecksumError):
         read_tinystories(tmp_path, files=["tinystories_v1_valid_head"], verify=True)
+    with pytest.raises(ChecksumError):  # verified by default
+        read_tinystories(tmp_path, files=["tinystories_v1_valid_head"])
 
 
 def test_missing_data_dir_names_the_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
