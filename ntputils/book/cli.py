@@ -45,7 +45,9 @@ from ntputils.paths import data_digest
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_BUSY, EXIT_INTERRUPTED = 3, 130
 #: the module whose importers read corpus data files (their keys include the data digest)
-DATA_READER = "data/corpora/readers.py"
+# modules that read files of the shared data root: a chapter importing any of them has the data digest in its key
+DATA_READERS = frozenset({"data/corpora/readers.py", "data/corpora/wordnet.py", "data/corpora/gpt2_tokenizer.py",
+                          "data/mnist.py"})
 
 
 def say(*args: Any) -> None:
@@ -65,7 +67,8 @@ class KeyCalculator:
 
     The package is read once per calculator: a chapter's digest covers exactly the ``ntputils``
     modules it imports (transitively), so editing a module re-executes only the chapters using it.
-    A chapter that reads corpus data (imports :mod:`ntputils.data.corpora.readers`) also has the
+    A chapter that reads shared data (imports a module of ``DATA_READERS``: the corpus readers, WordNet,
+    the GPT-2 tokenizer, MNIST) also has the
     content digest of the data files in its key (:func:`ntputils.paths.data_digest`, memoized on
     path, size and mtime): editing a data file re-executes it.
     """
@@ -82,7 +85,7 @@ class KeyCalculator:
         if chapter.name not in self._digests:
             _, text = self.spec(chapter)
             digest = ntputils_digest(text, self.tree)
-            if DATA_READER in self.tree.closure(text):
+            if DATA_READERS & set(self.tree.closure(text)):
                 digest = hashlib.sha256(f"{digest}\0data:{data_digest()}".encode()).hexdigest()
             self._digests[chapter.name] = digest
         return self._digests[chapter.name]
