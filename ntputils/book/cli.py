@@ -44,10 +44,10 @@ from ntputils.paths import data_digest
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_BUSY, EXIT_INTERRUPTED = 3, 130
-#: the module whose importers read corpus data files (their keys include the data digest)
-# modules that read files of the shared data root: a chapter importing any of them has the data digest in its key
-DATA_READERS = frozenset({"data/corpora/readers.py", "data/corpora/wordnet.py", "data/corpora/gpt2_tokenizer.py",
-                          "data/mnist.py"})
+#: modules that read files of the shared data root: a chapter importing any of them (transitively) has
+#: the data digest in its key
+DATA_READERS = frozenset({"data/corpora/readers.py", "data/corpora/wordnet.py",
+                          "data/corpora/gpt2_tokenizer.py", "data/mnist.py"})
 
 
 def say(*args: Any) -> None:
