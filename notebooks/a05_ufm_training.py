@@ -116,6 +116,7 @@ from ntputils.data.corpora.paper_a import (
     synthetic_entropy_floor,
     synthetic_recipe_search,
 )
+from ntputils.data.corpora.variants import SYNONYMS
 from ntputils.geometry import max_margin_cached, max_margin_logits, nuclear_norm
 from ntputils.runtime import (
     at_least,
@@ -139,15 +140,16 @@ cfg = setup_chapter(PROFILES, globals(), torch_threads=lambda c: 1 if c.device =
 # %% [markdown]
 # ## The two datasets
 #
-# *Synthetic*: 16 five-word template contexts ("lily wants to try the"), each keeping 3 of its possible
-# endings with counts 1–2, with overlapping supports. *Simplified TinyStories* (STS): frequent 5-word contexts
+# *Synthetic*: {glue:text}`a05_syn_m` five-word template contexts ("lily wants to try the"), each keeping 3 of
+# its possible endings with counts 1–2, with overlapping supports. *Simplified TinyStories* (STS): frequent 5-word contexts
 # of TinyStories, expanded by tense variants, a hand synonym table and up to 10 WordNet synonyms of their other
 # adjectives and nouns (WordNet 3.0 read offline with NLTK, `ntputils.data.corpora.wordnet`), every variant
 # inheriting the original's next-token support; counts re-sampled in $\{1,\dots,4\}$ — so groups of contexts share
 # a support set. The authors' STS rests on an excerpt they call "the first 2,000 lines" of TinyStories; their file
-# is not public. We read it as 2,000 lines of a one-story-per-line dump with blank lines between stories (the first
-# 1,000 stories of the training file; `layout="stories"`, the default) and show the literal reading, the first 2,000
-# lines of the official `TinyStories-train.txt` (one paragraph per line; `layout="paragraphs"`), beside it.
+# is not public. We read those lines (`n_lines=2000`) as a one-story-per-line dump with blank lines between stories
+# (the first 1,000 stories of the training file; `layout="stories"`, the default) and show the literal reading, the
+# same number of lines of the official `TinyStories-train.txt` from its start (one paragraph per line;
+# `layout="paragraphs"`), beside it.
 #
 # **Rules, fixed before the datasets are built** (STS against the paper's $m=403$, $V=104$, $n=5{,}110$,
 # $\mathcal H=1.6597$): $m$, $V$ and $n$ within 5% of the paper's (the target set for this rebuild);
@@ -197,6 +199,9 @@ for kind in ("original", "tense", "synonym", "wordnet"):
 record("a05_sts_par_m", variants["STS, paragraphs reading"].m)
 record("a05_sts_par_V", variants["STS, paragraphs reading"].V)
 record("a05_sts_nown_m", variants["STS without the WordNet step"].m)
+record("a05_syn_m", datasets["Synthetic"].m)
+record("a05_sts_table_min", min(len(row) for row in SYNONYMS.values()))  # variants a hand-table word adds
+record("a05_sts_table_max", max(len(row) for row in SYNONYMS.values()))
 WN = [sts.context_str(j) for j in range(sts.m) if sts_details.kind[j] == "wordnet"]
 print(f"contexts by origin: {kinds.to_dict()}; WordNet variants: {WN}")
 
@@ -208,13 +213,14 @@ print(f"contexts by origin: {kinds.to_dict()}; WordNet variants: {WN}")
 # step adds the variants of the one noun outside the hand table that sits in a changeable position ("friends"
 # in "friends . they like to"); the authors' tokenizer vocabulary shows the same WordNet words (ally,
 # acquaintance, supporter, protagonist, champion, admirer, booster, quaker: the senses of "friend"), so their
-# excerpt, too, had a single such context. The literal reading of "2,000 lines" gives far fewer frequent contexts
-# ($m=$ {glue:text}`a05_sts_par_m`, $V=$ {glue:text}`a05_sts_par_V`). What remains of the gap in $m$ and $n$ is
+# excerpt, too, had a single such context. The literal reading of the paper's "2,000 lines" gives far fewer
+# frequent contexts ($m=$ {glue:text}`a05_sts_par_m`, $V=$ {glue:text}`a05_sts_par_V`). What remains of the gap in $m$ and $n$ is
 # the excerpt: which 5-grams are frequent decides how many base contexts there are, how many of them carry a
 # hand-table word (little, girl, boy, day, lily, tim/timmy, loved/liked, big) in one of their first three
-# positions — each such word adds 4–24 variants — and how large their supports are ($n/m$ is about 2.5 times
-# the mean support size). The authors' vocabulary contains next tokens such as "motorcycles", "rockets" and
-# "winter" after names and "loved", which none of the shared TinyStories files yields at these frequencies.
+# positions — each such word adds {glue:text}`a05_sts_table_min`–{glue:text}`a05_sts_table_max` variants, the
+# length of its row of the table — and how large their supports are ($n/m$ is the mean support size times the
+# mean count, $\tfrac52$ for counts uniform in $\{1,\dots,4\}$). The authors' vocabulary contains next tokens
+# such as "motorcycles", "rockets" and "winter" after names and "loved", which none of the shared TinyStories files yields at these frequencies.
 
 # %%
 for key, value in (("a05_sts_m", sts.m), ("a05_sts_V", sts.V), ("a05_sts_n", sts.n),
@@ -227,13 +233,13 @@ for key, value in (("a05_sts_m", sts.m), ("a05_sts_V", sts.V), ("a05_sts_n", sts
 # ### Synthetic: can the recipe give the paper's $n=72$, $\mathcal H=1.0166$?
 #
 # The authors' sampler keeps 3 endings per context with counts in $\{1,2\}$ (their `repeat_range=3`). Every
-# context then has entropy at least $H(\tfrac14,\tfrac14,\tfrac12)=1.0397$, so no draw reaches 1.0166; among
-# the draws with exactly $n=72$ the smallest possible $\mathcal H$ is a knapsack over the per-context count
+# context then has entropy at least $H(\tfrac14,\tfrac14,\tfrac12)=\tfrac32\ln 2$, so no draw reaches the
+# paper's 1.0166; among the draws with exactly $n=72$ the smallest possible $\mathcal H$ is a knapsack over the per-context count
 # vectors, solved exactly (`ntputils.data.corpora.paper_a.synthetic_entropy_floor`). The recipe's other free choices
-# are the number of endings kept (2, 3, 4, or "random": a size uniform in 1..#endings, the sampler's `set_s`
-# options), the count range ($\{1..2\}$, $\{1..3\}$, $\{1..4\}$) and the random state (seeds 0–299 here; their
-# seed 1634 is set at import, after which other code may draw). The table lists, per choice, how many seeds give
-# $n=72$ and, among them, the $\mathcal H$ closest to 1.0166, with that seed and its $V$.
+# are the number of endings kept (one of {glue:text}`a05_search_sizes`; "random" is a size uniform in 1..#endings:
+# the sampler's `set_s` options), the count range ($\{1..2\}$, $\{1..3\}$, $\{1..4\}$) and the random state (the
+# first 300 seeds here; the authors' seed 1634 is set at import, after which other code may draw). The table
+# lists, per choice, how many seeds give $n=72$ and, among them, the $\mathcal H$ closest to 1.0166, with that seed and its $V$.
 
 # %%
 search = synthetic_recipe_search(seeds=300)
@@ -256,6 +262,9 @@ display(pd.DataFrame(rows).set_index(["endings kept", "counts"]))
 at72 = search["n"] == 72
 best = np.flatnonzero(at72)[np.argmin(np.abs(search["H"][at72] - 1.0166))]
 record("a05_syn_floor", floor_any)
+record("a05_search_sizes", ", ".join(str(size) for size in SEARCH_SUPPORT_SIZES))
+# n = 72 over m contexts with 3 endings each: the mean count a draw must reach
+record("a05_syn_mean_count72", 72 / (3 * datasets["Synthetic"].m))
 record("a05_syn_floor72", floor_72)
 record("a05_syn_floor72_c3", floor_72_c3)
 record("a05_syn_search_best_H", float(search["H"][best]), paper=1.0166)
@@ -273,8 +282,8 @@ check("Synthetic: no searched draw with 3 endings and counts {1,2} and n = 72 li
 # {glue:text}`a05_syn_search_best_seed`, {glue:text}`a05_syn_search_best_size` endings, counts up to
 # {glue:text}`a05_syn_search_best_counts`): no choice reproduces $n=72$ together with $\mathcal H=1.0166$. Counts in
 # $\{1,2,3\}$ could reach it in principle (their floor at $n=72$ is {glue:text}`a05_syn_floor72_c3:.4f`), but
-# $n=72$ then needs an average count of 1.5 where the mean is 2, and no searched seed draws it. The published
-# $\mathcal H$ therefore comes from a variant of the recipe we cannot identify (e.g. another template file or
+# $n=72$ then needs an average count of {glue:text}`a05_syn_mean_count72:.2g` where the mean is 2, and no
+# searched seed draws it. The published $\mathcal H$ therefore comes from a variant of the recipe we cannot identify (e.g. another template file or
 # sampler version); our Synthetic data keep the stated recipe with the authors' seed.
 
 # %% [markdown]

@@ -40,11 +40,11 @@
 # layer, so $\boldsymbol L=\boldsymbol W\boldsymbol H$ and every metric of the UFM chapter applies unchanged
 # (`ntputils.analysis.network_runs.train_and_compare`, `ntputils.analysis.convergence.fig6_series`).
 #
-# **Setup (paper A Fig. 1, from the authors' code).** TF: Llama-2-style decoder, $d=128$, 4 layers, 6 heads
-# (width 20 each), **no positional encoding** (order is visible only through the causal mask), pre-RMSNorm,
-# SwiGLU width $4d$, fixed 5-token contexts, only the last position scored (`ntputils.training.models.NTPTransformer`).
-# LSTM: 2 layers, hidden size $d=128$, RMSNorm on the last hidden state (`ntputils.training.models.NTPLSTM`). Training:
-# full batch over the $m$ distinct contexts with soft labels (the mean NTP loss), AdamW.
+# **Setup (paper A Fig. 1, from the authors' code).** TF, as in the authors' code: Llama-2-style decoder,
+# $d=128$, 4 layers, 6 heads (width 20 each), **no positional encoding** (order is visible only through the
+# causal mask), pre-RMSNorm, SwiGLU width $4d$, fixed 5-token contexts, only the last position scored
+# (`ntputils.training.models.NTPTransformer`). LSTM, as in the authors' code: 2 layers, hidden size $d=128$,
+# RMSNorm on the last hidden state (`ntputils.training.models.NTPLSTM`). Training: full batch over the $m$ distinct contexts with soft labels (the mean NTP loss), AdamW.
 #
 # **What the `cpu` profile reduces, and why.** The paper trains every model for up to 30,000 full-batch steps
 # with AdamW (lr $10^{-4}$, weight decay $10^{-6}$, learning rate $\times0.4$ every 5,000 steps): hours of CPU
@@ -52,7 +52,7 @@
 # keep the data and the architectures (4-layer TF, $d=128$; 2-layer LSTM) and shorten training instead: a
 # **20-30$\times$ larger constant learning rate without weight decay** and 200-1,000 steps, aimed at
 # $\mathrm{CE}-\mathcal H$ below $10^{-2}$ (the paper's TF log passes that between its steps 1,000 and 5,000;
-# whether ours gets there is a pre-registered claim below). The
+# whether ours gets there is a pre-registered claim below). At the `cpu` profile the
 # NTP-UFM column is trained with AdamW at lr $10^{-2}$ for 500 steps (chapter a05 studies the UFM itself).
 # The `paper` profile restores the authors' optimizer, schedule and 30,000 steps everywhere; it is meant for
 # a GPU (see "Measured results at the paper profile" below).
@@ -515,7 +515,7 @@ pd.DataFrame(tf_ufm_rows).set_index("dataset").style.format(
 #   projection on $\mathcal F$ is not the paper's converged state (claim 3).
 # * **Data.** Our Simplified TinyStories has $m=${glue:text}`a06_sts_m`, $V=${glue:text}`a06_sts_V` (paper 403, 104)
 #   because the authors' text excerpt and WordNet synonyms are not available; the recipe is the same. The Synthetic
-#   entropy differs ({glue:text}`a06_syn_H:.4f` vs 1.0166, chapter a01).
+#   entropy differs ({glue:text}`a06_syn_H:.4f` vs the paper's 1.0166, chapter a01).
 # * **Metrics.** $\operatorname{sim}$ uses `ddof=0` throughout (the authors' code mixes ddof 0 and 1; the difference
 #   is below $1/N$). In Fig. 6(d) we compare with $\widetilde{\boldsymbol S}$ as the caption says (one of the
 #   authors' plotting functions actually loads $\boldsymbol L^{\rm mm}$ there).

@@ -21,18 +21,19 @@
 #
 # **Setup (paper A Fig. 3, from the authors' legacy code; that this is the published
 # configuration is likely but UNKNOWN).** A SentencePiece BPE vocabulary of $V=64$ pieces, trained locally and
-# deterministically on the first 2,000 stories with the authors' options (sentencepiece's defaults: case kept, so
+# deterministically with the authors' options on the first 2,000 stories (sentencepiece's defaults: case kept, so
 # the 64 pieces are mostly single characters plus a few merges such as "he", "#t", "#a"; `#` marks a word start);
 # the first 100 stories, each encoded as `<s> story </s>`; every window of 6 consecutive tokens inside a story is a
-# context and the 7th token its next token (`ntputils.data.corpora.tinystories_bpe64`). TF: 12 layers, $d=512$, 6 heads, SwiGLU width 1376,
-# no positional encoding, only the last position scored; AdamW, lr $5\cdot10^{-4}$ with an exponential decay of
+# context and the 7th token its next token (`ntputils.data.corpora.tinystories_bpe64`). TF, as in the authors'
+# code: 12 layers, $d=512$, 6 heads, SwiGLU width 1376, no positional encoding, only the last position scored; AdamW, lr $5\cdot10^{-4}$ with an exponential decay of
 # UNKNOWN rate, 600 epochs, batch size UNKNOWN.
 #
 # **The heatmap contexts.** Most distinct contexts occur once (in this run: {glue:text}`a07_once_share:.1%` of the
 # {glue:text}`a07_m` distinct contexts). The authors' plotting code groups
 # the contexts by their support set $\mathcal S_j$, keeps the support sets shared by at least 10 contexts, visits
 # them by decreasing support size and takes the 10 most frequent contexts of each until there are 100
-# (`ntputils.analysis.network_runs.support_group_selection`). Their similarity-versus-epoch curves use the first 1,000
+# (`ntputils.analysis.network_runs.support_group_selection`). The authors' similarity-versus-epoch curves use the
+# first 1,000
 # distinct contexts. We show both.
 #
 # **Beyond the paper: the theory on all contexts.** The certified first-order solver of `ntputils.geometry.maxmargin_admm`
@@ -41,17 +42,19 @@
 # $\boldsymbol L^{\rm mm}$ columns, leaving {glue:text}`a07_n_supports` distinct columns here), so we can add $\operatorname{corr}(\boldsymbol H^{\rm mm})$, $\operatorname{corr}(\boldsymbol W^{\rm mm\top})$
 # to Fig. 3 and measure how good the proxy is on real text.
 #
-# **What the `cpu` profile reduces, and why.** One optimizer step of the 12-layer $d=512$ model on a batch of 512
+# **What the `cpu` profile reduces, and why.** One optimizer step of the paper profile's 12-layer $d=512$ model
+# on a batch of 512
 # contexts costs seconds of CPU time; the paper's 600 epochs are far beyond the CPU budget of the book. More fundamentally,
 # reaching the entropy bound requires *memorizing* tens of thousands of contexts that occur once or twice, which
 # takes many epochs at any model size. At the `cpu` profile we therefore keep the recipe (BPE-64, context length 6,
 # the heatmap selection) but use the **first 10 stories** ({glue:text}`a07_m` distinct contexts in this run; the
 # first 100 stories give {glue:text}`a07_m100`), a **2-layer transformer with $d=64=V$** (the paper's condition
 # $d\ge V$ still holds), and 1,500 steps of AdamW (batches of 512 contexts, lr $3\cdot10^{-3}$ with a cosine decay,
-# no weight decay). With the case-keeping tokenizer the contexts are short (6 pieces, mostly characters), so even 10
+# no weight decay). With the case-keeping tokenizer the contexts are short (6 pieces, `context_length`, mostly
+# characters), so even 10
 # stories give heatmap groups whose supports have up to {glue:text}`a07_heat_support_max` tokens (table below; 100
 # stories: up to {glue:text}`a07_heat_support_max100`), and $\boldsymbol L^{\rm mm}$ differs from the proxy.
-# The `paper` profile restores 100 stories, 12 layers, $d=512$ and 600 epochs (for a GPU).
+# The `paper` profile restores 100 stories, 12 layers, $d=512$ and the authors' 600 epochs (for a GPU).
 #
 # **Threads.** The `cpu` profile trains with one torch thread (`num_threads=1`). On a 2-core machine that is
 # otherwise idle, two threads made the largest model here somewhat faster per step, but as soon as
@@ -159,6 +162,8 @@ full100 = tinystories_bpe64(n_stories=100, vocab_size=cfg.vocab_size, context_le
 sel100 = support_group_selection(full100, n_contexts=cfg.n_heatmap, per_group=cfg.per_group, min_group=cfg.min_group)
 record("a07_m100", full100.m)
 record("a07_heat_support_max100", int((full100.S.toarray()[:, sel100.columns] > 0).sum(axis=0).max()))
+# the distinct contexts of 100 stories for which the paper profile's steps x batch make the authors' 600 epochs
+record("a07_paper_epoch_contexts", PROFILES["paper"]["steps"] * PROFILES["paper"]["batch_size"] / 600)
 
 # %%
 sel = support_group_selection(data, n_contexts=cfg.n_heatmap, per_group=cfg.per_group, min_group=cfg.min_group)
@@ -422,8 +427,8 @@ pd.DataFrame(sim_rows).set_index("claim").style.format("{:.3f}", subset=["value"
 # ## Measured results at the paper profile
 #
 # **Not run yet: no GPU was available in this session.** The `paper` profile (100 stories, 12 layers, $d=512$,
-# 42,000 steps of 512 contexts, which the authors' 600 epochs amount to if 100 stories give about 36,000 distinct
-# contexts (our count is below the table), lr $5\cdot10^{-4}$ with a cosine decay standing in for the authors' exponential
+# 42,000 steps of 512 contexts, which the authors' 600 epochs amount to if 100 stories give about
+# {glue:text}`a07_paper_epoch_contexts:,.0f` distinct contexts (our count is below the table), lr $5\cdot10^{-4}$ with a cosine decay standing in for the authors' exponential
 # decay of unknown rate) needs a GPU. Run it with
 #
 # ```bash
@@ -438,16 +443,17 @@ pd.DataFrame(sim_rows).set_index("claim").style.format("{:.3f}", subset=["value"
 # | 12-layer TF, 100 stories | not run yet | | | | |
 #
 # The paper profile's data are computed above: the first 100 stories give {glue:text}`a07_m100` distinct contexts,
-# so 42,000 steps of 512 contexts are about 600 epochs only if that count is near 36,000 (compare).
+# so 42,000 steps of 512 contexts are about the authors' 600 epochs only if that count is near
+# {glue:text}`a07_paper_epoch_contexts:,.0f` (compare).
 #
 # ## What differs from the paper and why
 #
-# * **cpu profile: 10 stories, 2 layers, $d=64$, 1,500 steps** instead of 100 stories, 12 layers, $d=512$, 600
-#   epochs — the CPU budget (see the introduction). The heatmap groups' supports then have at most
+# * **cpu profile: 10 stories, 2 layers, $d=64$, 1,500 steps** instead of 100 stories, 12 layers, $d=512$, the
+#   authors' 600 epochs — the CPU budget (see the introduction). The heatmap groups' supports then have at most
 #   {glue:text}`a07_heat_support_max` tokens (the groups table); with 100 stories at most
 #   {glue:text}`a07_heat_support_max100`.
 # * **Stories.** The authors took their stories from the shard `data00.json` of `TinyStories_all_data`, which is not
-#   in the shared data; we use the opening of `TinyStories-train.txt`. Their tokenizer options are ours
+#   in the shared data; we use the opening of `TinyStories-train.txt`. We use the authors' tokenizer options
 #   (sentencepiece BPE, 64 pieces, defaults), so the merges differ only through the training text.
 # * **Objective.** We train on the distinct contexts with soft labels (mean NTP loss, mini-batches of contexts) where
 #   the authors sampled windows; the expected objective is the same, the batches differ.

@@ -13,9 +13,9 @@
 # %% [markdown]
 # # Semantics in real text: orthant clusters, k-means and context-word pairs
 #
-# Paper B {cite}`zhao2025semantics` (sec. 4.3, sec. 5, App. F) builds two small next-token datasets from
-# real text, **Simplified TinyStories** (STS) and **Simplified WikiText**, with $V=1{,}000$ next tokens and
-# $m=10{,}000$ frequent contexts of lengths 2-6, and reads the SVD of the centered support matrix
+# Paper B {cite}`zhao2025semantics` builds two small next-token datasets from real text, **Simplified
+# TinyStories** (STS) and **Simplified WikiText**, with $V=1{,}000$ next tokens and $m=10{,}000$ frequent
+# contexts of lengths 2-6 (sec. 4.3, sec. 5, App. F), and reads the SVD of the centered support matrix
 # $\widetilde{\boldsymbol S}=\boldsymbol U\boldsymbol\Sigma\boldsymbol V^\top$ as a list of *concepts*. Its
 # claims, which this chapter reproduces figure by figure:
 #
@@ -62,19 +62,19 @@
 #
 # | item | paper | ours |
 # |---|---|---|
-# | corpus size | "the entire datasets" | **all** the TinyStories text of our local sample: the three original-case files of `shared/data/tinystories` (a sample of about 5,000 stories, not the whole dataset of about 2 million; the count is printed below); WikiText-2 train |
+# | corpus size | "the entire datasets" | **all** the TinyStories text of our local sample: the three original-case files of `shared/data/tinystories` (a sample of {glue:text}`n_tinystories_stories` stories, not the whole dataset of about 2 million); WikiText-2 train |
 # | tokenizer | subword tokenizer with `#` = token start (GPT-2's byte-level BPE marks word starts with `Ġ`) | **GPT-2's own byte-level BPE** (the shared tokenizer files, checksums verified; `ntputils.data.corpora.gpt2_tokenizer`); `Ġ` shown as `#`, newlines as `⏎`, incomplete UTF-8 pieces as hex bytes |
 # | WikiText markup | not stated | WikiText's ` @-@ ` and spaces before punctuation undone; paragraphs cut at every `<unk>`, so no context spans an unknown word and `<unk>` is never a token |
-# | next-token vocabulary, contexts | $V=1000$ tokens, $m=10^4$ frequent contexts of length 2-6 | the 1,000 most frequent tokens; the 2,000 most frequent contexts of each length 2-6; pairs with an out-of-vocabulary next token dropped |
+# | next-token vocabulary, contexts | $V=1000$ tokens, $m=10^4$ frequent contexts of length $T\in\{2,\dots,6\}$ | the 1,000 most frequent tokens; the most frequent contexts of each length $T\in\{2,\dots,6\}$, $m$ split equally over the lengths; pairs with an out-of-vocabulary next token dropped |
 # | newline tokens | not stated | kept as next tokens (they are in the text); left out of the word clouds, which show words (`⏎`, blank and `<unk>` tokens are listed in the tables) |
 # | signs of $\boldsymbol u_k$ | arbitrary, not stated | largest-$|$entry$|$ of each $\boldsymbol u_k$ positive; the paper's configurations are therefore comparable to ours only up to flips of whole dimensions |
 # | k-means | "pairwise distances of analyzer vectors" | Euclidean k-means on the **unscaled** rows of $\boldsymbol U_{:,1:p}$, k-means++ with 10 restarts, seed 0 |
-# | k-means clouds | not stated | members ranked by typicality on $\mathcal K=\{1..p\}$, top 40 |
+# | k-means clouds | not stated | members ranked by typicality on $\mathcal K=\{1..p\}$, top 40 (`top`) |
 # | exact configurations of Figs. 4-6 | only in the images | **selected by purity**: the cluster with the highest purity for the class named in the caption (at least 10 members), never by hand |
 
 # **Profiles.** The data sizes ($V=1000$, $m=10^4$) and every figure are the paper's in both profiles;
 # `cpu` draws smaller clouds and uses 1,000 random clusters per size for the baseline, `paper` larger clouds
-# and 5,000. `wikitext_p6_grid=False` skips drawing the 64 clouds of Fig. 25 (some
+# and 5,000. `wikitext_p6_grid=False` skips drawing the $2^6$ clouds of Fig. 25 (some
 # seconds) if time is short; its purity numbers are computed either way.
 
 # %%
@@ -408,7 +408,7 @@ record("grid_beat_max", float(max(r["beat random"] for r in summary_rows)))
 pd.DataFrame(summary_rows).set_index("figure").round(3)
 
 # %% [markdown]
-# **What we see.** In STS the orthants of the top 4-5 concepts are mostly grammatical classes: past-tense
+# **What we see.** In STS the orthants of the top $p=4,5$ concepts are mostly grammatical classes: past-tense
 # verbs, base-form verbs, person names, nouns, adjectives, pronouns and sentence-initial tokens (titles of the
 # clouds). In WikiText: prepositions, determiners, past-tense verbs, numbers, months and units. Between {glue:text}`grid_beat_min:.0%` and
 # {glue:text}`grid_beat_max:.0%` of the orthants with at least 10 members beat random clusters (per grid in
@@ -422,7 +422,7 @@ pd.DataFrame(summary_rows).set_index("figure").round(3)
 # $\mathcal K=\{1,2\}$, $C=(+,+)$ = verbs; the third dimension splits past $(+,+,+)$ from present
 # $(+,+,-)$; the fifth splits present action verbs from *-ing* forms.
 #
-# **Ours:** the same tree for $p=1..4$ (each cloud splits into its two children below it; the 32 clouds of
+# **Ours:** the same tree for $p=1..4$ (each cloud splits into its two children below it; the $2^5$ clouds of
 # $p=5$ are the grid of Fig. 23 above, not repeated here); the verb detail starts from the $p=2$ configuration
 # with the highest purity of the class "verb" (not chosen by hand) and follows it to $p=5$.
 
@@ -447,7 +447,7 @@ plt.show()
 
 # %% [markdown]
 # Is the refinement more than cutting into smaller pieces? For every $p$ we take the **full** orthants (all
-# members, not only the top 40), compute the size-weighted best-class purity, and compare it with random
+# members, not only the top 40 that a cloud shows, `top`), compute the size-weighted best-class purity, and compare it with random
 # word sets of the same sizes (smaller random sets are also "purer" by chance, so only the gap counts).
 
 # %%
@@ -518,7 +518,7 @@ record("ing_best_purity", float(ing.purity))
 # purity for that class among **all** configurations with $p=5,6,7$. Lexicon classes used for the paper's
 # names: "present-tense verb" $\to$ `base-form verb` (VB/VBP: *play, go* after *to* or a subject; third-person
 # *-s* forms are rare in TinyStories), "preposition" $\to$ `preposition/conjunction`, "proper names" $\to$
-# `person name`. This picks the best of up to $2^5+2^6+2^7=224$ configurations, so the chance level is the
+# `person name`. This picks the best of up to $2^5+2^6+2^7=$ {glue:text}`fig4_n_configurations` configurations, so the chance level is the
 # **best-of-$N$** purity of random word sets with the sizes of the $N$ tested candidates (columns "best-of-N
 # random mean / p95"; the pre-registered rule); the single-cluster columns "random mean / p95" are shown only
 # to calibrate one class.
@@ -530,6 +530,7 @@ FIG4 = {"STS": {"Past-tense verb": "past-tense verb", "Present-tense verb": "bas
                      "Preposition/Conjunction": "preposition/conjunction"}}
 candidates = {key: {(p, C): cl for p in (5, 6, 7) for C, cl in orthant_clusters(U[key], range(p), top=cfg.top).items()}
               for key in DATASETS}
+record("fig4_n_configurations", sum(2**p for p in (5, 6, 7)))  # sign configurations searched per dataset
 fig4_rows, panels, shown = [], [], {}
 for key, targets in FIG4.items():
     for caption, cls in targets.items():
@@ -568,7 +569,7 @@ fig4_table.round(3)
 #
 # **Ours:** k-means++ (10 restarts, seed 0) on the unscaled rows of $\boldsymbol U_{:,1:p}$. Clusters are
 # ordered by the orthant of their centroid, so each grid reads like the orthant grid; each cloud shows the
-# 40 most typical members. Frequent tokens (".", "the", "and") sit far from the rest and get singleton
+# 40 most typical members (`top`). Frequent tokens (".", "the", "and") sit far from the rest and get singleton
 # clusters.
 
 # %%
@@ -771,7 +772,7 @@ summary.round(3)
 # | 14 | single dims uninterpretable | the four half-dimensions named by the paper have no lexical majority class in our sign convention; one of them ($-\boldsymbol u_6$, STS) is a formatting feature (tokens that open a line or follow a quote). Other half-dimensions are already enriched; mean purity {glue:text}`fig14_STS_singles_mean:.2f` vs {glue:text}`fig14_STS_orthants_mean:.2f` for the $p=5$ orthants (STS), {glue:text}`fig14_WikiText_singles_mean:.2f` vs {glue:text}`fig14_WikiText_orthants_mean:.2f` (WikiText) |
 # | 4 | 8 semantic clusters | {glue:text}`fig4_reproduced` of {glue:text}`fig4_total` found by the selection-aware rule (purities {glue:text}`fig4_purity_min:.2f`-{glue:text}`fig4_purity_max:.2f`; best-of-N random 95th percentiles {glue:text}`fig4_random_p95_min:.2f`-{glue:text}`fig4_random_p95_max:.2f`); {glue:text}`fig4_majority` with a majority of the class |
 # | 11 | verbs $\to$ tense $\to$ aspect | refinement measured (gap to random larger at $p=5$ than at $p=1$); the verb branch splits into {glue:text}`verb_split_plus_class` and {glue:text}`verb_split_minus_class` at dimension 3; aspect (*-ing*) split weak |
-# | 22-25 | grids for $p=4,5$ (STS), $5,6$ (WikiText) | same grids; {glue:text}`grid_beat_min:.0%`-{glue:text}`grid_beat_max:.0%` of tested orthant clusters beat random, shuffled control {glue:text}`grid_shuffled_min:.0%`-{glue:text}`grid_shuffled_max:.0%` |
+# | 22-25 | grids for $p=4,5$ (STS), $p=5,6$ (WikiText) | same grids; {glue:text}`grid_beat_min:.0%`-{glue:text}`grid_beat_max:.0%` of tested orthant clusters beat random, shuffled control {glue:text}`grid_shuffled_min:.0%`-{glue:text}`grid_shuffled_max:.0%` |
 # | 5, 20, 21 | k-means finds past tense, names, numbers, conjunctions | {glue:text}`fig5_found` of {glue:text}`fig5_total` found (best-of-$k$ rule) |
 # | 6 | "want/like/love/have to" $\leftrightarrow$ infinitives; "was so/very" $\leftrightarrow$ adjectives | adjective pair found; the infinitive word cluster is found, {glue:text}`fig6_to_share:.0%` of its contexts end in *to* (above chance), its most typical contexts are sentence starts |
 #

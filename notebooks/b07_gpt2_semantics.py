@@ -20,19 +20,20 @@
 # **word concepts**. Orthant clustering (Definition 1) on the top $p=4,5,6$ concepts, with the top-40 members by
 # typicality $\sum_{k\le p}|\boldsymbol u_k[z]|$ shown as word clouds, gives topical clusters: the paper names
 # *Positive, Negative, Chemical, Medical, Cooperation, Digital entertainment, Cultural, Societal* (Fig. 7) and
-# shows all $2^p$ orthants for $p=4,5,6$ (Figs. 15-17). For **contexts** it takes the last-layer states
+# shows all $2^p$ orthants for $p=4,5,6$ (Figs. 15-17). For **contexts** the paper takes the last-layer states
 # $\boldsymbol H$ (the decoder inputs) of the prefixes (lengths 1-10) of 50,000 random 11-token windows of
 # OpenWebText and sets $\boldsymbol V=\boldsymbol H^\top\mathbf R^\top\boldsymbol\Sigma^{-1/2}$, so that the logits
 # factor like the SVD of $\widetilde{\boldsymbol S}$: $\boldsymbol L=\boldsymbol W\boldsymbol H=\boldsymbol U\boldsymbol\Sigma
 # \boldsymbol V^\top$ (paper B Sec. 5.1 prints $\mathbf R$ where its transpose is meant).
 #
 # **What we reproduce, and with which model.** The chapter loads GPT-2 through Hugging Face (`NTP_GPT2_PATH`, a
-# local folder or the Hugging Face cache) when it is available, and labels its 50,257 tokens with **GPT-2's own
+# local folder or the Hugging Face cache) when it is available, and labels all its tokens with **GPT-2's own
 # tokenizer** (the shared tokenizer files, checksums verified; `#` = word start as in the paper, `⏎` = newline,
 # hex bytes for an incomplete UTF-8 piece). **This build machine is offline and has no copy of GPT-2's
-# weights**: the chapter then uses the offline fallback of `ntputils.training.pretrained` -- a 2-layer,
-# $d=128$ transformer LM that we train on WikiText-2, read with GPT-2's tokenizer and restricted to its 2,047
-# most frequent GPT-2 tokens plus one `<other>` token (trained once, then cached). The banner below says which
+# weights**: the chapter then uses the offline fallback of `ntputils.training.pretrained` -- a transformer LM
+# with {glue:text}`fallback_layers` layers and $d=$ {glue:text}`fallback_d` that we train on WikiText-2, read with
+# GPT-2's tokenizer and restricted to its {glue:text}`fallback_vocab:,d` most frequent GPT-2 tokens plus one
+# `<other>` token (trained once, then cached). The banner below says which
 # model was used. **With the fallback, every figure here is that small model's, not GPT-2's, and the paper's
 # Figs. 7 and 15-17 are listed as not reproduced**; the pipeline (SVD of the decoder, orthant clusters, word
 # clouds, context concepts) is the same for both.
@@ -44,9 +45,9 @@
 # context side we test the coupling of word and context concepts: is the observed next token of a context in the
 # word orthant of the context's own sign configuration more often than chance?
 #
-# **cpu profile.** 2,000 windows of 11 tokens (20,000 contexts) from WikiText-2 (the fallback's training corpus;
-# with GPT-2 it stands in for OpenWebText, which we do not have); the paper profile uses 50,000 windows
-# (500,000 contexts) as the paper.
+# **cpu profile.** 2,000 windows of 11 tokens, whose prefixes are the contexts, from WikiText-2 (the fallback's
+# training corpus; with GPT-2 it stands in for OpenWebText, which we do not have); the paper profile uses the
+# paper's 50,000 windows (500,000 contexts).
 
 # %%
 PROFILES = {
@@ -104,6 +105,7 @@ from ntputils.runtime import (
     setup_chapter,
 )
 from ntputils.training.pretrained import (
+    FallbackConfig,
     load_pretrained_lm,
     prefix_context_embeddings,
     prefix_contexts,
@@ -124,12 +126,12 @@ renderer = CloudRenderer(width=cfg.cloud_px[0], height=cfg.cloud_px[1], max_font
 #
 # * **Interpretable grids** (Figs. 15-17): at every $p$ a **majority** ($\ge 0.5$) of the tested clusters
 #   ($\ge$ `min_size` members) beat random (95th percentile of the best excess of same-size random token sets;
-#   chance 0.05 by construction of the test).
+#   chance 1/20 by construction of the test).
 # * **Fig. 7** shows eight named clusters: over $p=4,5,6$, **at least 8** word classes are *found* by the
 #   selection-aware rule of chapter b04: the purest of the $N$ tested clusters for the class beats the 95th
 #   percentile of the purest of $N$ random token sets of the same sizes (`best_of_n`).
-# * **Shuffled control** (ours): rows of $\boldsymbol U$ permuted, at most the nominal 0.05 + 0.10 = **0.15**
-#   of the tested clusters beat random, every $p$.
+# * **Shuffled control** (ours): rows of $\boldsymbol U$ permuted, at most **0.15** of the tested clusters beat
+#   random (the test's nominal 1/20 plus a margin), every $p$.
 # * **Coupled word and context concepts** (App. F.2; our measure): the rate at which a context and its observed
 #   next token share the configuration on $\mathcal K=\{1..p\}$ is above the **95th percentile** of the same
 #   rate when the next tokens are randomly permuted among the contexts (chance).
@@ -182,6 +184,10 @@ model_name = "GPT-2" if is_gpt2 else "fallback LM, NOT GPT-2"
 tokens = lm.tokens
 W = lm.W.astype(np.float64)
 print(f"decoder W: {W.shape[0]} tokens x d = {W.shape[1]}")
+fallback_cfg = FallbackConfig()  # the offline fallback LM's configuration (used when GPT-2 is not available)
+record("fallback_layers", fallback_cfg.n_layers)
+record("fallback_d", fallback_cfg.d)
+record("fallback_vocab", fallback_cfg.bpe_vocab - 1)  # GPT-2 tokens kept; one more id is <other>
 
 # %% [markdown]
 # ## Word concepts: the SVD of the decoder
@@ -283,7 +289,7 @@ display(fig7.round(3))
 # %% [markdown]
 # ## Context concepts (App. F.2)
 #
-# Random windows of 11 tokens (never crossing a paragraph of WikiText-2), their prefixes of lengths 1-10 as
+# Random windows of 11 tokens (`window`; never crossing a paragraph of WikiText-2), their prefixes of lengths 1-10 as
 # contexts, the last-layer states $\boldsymbol H$ of all prefixes (one forward pass per window, by causality), and
 # $\boldsymbol V=\boldsymbol H^\top\mathbf R^\top\boldsymbol\Sigma^{-1/2}$.
 
@@ -292,6 +298,7 @@ t0 = time.process_time()
 docs = lm.encode(corpus_texts("wikitext", "gpt2"))  # detokenized WikiText-2, cut at <unk>
 windows = sample_windows(docs, cfg.n_windows, cfg.window, seed=cfg.seed)
 contexts, next_tokens = prefix_contexts(windows)
+record("n_contexts", len(contexts))
 H = prefix_context_embeddings(lm.model, windows, progress=False).astype(np.float64)
 V_ctx = context_concepts(H, dc)
 sample = np.random.default_rng(cfg.seed).choice(H.shape[1], size=min(500, H.shape[1]), replace=False)
@@ -415,7 +422,7 @@ print(f"chapter: {cfg.cpu_elapsed():.1f} s CPU, {cfg.elapsed():.1f} s wall")
 # ## What differs from the paper and why
 #
 # * **The model.** Without network access and without a local copy of GPT-2's weights the chapter runs on our
-#   fallback LM (2 layers, $d=128$, GPT-2's tokenizer restricted to its most frequent tokens, about 1M tokens of
+#   fallback LM ({glue:text}`fallback_layers` layers, $d=$ {glue:text}`fallback_d`, GPT-2's tokenizer restricted to its most frequent tokens, about 1M tokens of
 #   training on WikiText-2; validation CE in the banner). Its vocabulary is far smaller than GPT-2's and its
 #   training is tiny, so the classes it separates are grammatical and orthographic (the Fig. 7 analogue table),
 #   like those of the simplified datasets of chapter b04, not the topical clusters of Fig. 7 (*Positive,
@@ -425,8 +432,8 @@ print(f"chapter: {cfg.cpu_elapsed():.1f} s CPU, {cfg.elapsed():.1f} s wall")
 # * **Fig. 7 selection.** The paper chose its eight clusters by eye and named them; we show only classes that beat
 #   the selection-aware chance level, judged by a lexical measure that cannot see topics (no offline topical
 #   lexicon), so our labels are classes such as "month" or "past-tense verb".
-# * **Contexts.** WikiText-2 windows instead of OpenWebText; 2,000 windows (20,000 contexts) at the cpu profile
-#   instead of 50,000 (500,000). The paper shows no context figure for GPT-2 in v1; our agreement test is ours.
+# * **Contexts.** WikiText-2 windows instead of OpenWebText; 2,000 windows at the cpu profile
+#   ({glue:text}`n_contexts:,d` contexts in this run) instead of the paper's 50,000 (500,000 contexts). The paper shows no context figure for GPT-2 in v1; our agreement test is ours.
 # * **$\mathbf R$ vs $\mathbf R^\top$.** We use $\boldsymbol V=\boldsymbol H^\top\mathbf R^\top\boldsymbol\Sigma^{-1/2}$ with
 #   $\mathbf R$ the $r\times d$ right factor of the SVD; this is the reading under which $\boldsymbol L=\boldsymbol U
 #   \boldsymbol\Sigma\boldsymbol V^\top$ holds (checked above).

@@ -252,6 +252,8 @@ class FallbackConfig:
     32 x 32 tokens); the model is cached, so later calls only load.
 
     Stand-in for GPT-2 of Paper B, Sec. 5.1 when it cannot be loaded.
+
+    Used in: b07.
     """
 
     bpe_vocab: int = 2048
