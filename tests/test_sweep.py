@@ -38,7 +38,7 @@ TINY = '''\
 # %%
 PROFILES = {"cpu": {"x": 1, "sleep": 0.0, "fail_at": -1, "name": "a"},
             "paper": {"x": 2, "sleep": 0.0, "fail_at": -1, "name": "a"}}
-LIMITS = {"x": (0, 1000)}
+LIMITS = {"x": (0, 1000), "name": {"a", "b"}}
 
 # %% tags=["parameters"]
 profile = "cpu"
@@ -136,6 +136,7 @@ def test_axes_values_ranges_and_their_errors():
     (["-p", "x=3,3"], "duplicate value 3"),
     (["-p", "x=1,5000"], r"x=5000 is outside the chapter's limits \[0, 1000\]"),
     (["-p", "seed=-1,0"], "seed=-1 is negative"),
+    (["-p", "name=a,c"], r"name='c' is not one of the chapter's values \['a', 'b'\]"),
     (["-p", "x=1", "--profile", "huge"], "unknown profile 'huge'"),
     (["-p", "x=1", "--name", "../evil"], "--name"),
     ([], "at least one -p"),

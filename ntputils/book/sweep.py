@@ -189,7 +189,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
                          "chapter_wall_s": record.get("wall_s")},
               "attempt": len(read_attempts(directory)), "run": task["run"], "worker_pid": os.getpid(),
               "host": socket.gethostname(),
-              "finished": datetime.now(UTC).isoformat(timespec="seconds")}
+              "finished": datetime.now(UTC).isoformat(timespec="milliseconds")}
     write_json_atomic(directory / RESULT, result)
     return _summary_of(result)
 

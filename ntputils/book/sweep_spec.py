@@ -3,7 +3,8 @@
 A sweep is the cartesian product of its axes. Every point is resolved with the chapter's own rules
 (:meth:`ntputils.book.params.ChapterSpec.resolve`: known name, the profile's type) and checked
 against the chapter's optional literal ``LIMITS`` -- ``{name: (low, high)}``, inclusive, ``None`` for
-an open end, e.g. ``LIMITS = {"d": (1, 4096), "steps": (1, None)}`` -- plus ``seed >= 0``, *before*
+an open end, or ``{name: {allowed, values}}``, e.g. ``LIMITS = {"d": (1, 4096), "data": {"a", "b"}}`` --
+plus ``seed >= 0``, *before*
 anything is written or any worker starts: a bad spec is one :class:`SweepSpecError` naming every
 problem (the command exits 2).
 
@@ -143,8 +144,8 @@ def parse_axes(pairs: list[str] | None) -> dict[str, list[Any]]:
     return axes
 
 
-def chapter_limits(nb, name: str) -> dict[str, tuple[Any, Any]]:
-    """The chapter's optional literal ``LIMITS = {param: (low, high)}`` (``{}`` when absent)."""
+def chapter_limits(nb, name: str) -> dict[str, Any]:
+    """The chapter's optional literal ``LIMITS = {param: (low, high) or {allowed, ...}}`` (or ``{}``)."""
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
@@ -160,21 +161,29 @@ def chapter_limits(nb, name: str) -> dict[str, tuple[Any, Any]]:
                 except ValueError:
                     raise SweepSpecError(f"{LIMITS_NAME} of chapter {name} must be a literal dict") from None
                 ok = isinstance(limits, dict) and all(
-                    isinstance(v, (tuple, list)) and len(v) == 2 for v in limits.values())
+                    (isinstance(v, tuple) and len(v) == 2) or isinstance(v, (set, frozenset))
+                    for v in limits.values())
                 if not ok:
-                    raise SweepSpecError(f"{LIMITS_NAME} of chapter {name} must map names to (low, high)")
-                return {str(k): (v[0], v[1]) for k, v in limits.items()}
+                    raise SweepSpecError(f"{LIMITS_NAME} of chapter {name} must map names to (low, high) "
+                                         "or to a set of allowed values")
+                return {str(k): v if isinstance(v, tuple) else frozenset(v) for k, v in limits.items()}
     return {}
 
 
-def check_limits(resolved: dict[str, Any], limits: dict[str, tuple[Any, Any]]) -> list[str]:
+def check_limits(resolved: dict[str, Any], limits: dict[str, Any]) -> list[str]:
     """Problems of one resolved point against ``limits`` and the rule ``seed >= 0`` (``[]`` if none)."""
     problems = []
     seed = resolved.get("seed")
     if isinstance(seed, int) and seed < 0:
         problems.append(f"seed={seed} is negative (seeds are >= 0)")
-    for key, (low, high) in limits.items():
+    for key, limit in limits.items():
         value = resolved.get(key)
+        if isinstance(limit, frozenset):
+            if value not in limit:
+                allowed = sorted(limit, key=repr)
+                problems.append(f"{key}={value!r} is not one of the chapter's values {allowed}")
+            continue
+        low, high = limit
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             continue
         if (low is not None and value < low) or (high is not None and value > high):
