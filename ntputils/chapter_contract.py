@@ -21,7 +21,10 @@ INJECTED_MARKER = "# Parameters"
 
 
 class ParameterError(ValueError):
-    """A chapter parameter is unknown, ill-typed or inconsistent with the chapter's profiles."""
+    """A chapter parameter is unknown, ill-typed or inconsistent with the chapter's profiles.
+
+    Used in: c01.
+    """
 
 
 # ----------------------------------------------------------------------------------------------

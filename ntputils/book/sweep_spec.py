@@ -9,7 +9,8 @@ anything is written or any worker starts: a bad spec is one :class:`SweepSpecErr
 problem (the command exits 2).
 
 Point identity (:func:`point_id`): sha256 of the chapter's *code* cells (prose edits keep a point),
-the sources of the ``ntputils`` modules the chapter imports (:mod:`ntputils.book.fingerprint`), the
+the code of the ``ntputils`` modules the chapter imports (found as for the build's cache keys,
+:mod:`ntputils.book.fingerprint`; docstrings and comments do not count), the
 pinned dependencies, the Python minor version (together: the *code hash*) and the resolved
 parameters.
 """
@@ -25,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ntputils.book.fingerprint import PackageTree, dependency_pins, ntputils_digest
+from ntputils.book.fingerprint import PackageTree, dependency_pins
 from ntputils.book.params import ChapterSpec, chapter_spec, parse_value, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.chapter_contract import ParameterError
@@ -193,11 +194,39 @@ def check_limits(resolved: dict[str, Any], limits: dict[str, Any]) -> list[str]:
     return problems
 
 
+def _normalized(source: bytes | None) -> str:
+    """A module's code without comments, docstrings or formatting (``ast.dump``; the raw text if it
+    does not parse): editing a docstring or a "Used in:" line does not change a point's identity."""
+    if source is None:
+        return ""
+    try:
+        module = ast.parse(source)
+    except SyntaxError:
+        return source.decode(errors="replace")
+    for node in ast.walk(module):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(module, include_attributes=False)
+
+
+def package_code_digest(source_text: str, tree: PackageTree) -> str:
+    """sha256 over the normalized code of the ``ntputils`` modules a chapter imports (transitively,
+    :meth:`~ntputils.book.imports.PackageTree.closure`)."""
+    h = hashlib.sha256()
+    for rel in tree.closure(source_text):
+        h.update(rel.encode() + b"\0" + _normalized(tree.source(rel)).encode() + b"\0")
+    return h.hexdigest()
+
+
 def code_hash(source_text: str, nb, tree: PackageTree, pins: list[str]) -> str:
-    """sha256 of the chapter's code cells, its ``ntputils`` modules, the pins and the Python version."""
+    """sha256 of the chapter's code cells, its ``ntputils`` modules (code only, :func:`package_code_digest`),
+    the pins and the Python version."""
     code = "\n# ---- cell ----\n".join(c.source for c in nb.cells if c.cell_type == "code")
     payload = {"code": hashlib.sha256(code.encode()).hexdigest(),
-               "ntputils": ntputils_digest(source_text, tree),
+               "ntputils": package_code_digest(source_text, tree),
                "pins": pins, "python": f"{sys.version_info.major}.{sys.version_info.minor}"}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 

@@ -232,7 +232,7 @@ def max_margin_cached(S: np.ndarray | sp.sparray | sp.spmatrix, solver: str = "c
     solves the program once. Returns ``(L_mm, info)`` with ``info`` = nuclear norm, constraint
     violation, solver, seconds, gap (where the solver certifies one) and ``cached`` (bool).
 
-    Used in: a03, a04, a05.
+    Used in: a03, a04, a05, c01.
     """
     path = cache_dir("lmm") / f"{support_key(S, solver, **opts)}.npz" if cache else None
     if path is not None and path.exists():

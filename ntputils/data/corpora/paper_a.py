@@ -101,7 +101,7 @@ def paper_a_synthetic(seed: int = 1634, support_size: int = 3, max_count: int = 
     support has 3 tokens with counts in {1, 2}, so each context has entropy >= H(1,1,2) = 1.0397):
     the published numbers come from a variant of the recipe (e.g. a different template file).
 
-    Used in: a01, a02, a03, a04, a05, a06.
+    Used in: a01, a02, a03, a04, a05, a06, c01.
     """
     if support_size < 1 or max_count < 1:
         raise ValueError("support_size and max_count must be positive")
@@ -273,6 +273,6 @@ def paper_a_tinystories(seed: int = 1634, n_lines: int = 2000, n_contexts: int =
     the authors' tokenizer vocabulary; ``layout="paragraphs"`` (the first 2,000 lines of the official
     ``TinyStories-train.txt``) gives only 17 corpus contexts: m = 93, V = 44, n = 1003, H = 1.4258.
 
-    Used in: a04, a05, a06.
+    Used in: a04, a05, a06, c01.
     """
     return paper_a_tinystories_details(seed, n_lines, n_contexts, layout, max_count, use_cache).data
