@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +142,10 @@ def markdown(project: Project, name: str) -> str:
 
 
 def publish(project: Project, name: str) -> Path:
-    """Copy the table (CSV) and its provenance to ``results/sweeps/<name>/`` (the committed folder)."""
+    """Write the table (CSV: records, comparisons and failed points; checks left out, the code hash
+    shortened) and its provenance to ``results/sweeps/<name>/`` (the committed folder)."""
+    import pandas as pd
+
     from ntputils.book.sweep import sweep_dir
 
     write_table(project, name)
@@ -151,7 +153,10 @@ def publish(project: Project, name: str) -> Path:
     desc = _read(src / "sweep.json")
     out = project.root / RESULTS_DIR / "sweeps" / name
     out.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src / "table.csv", out / "table.csv")
+    df = pd.read_parquet(src / "table.parquet")
+    df = df[df["kind"] != "check"].copy()  # checks are facts that held (a failed one fails its point)
+    df["code_hash"] = df["code_hash"].str[:16]
+    df.to_csv(out / "table.csv", index=False)
     prov = {k: desc.get(k) for k in ("name", "chapter", "profile", "axes", "points", "code_hash", "git",
                                      "machine", "host", "versions", "started", "finished", "wall_s",
                                      "command")}
