@@ -34,8 +34,10 @@
 # to the theory $\boldsymbol H^{\rm mm},\boldsymbol W^{\rm mm\top}$ and to the proxy
 # $\widetilde{\boldsymbol S},\widetilde{\boldsymbol S}^\top$, each with its **off-diagonal** value (the
 # diagonals are 1 for every matrix) and its **chance level** (20 Gaussian matrices of the same shape);
-# and `sim` to the factors of the rank-$d$ truncations $\boldsymbol L^{\rm mm}_d$ and
-# $\widetilde{\boldsymbol S}_d$ (for $d\ge$ rank they equal the full matrices).
+# and `sim` to the rank-$d$ truncations, each compared as its full matrix is: to the top-$d$ SVD factors
+# $\boldsymbol H^{\rm mm}_d,\boldsymbol W^{\rm mm}_d$ of $\boldsymbol L^{\rm mm}$ (as to $\boldsymbol H^{\rm mm}$,
+# $\boldsymbol W^{\rm mm}$) and to the matrix $\widetilde{\boldsymbol S}_d$ itself (as to $\widetilde{\boldsymbol S}$);
+# for $d\ge$ rank they equal the full ones.
 
 # %%
 PROFILES = {
@@ -109,6 +111,9 @@ U, sv, Vt = np.linalg.svd(ref.S_tilde)
 best_d = (U[:, :k_st] * sv[:k_st]) @ Vt[:k_st]  # the best rank-d approximation (Eckart-Young)
 err = float(np.linalg.norm(W_st_d @ H_st_d - best_d) / np.linalg.norm(best_d))
 check("the rank-d factors of S~ multiply to its truncated SVD", err < 1e-10, measured=err, tol=1e-10)
+S_d = best_d  # the proxy's rank-d truncation, compared as S~ itself is (columns of the V x m matrix)
+if cfg.d >= rank_st:
+    check("for d >= rank S~ the truncation is S~ itself", np.allclose(S_d, ref.S_tilde), sanity=True)
 record("V", int(data.V))
 record("m", int(data.m))
 record("rank_S_tilde", int(rank_st))
@@ -171,7 +176,7 @@ W, H = hist.W[-1], hist.H[-1]
 ce_minus_H = float(hist.final["ce_minus_H"])
 pairs = {"H_mm": (H, ref.H_mm), "W_mm": (W.T, ref.W_mm.T), "H_proxy": (H, ref.S_tilde),
          "W_proxy": (W.T, ref.S_tilde.T), "H_mm_d": (H, H_mm_d), "W_mm_d": (W.T, W_mm_d.T),
-         "H_proxy_d": (H, H_st_d), "W_proxy_d": (W.T, W_st_d.T)}
+         "H_proxy_d": (H, S_d), "W_proxy_d": (W.T, S_d.T)}
 reps = {name: similarity_with_chance(A, B, draws=cfg.draws, seed=cfg.seed) for name, (A, B) in pairs.items()}
 record("ce_minus_H", ce_minus_H)
 record("dist_L_mm", normalized_distance(W @ H, ref.L_mm))
