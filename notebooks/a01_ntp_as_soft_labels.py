@@ -45,7 +45,7 @@
 # **RECONSTRUCTED / differences.** The selection rule and the seed are the authors'; our random
 # draws follow their order with numpy's legacy generator but cannot reproduce their run exactly.
 # The paper reports $m=16$, $V=30$, $n=72$, $\mathcal H=1.0166$. Note that $\mathcal H=1.0166$ lies
-# *below* what this recipe can produce: every support has 3 tokens with counts in $\{1,2\}$, so every
+# *below* what this recipe can produce: every support has three tokens with counts in $\{1,2\}$, so every
 # context has entropy at least $H(\tfrac14,\tfrac14,\tfrac12)=1.0397$. The published dataset therefore
 # differs from the stated recipe in some detail we cannot recover; we print our numbers beside theirs.
 
@@ -70,6 +70,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
+from matplotlib.colors import TwoSlopeNorm
 
 from ntputils import paths
 from ntputils.data.corpora import paper_a_synthetic, read_template_sentences
@@ -138,10 +139,12 @@ heatmap(axes[0], P, cmap="Blues", vmin=0, vmax=1, title=r"soft labels $P$ (colum
         colorbar=r"$\hat p_{j,z}$")
 heatmap(axes[1], S, cmap="Greys", vmin=0, vmax=1, title=r"support $S$", xlabel="context j",
         ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab, colorbar="in support")
-lim = np.abs(S_tilde).max()
-heatmap(axes[2], S_tilde, cmap="RdBu_r", vmin=-lim, vmax=lim, title=r"centered support $\widetilde S$",
+# two slopes around 0: the off-support entries -|S_j|/V are small, and a symmetric scale would draw them
+# almost white; here the most negative entry gets the full blue, the most positive the full red
+heatmap(axes[2], S_tilde, cmap="RdBu_r", norm=TwoSlopeNorm(vmin=S_tilde.min(), vcenter=0.0, vmax=S_tilde.max()),
+        title=r"centered support $\widetilde S$ (blue: $-|\mathcal{S}_j|/V$, red: $1-|\mathcal{S}_j|/V$)",
         xlabel="context j", ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab,
-        colorbar=r"$\widetilde S[z,j]$")
+        colorbar=r"$\widetilde S[z,j]$ (two-slope scale around 0)")
 plt.show()
 
 # %%

@@ -286,7 +286,7 @@ plt.show()
 #
 # Tolerances: the convex solver stops at an optimality residual of $10^{-10}$; agreement with gradient descent
 # is asserted at $10^{-4}$ (relative): loose enough to be robust to the number of steps, tight enough that any
-# mismatch of the two problems (a factor 2 in $\lambda$ changes $\boldsymbol L$ by tens of percent) would
+# mismatch of the two problems (a factor of two in $\lambda$ changes $\boldsymbol L$ by tens of percent) would
 # fail. In this run the largest relative distance of the GD logits to the convex solution is
 # {glue:text}`a02_worst_rel_dist_L:.1e` and the largest relative objective gap {glue:text}`a02_worst_obj_gap:.1e`
 # (first figure). All checks below are consequences of Lemma 1 on this instance; the paper gives no numbers

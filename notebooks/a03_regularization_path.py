@@ -60,8 +60,9 @@
 # $(\boldsymbol L^{\rm mm\top}\boldsymbol L^{\rm mm})^{1/2}$.
 # ```
 #
-# **What we compute.** We solve the convex problem on a grid of $\lambda$ from $10^{-1}$ down to
-# $10^{-5}$ (certified proximal gradient with warm starts, `ntputils.training.ufm.regularization_path`),
+# **What we compute.** We solve the convex problem on a grid of $\lambda$ from $10^{-1}$ (`log10_lam_max`) down to
+# $10^{-5}$ at the `cpu` profile, $10^{-7}$ at the `paper` profile (`log10_lam_min`) (certified proximal gradient
+# with warm starts, `ntputils.training.ufm.regularization_path`),
 # $\boldsymbol L^{\rm mm}$ with cvxpy/SCS (`ntputils.geometry.max_margin_cached`), and track:
 # $\|\mathcal P_{\mathcal F}(\boldsymbol L_\lambda)-\boldsymbol L^{\rm in}\|_F$; $\|\boldsymbol L_\lambda\|_F$;
 # the normalized distances $\big\|\tfrac{\boldsymbol A}{\|\boldsymbol A\|_F}-\tfrac{\boldsymbol L^{\rm mm}}{\|\boldsymbol L^{\rm mm}\|_F}\big\|_F$
@@ -154,8 +155,8 @@ print(small)
 # **Pre-registered rules** (fixed here, before the path is solved). The paper prints no numbers for the path,
 # so the quantitative claims are judged against (a) our first-order asymptotics above, whose corrections are
 # of relative order $1/\log(1/\lambda)$ (about $0.1$ at $\lambda=10^{-5}$), hence a tolerance of $0.1$ on ratios
-# that should be 1; and (b) the reference values measured on *another* random $V=8$, $m=10$ instance when the
-# theorem was reconstructed (projection error $1.33, 0.11, 0.007, 0.001, 0.000$ and direction error
+# that should be 1; and (b) the spec's reference values for *another* random $V=8$, $m=10$ instance, recorded when
+# the theorem was reconstructed (projection error $1.33, 0.11, 0.007, 0.001, 0.000$ and direction error
 # $0.77, 0.31, 0.21, 0.16, 0.13$ at $\lambda=10^{-1},\dots,10^{-5}$, i.e. $c=$ err$\cdot\log(1/\lambda)\approx1.46$
 # for $\lambda\le10^{-2}$, varying by $5\%$); a different random draw, hence generous tolerances.
 
@@ -285,13 +286,15 @@ for lam, i, sp_, sd_ in zip(spec_lams, idx_spec, spec_proj, spec_dir, strict=Tru
     print(f"{lam:8.0e} {pq_small['proj_error'][i]:10.4f} {sp_:10.3f} {pq_small['dir_perp'][i]:9.3f} {sd_:9.2f}")
 fit_small = fit & np.isfinite(pq_small["dir_perp"])
 c_small = float(np.mean(pq_small["dir_perp"][fit_small] * x[fit_small]))
-needed_log = c_fit / 0.01  # log(1/λ) at which c / log(1/λ) = 0.01
-print(f"extrapolating err ≈ {c_fit:.2f}/log(1/λ): a direction error of 0.01 needs log(1/λ) ≈ {needed_log:.0f}, "
+DIR_TARGET = 0.01  # an illustrative direction error: how small must λ be to reach it?
+needed_log = c_fit / DIR_TARGET  # log(1/λ) at which c / log(1/λ) = DIR_TARGET
+print(f"extrapolating err ≈ {c_fit:.2f}/log(1/λ): a direction error of {DIR_TARGET} needs log(1/λ) ≈ {needed_log:.0f}, "
       f"i.e. λ ≈ 1e-{needed_log / np.log(10):.0f}")
 record("a03_c_fit", c_fit)
 record("a03_c_small", c_small, paper=1.46)
 record("a03_lam_min", float(lams[-1]))
 record("a03_dir_min", float(pq["dir_perp"][-1]))
+record("a03_dir_target", DIR_TARGET)
 record("a03_needed_log", float(needed_log))
 record("a03_needed_log10", float(needed_log / np.log(10)))
 record("a03_proj_first", float(pq["proj_error"][nz][0]))
@@ -306,7 +309,8 @@ record("a03_proj_last", float(pq["proj_error"][-1]))
 # are printed in the checks below). The *direction*, however, converges only like $c/\log(1/\lambda)$
 # ($c=$ {glue:text}`a03_c_fit:.2f` on the Synthetic data, {glue:text}`a03_c_small:.2f` on the $V=8$ instance):
 # at $\lambda=$ {glue:text}`a03_lam_min:.0e` it is still {glue:text}`a03_dir_min:.2f` away, and extrapolating
-# the fit, a precision of $0.01$ would need $\log(1/\lambda)\approx$ {glue:text}`a03_needed_log:.0f`, i.e.
+# the fit, a direction error of {glue:text}`a03_dir_target` would need $\log(1/\lambda)\approx$
+# {glue:text}`a03_needed_log:.0f`, i.e.
 # $\lambda\approx10^{-k}$ with $k=$ {glue:text}`a03_needed_log10:.0f`. This is the honest picture behind
 # "converges in direction": a true but logarithmically slow statement.
 #
@@ -349,14 +353,14 @@ fig, axes = plt.subplots(1, 4, figsize=(20, 4.2), layout="constrained")
 kk = gd_steps_arr + 1
 axes[0].loglog(kk, gq["proj_error"], "o-", ms=3, label="||P_F(L_k) − L^in||_F")
 axes[0].loglog(kk, gq["ce_gap"], "s-", ms=3, label="CE(L_k) − H")
-axes[0].set(title="GD: in-support part and loss gap")
+axes[0].set(title="GD: in-support part and loss gap", ylabel="distance to L^in / CE − H (log scale)")
 axes[1].semilogx(kk, gq["norm_L"], "o-", ms=3, label="||L_k||_F")
-axes[1].set(title="GD: logit norm grows like log k")
+axes[1].set(title="GD: logit norm grows like log k", ylabel="||L_k||_F")
 axes[2].semilogx(kk, gq["dir_perp"], "o-", ms=3, label="L_k − P_F(L_k) vs L^mm")
 axes[2].semilogx(kk, gq["dir_L"], ":", label="L_k vs L^mm")
 axes[2].semilogx(kk, gq["gram_W"], "s-", ms=3, label="W_k W_k^T (Gram)")
 axes[2].semilogx(kk, gq["gram_H"], "^-", ms=3, label="H_k^T H_k (Gram)")
-axes[2].set(title="GD: normalized distances to the theory", ylim=(0, 1.5))
+axes[2].set(title="GD: normalized distances to the theory", ylabel="normalized distance", ylim=(0, 1.5))
 axes[3].plot(pq["norm_L"][nz], pq["dir_perp"][nz], "o-", label="regularization path")
 axes[3].plot(gq["norm_L"], gq["dir_perp"], "s-", ms=3, label="gradient descent")
 axes[3].set(title="at equal logit norm: path vs GD", xlabel="||L||_F", ylabel="direction error of L − P_F(L)",

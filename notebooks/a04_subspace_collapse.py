@@ -89,7 +89,7 @@ large_from = None     # V + m from which large_solver is used (cvxpy/SCS below)
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import NullLocator
 
 from ntputils import geometry, plots
 from ntputils.analysis import metrics
@@ -364,11 +364,15 @@ for name, marker in (("Synthetic (paper A)", "^"), ("Simplified TinyStories (pap
     axes[2].plot(r["V"] + r["m"], r["rank_mm"] / r["V"], marker, ms=11, label=f"{name}: rank(L^mm) / V")
 axes[0].plot(104 + 403, 0.163, "rx", ms=10, label="paper: STS")
 axes[1].plot(104 + 403, 197.88 / 199.14, "rx", ms=10, label="paper: STS")
-axes[0].set(xlabel="V + m", ylabel="normalized distance(L^mm, S~)", title="distance of the proxy from L^mm")
-axes[1].set(xlabel="V + m", ylabel="||L^mm||_* / ||S~||_*", title="nuclear norms (S~ is feasible: ratio ≤ 1)")
-axes[2].set(xlabel="V + m", ylabel="rank / V", title="ranks")
+axes[0].set(ylabel="normalized distance(L^mm, S~)", title="distance of the proxy from L^mm")
+axes[1].set(ylabel="||L^mm||_* / ||S~||_*", title="nuclear norms (S~ is feasible: ratio ≤ 1)")
+axes[2].set(ylabel="rank / V", title="ranks")
+# one labelled tick per random support matrix (V x m, at x = V + m on a log axis), matching the table rows
+size_labels = [f"{proxy[n]['V']}×{proxy[n]['m']}" for n in rand_names]
 for ax in axes:
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(size, size_labels, rotation=35, fontsize=7)
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("random support matrix V × m (log axis: position V + m)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
 plt.show()

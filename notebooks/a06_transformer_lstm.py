@@ -66,9 +66,9 @@
 # `ntputils.data.corpora.paper_a_tinystories`). Synthetic: $m=${glue:text}`a06_syn_m`, $V=${glue:text}`a06_syn_V`
 # (paper: 16, 30), $\mathcal H=${glue:text}`a06_syn_H:.4f` (paper 1.0166, see chapter a01). Simplified TinyStories:
 # $m=${glue:text}`a06_sts_m`, $V=${glue:text}`a06_sts_V`, $\mathcal H=${glue:text}`a06_sts_H:.4f`
-# (paper: $m=403$, $V=104$, $\mathcal H=1.6597$ or 1.6156): the authors' text excerpt and WordNet synonyms
-# are not available, so the context set differs in detail but has the same construction (groups of
-# synonym/tense variants that share a support).
+# (paper: $m=403$, $V=104$, $\mathcal H=1.6597$ or 1.6156): the authors' text excerpt is not public, so the
+# context set differs in detail but has the same construction (tense, hand-table and WordNet synonym variants
+# that share a support; chapter a05 compares the two datasets with the paper's).
 
 # %%
 PROFILES = {
@@ -126,7 +126,7 @@ import torch
 from ntputils import plots
 from ntputils.analysis.baselines import similarity_with_chance
 from ntputils.analysis.convergence import fig6_series, support_group_order, word_order
-from ntputils.analysis.metrics import sim
+from ntputils.analysis.metrics import normalized_distance, sim
 from ntputils.analysis.network_runs import geometry_reference, train_and_compare
 from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories
 from ntputils.runtime import (
@@ -237,28 +237,76 @@ for name, data in datasets.items():
     fig = plots.geometry_comparison(
         fig1_panels(name), context_labels=[data.context_str(j) for j in range(data.m)],
         word_labels=[data.token_str(z) for z in range(data.V)], context_order=ctx_order, word_order=w_order,
-        max_labels=40 if data.m <= 40 else 25, panel_size=3.6,
+        max_labels=40 if data.m <= 40 else 20, panel_size=3.6 if data.m <= 40 else 4.4,
         suptitle=f"{name} (m = {data.m}, V = {data.V}): corr(H) (top) and corr(W^T) (bottom) at the end of training")
     plt.show()
 
 # %% [markdown]
+# ## The logits: transformer beside NTP-UFM (Fig. 4, bottom row, for the networks)
+#
+# Paper A Fig. 4's third row shows the NTP-UFM logits $\boldsymbol L_k$ approaching the direction of
+# $\boldsymbol L^{\rm mm}$. Here the final logits $\boldsymbol L=\boldsymbol W\boldsymbol H$ of the transformer and of
+# NTP-UFM on each dataset, each divided by its Frobenius norm, beside $\boldsymbol L^{\rm mm}$ and
+# $\widetilde{\boldsymbol S}$ (also normalized); rows are words, columns contexts, in the support-group order of
+# Fig. 1, on one shared colour scale per dataset. The title gives the normalized distance of each panel to
+# $\boldsymbol L^{\rm mm}$ (0 = the same direction).
+
+# %%
+for name, data in datasets.items():
+    ref = refs[name]
+    ctx_order, _ = support_group_order(data.S)
+    w_order = word_order(data.S, ctx_order)
+    mats = {"TF": runs[name, "TF"].history.L[-1], "NTP-UFM": ufm_runs[name].L[-1], "theory L^mm": ref.L_mm,
+            "proxy S~": ref.S_tilde}
+    mats = {k: v / np.linalg.norm(v) for k, v in mats.items()}
+    lo, hi = np.percentile(np.concatenate([v.ravel() for v in mats.values()]), [1, 99])
+    fig, axes = plt.subplots(1, 4, figsize=(16, 4.2), layout="constrained")
+    for ax, (label, L) in zip(axes, mats.items(), strict=True):
+        dist = normalized_distance(L, ref.L_mm)
+        plots.logit_heatmap(ax, L, word_labels=[data.token_str(z) for z in range(data.V)] if data.V <= 40 else None,
+                            word_order=w_order, context_order=ctx_order, vmin=lo, vmax=hi,
+                            colorbar="L / ||L||_F" if label == "proxy S~" else None,
+                            title=f"{label}\ndist to L^mm {dist:.3f}")
+        record(f"a06_{'syn' if name == 'Synthetic' else 'sts'}_logit_dist_{label.split()[0].replace('-', '')}",
+               float(dist))
+    fig.suptitle(f"{name}: final logits (normalized), transformer | NTP-UFM | theory | proxy")
+    plt.show()
+
+# %% [markdown]
+# On Simplified TinyStories the transformer's logits are at normalized distance
+# {glue:text}`a06_sts_logit_dist_TF:.3f` from the direction of $\boldsymbol L^{\rm mm}$, the NTP-UFM's at
+# {glue:text}`a06_sts_logit_dist_NTPUFM:.3f` and the proxy at {glue:text}`a06_sts_logit_dist_proxy:.3f` (Synthetic:
+# {glue:text}`a06_syn_logit_dist_TF:.3f`, {glue:text}`a06_syn_logit_dist_NTPUFM:.3f`,
+# {glue:text}`a06_syn_logit_dist_proxy:.3f`). Convergence in direction is logarithmically slow, so at this profile's
+# training length these distances are far from 0 for every model; the panels show where the mass of the logits sits
+# (in-support entries high, the rest low) rather than the limit.
+#
+# **Corollary 1 of paper A.** Its statement is not in any text available to this book (only its name appears in the
+# paper's list of results), and nothing in the authors' code labels it; it is listed on the scorecard as not
+# reproduced, with that reason, rather than reconstructed by guess.
+
+# %% [markdown]
 # ## Fig. 6: training curves of the networks
 #
-# The four runs of the paper's Fig. 6 (UFM and TF on both datasets), then the LSTM runs. Curves are drawn
-# against step $k+1$ on log axes. At the `cpu` profile the runs have different lengths (see the parameters).
+# One figure per dataset (the paper's Fig. 6 overlays UFM and TF of both datasets; here each dataset has its own
+# figure so a panel holds at most six curves): NTP-UFM, transformer and LSTM, against step $k+1$ on log axes.
+# At the `cpu` profile the runs have different lengths; the legend gives each run's number of steps, and each
+# curve ends at its run's last step (compare values at equal steps, not the curves' ends). A dashed curve
+# (word embeddings) carries open circles, so it stays visible where it lies on the solid one.
 
 # %%
 series = {f"{name} {model}": r.series for (name, model), r in runs.items()}
-paper_runs = {"Synthetic UFM": ufm_series["Synthetic"], "Synthetic TF": series["Synthetic TF"],
-              "STS UFM": ufm_series["STS"], "STS TF": series["STS TF"]}
-fig = plots.fig6_panels(paper_runs, panels=("ce", "norms", "proj", "sim_proxy", "sim_mm"), panel_size=3.8,
-                        suptitle="Fig. 6: NTP-UFM and 4-layer transformer on Synthetic and Simplified TinyStories")
-plt.show()
-lstm_runs = {"Synthetic LSTM": series["Synthetic LSTM"], "STS LSTM": series["STS LSTM"]}
-fig = plots.fig6_panels(lstm_runs, panels=("ce", "norms", "proj", "sim_proxy", "sim_mm"), panel_size=3.8,
-                        colors={"Synthetic LSTM": "orchid", "STS LSTM": "purple"},
-                        suptitle="The same curves for the 2-layer LSTM")
-plt.show()
+for name in datasets:
+    steps_of = {m: int(runs[name, m].history.steps[-1]) for m in ("TF", "LSTM")}
+    steps_of["UFM"] = int(ufm_runs[name].steps[-1])
+    fig_runs = {f"UFM ({steps_of['UFM']} steps)": ufm_series[name], f"TF ({steps_of['TF']} steps)": series[f"{name} TF"],
+                f"LSTM ({steps_of['LSTM']} steps)": series[f"{name} LSTM"]}
+    fig = plots.fig6_panels(fig_runs, panels=("ce", "norms", "proj", "sim_proxy", "sim_mm"), panel_size=4.0, ncols=3,
+                            colors=dict(zip(fig_runs, ("goldenrod", "steelblue", "purple"), strict=True)),
+                            suptitle=f"Fig. 6 on {name}: NTP-UFM, 4-layer transformer and 2-layer LSTM "
+                                     "(each run ends at its own last step)")
+    plots.legend_below(fig, ncol=3)
+    plt.show()
 
 # %% [markdown]
 # ## Measured numbers

@@ -31,8 +31,8 @@
 #    gives a plant-animal axis and a mammal axis (App. B, eq. 4, **Fig. 10**).
 #
 # The paper shows the dataset only as a heatmap (Fig. 2C) and names 10 subjects and 8 attributes.
-# **The full table is RECONSTRUCTED** (`ntputils.data.corpora.organism_templates`): 16 subjects, 17 attributes in
-# 8 support classes, chosen so that rank$(\widetilde{\boldsymbol S})=6$ and every sign statement of the
+# **The full table is RECONSTRUCTED** (`ntputils.data.corpora.organism_templates`): {glue:text}`b01_n_subjects`
+# subjects, {glue:text}`b01_n_attributes` attributes in {glue:text}`b01_n_classes` support classes, chosen so that rank$(\widetilde{\boldsymbol S})=6$ and every sign statement of the
 # paper holds. We print it at the end as our Fig. 2C.
 #
 # **Sign rule.** Singular vectors are defined up to a joint sign flip of $(\boldsymbol u_k,\boldsymbol v_k)$.
@@ -116,6 +116,9 @@ U, sigma, Vt = svd_factors(S_tilde)
 r = sigma.size
 print(data)
 print(f"rank(S~) = {r};  singular values: {np.round(sigma, 4)}")
+record("b01_n_subjects", int(data.V))
+record("b01_n_attributes", int(data.m))
+record("b01_n_classes", len(classes))
 
 animal_classes = {"Animals", "Mammals", "Felines", "Birds", "Fish"}
 is_animal_word = np.array([w in classes["Animals"] for w in words])

@@ -43,7 +43,8 @@
 #
 # **UNKNOWN in the paper, our choices:** Fig. 12's support matrix (we draw $V=8$, $m=12$, supports of 1-3
 # random words, seed 0; $d=16$; GD step $\eta=0.01$); the data of Figs. 18/19 (we use the organism data of
-# chapter b01, $d=2V=32$ and $d=3$, i.i.d. $\mathcal N(0,10^{-6})$ initialization, GD step $\eta=0.05$ for the square loss and $n\cdot0.025$ for CE).
+# chapter b01, $d=2V$ and $d=3$, i.i.d. $\mathcal N(0,s^2)$ initialization with $s=10^{-3}$ (`init_scale`), and at the
+# `cpu` profile GD step $\eta=0.05$ (`organism_lr`) for the square loss and $n\cdot0.025$ (`ce_lr`) for CE).
 
 # %%
 PROFILES = {

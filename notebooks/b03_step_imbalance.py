@@ -142,7 +142,8 @@ plt.show()
 # every concept by identity through its *mode amplitude* $c_k(t)=\boldsymbol u_k^\top\boldsymbol L_t\boldsymbol v_k$
 # (for the aligned dynamics of Prop. 1 these are exactly the singular values $\sigma_ka_k(t)$ of
 # $\boldsymbol L_t$; unlike sorted singular values they stay attached to a concept when curves cross). The
-# *learning time* of a mode is the first $t$ at which $c_k$ reaches $90\%$ of $\sigma_k$.
+# *learning time* of a mode is the first $t$ at which $c_k$ reaches the fraction {glue:text}`b03_level:.0%` of
+# $\sigma_k$ (`LEVEL` below).
 
 # %%
 W0, H0 = aligned_init(U_num, Vt_num, cfg.d, cfg.delta, seed=cfg.seed)
@@ -178,7 +179,8 @@ step_dynamics_figure(t, curves_sq, tier_of_mode, saxe_singular_values(t, s_num, 
                      r"Fig. 13 (middle): square loss $\frac{1}{2}\|\widetilde{S}-WH\|_F^2$, SVD init $\delta$="
                      f"{cfg.delta:g}, d={cfg.d}, GD step {cfg.lr:g}")
 plt.show()
-t90_sq = learning_times(t, sv_sq, s_num)
+LEVEL = record("b03_level", 0.9)  # a mode is learned when its amplitude reaches LEVEL * sigma_k
+t90_sq = learning_times(t, sv_sq, s_num, level=LEVEL)
 
 # %% [markdown]
 # ## Fig. 13 (bottom): the reweighted loss (eq. 10, $\boldsymbol\Omega$ of eq. 12)
@@ -211,8 +213,8 @@ step_dynamics_figure(t, curves_w, tier_of_mode, saxe_singular_values(t, s_w, cfg
                      r"Fig. 13 (bottom): weighted loss $\frac{1}{2}\|(\widetilde{S}-WH)\Omega\|_F^2$ (eq. 10, $\Omega$ "
                      r"of eq. 12) in the variables $(W, H\Omega)$ of App. D.1", overlay=amp_w_logits)
 plt.show()
-t90_w = learning_times(t, sv_w, np.ones(r))
-t90_w_logits = learning_times(t, amp_w_logits, s_num)
+t90_w = learning_times(t, sv_w, np.ones(r), level=LEVEL)
+t90_w_logits = learning_times(t, amp_w_logits, s_num, level=LEVEL)
 
 # %% [markdown]
 # ### The same loss with gradient descent on $\boldsymbol H$ itself
@@ -221,7 +223,7 @@ t90_w_logits = learning_times(t, amp_w_logits, s_num)
 # weight also rescales the step of every majority context embedding by $\omega^2=1/R$. A mode supported on
 # majority contexts then grows at rate $2\omega^2\sigma=2/\sqrt R$ instead of $2\sigma=2\sqrt R$, a minority
 # mode at rate $2$: the reweighting over-corrects, and the order of the tiers **reverses** (majorities last). Weights
-# $\omega_{\rm maj}=R^{-1/4}$ gives tiers 1 and 3 equal growth rates in this parameterization (their 90%-times
+# $\omega_{\rm maj}=R^{-1/4}$ gives tiers 1 and 3 equal growth rates in this parameterization (their learning times
 # then differ only through the $\log\sigma$ term of eq. 7). Both runs start from the
 # SVD initialization of the unweighted problem.
 
@@ -231,8 +233,8 @@ omega_quarter = np.where(omega < 1, cfg.R ** -0.25, 1.0)
 t, hist_q = run("weighted_square", init=(W0, H0), omega=omega_quarter)
 sv_lit = mode_amplitudes(hist_lit.L, U_num, Vt_num)
 sv_q = mode_amplitudes(hist_q.L, U_num, Vt_num)
-t90_lit = learning_times(t, sv_lit, s_num)
-t90_q = learning_times(t, sv_q, s_num)
+t90_lit = learning_times(t, sv_lit, s_num, level=LEVEL)
+t90_q = learning_times(t, sv_q, s_num, level=LEVEL)
 
 weighting_comparison_figure(t, [(sv_sq, "unweighted (Fig. 13 middle)"),
                                 (sv_lit, r"eq. (10), GD on $(W,H)$, $\omega_{maj}=R^{-1/2}$"),

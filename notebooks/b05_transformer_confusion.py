@@ -22,16 +22,17 @@
 # concepts: the singular dimensions of $\widetilde{\boldsymbol S}$ with large $\sigma_k$ (broad semantics) are
 # learned first (Prop. 1, chapter b02).
 #
-# **What we reproduce.** The same transformer size on our RECONSTRUCTED organism table (8 support classes,
-# chapter b01), confusion matrices at the paper's epochs, a *learning time* for every class, and the link to the
+# **What we reproduce.** The same transformer size on our RECONSTRUCTED organism table
+# ({glue:text}`b05_n_classes` support classes, chapter b01), confusion matrices at the paper's epochs, a *learning time* for every class, and the link to the
 # concepts: for every class we compute how much of its centered target lies on each concept of
 # $\widetilde{\boldsymbol S}$ and predict its learning time from Prop. 1. We repeat the training at several seeds.
 #
 # **UNKNOWN in the paper, our choices.**
 #
-# * *Architecture and optimizer*: Llama-style (pre-RMSNorm, SwiGLU, no positional encoding), 2 layers, $d=128$,
-#   4 heads, the authors' AdamW settings of paper A (lr $10^{-4}$, weight decay $10^{-6}$), full batch: one step
-#   = one epoch over the 17 contexts, CE loss weighted by $\hat\pi_j$.
+# * *Architecture and optimizer*: Llama-style (pre-RMSNorm, SwiGLU, no positional encoding), 2 layers
+#   (`n_layers`), $d=128$, 4 heads (`n_heads`), the authors' AdamW settings of paper A (lr $10^{-4}$, weight decay
+#   $10^{-6}$), full batch: one step = one epoch over the {glue:text}`b05_n_contexts` contexts, CE loss weighted
+#   by $\hat\pi_j$.
 # * *How a prediction maps to a class.* The spec proposes "the support set with the largest total predicted
 #   probability". That rule cannot resolve nested classes: Mammals $\subset$ Animals, so the total probability of
 #   Animals is never smaller than that of Mammals and **no context is ever predicted as Mammals or Felines**
@@ -39,12 +40,12 @@
 #   whose target distribution (uniform on $\mathcal S_c$) is closest to $\boldsymbol p_j=\mathrm{softmax}(\boldsymbol l_j)$
 #   in total variation, $\arg\min_c\|\boldsymbol p_j-\boldsymbol u_c\|_1$ (`ntputils.analysis.confusion`).
 # * *Learning time of a class*: the first epoch from which, to the end of training, the class's recall is
-#   $\ge 90\%$ **and** no context of a class *disjoint* from it is predicted as it. (Without the second condition
+#   $\ge 90\%$ (`threshold`) **and** no context of a class *disjoint* from it is predicted as it. (Without the second condition
 #   the class that absorbs every context at initialization would count as learned at epoch 0; a Mammals context
 #   predicted as Animals is coarse but not wrong and does not count against Animals.)
 #
-# **cpu profile.** Nothing of the model or the data is reduced (17 contexts: 200 epochs take seconds); the cpu
-# profile trains 3 seeds, the paper profile 5 seeds and 400 epochs.
+# **cpu profile.** Nothing of the model or the data is reduced ({glue:text}`b05_n_contexts` contexts: 200 epochs
+# take seconds); the paper profile trains more seeds (`seeds`) and for 400 epochs (`steps`).
 
 # %%
 PROFILES = {
@@ -115,11 +116,12 @@ seeds_run = sorted(set(cfg.seeds) | {cfg.seed})
 # %% [markdown]
 # ## The classes and their concepts
 #
-# Each of the 17 attributes belongs to one of 8 support classes (the RECONSTRUCTED Fig. 2C table of chapter b01).
+# Each of the {glue:text}`b05_n_contexts` attributes belongs to one of {glue:text}`b05_n_classes` support classes
+# (the RECONSTRUCTED Fig. 2C table of chapter b01).
 # For class $c$ with support $\mathcal S_c$, the centered target $\tilde{\boldsymbol s}_c=(\mathbb I-\tfrac1V\mathbb 1\mathbb 1^\top)\mathbb 1_{\mathcal S_c}$
 # is a column of $\widetilde{\boldsymbol S}=\boldsymbol U\boldsymbol\Sigma\boldsymbol V^\top$; its coordinates on the
 # concepts are $x_c[k]=\boldsymbol u_k^\top\tilde{\boldsymbol s}_c$. The **concept depth** of the class is the smallest
-# $k$ such that concepts $1..k$ hold $\ge 90\%$ of $\|\tilde{\boldsymbol s}_c\|^2$. Under Prop. 1 mode $k$ is learned at
+# $k$ such that concepts $1..k$ hold $\ge 90\%$ (`depth_level`) of $\|\tilde{\boldsymbol s}_c\|^2$. Under Prop. 1 mode $k$ is learned at
 # rescaled time $1/\sigma_k$, so we predict $T_c=1/\sigma_{\mathrm{depth}(c)}$.
 
 # %%
@@ -148,6 +150,10 @@ concepts_table["depth"] = depth
 concepts_table["sigma_depth"] = sigma[depth - 1].round(3)
 concepts_table["T_pred = 1/sigma"] = T_pred.round(3)
 print(f"sigma(S~) = {np.round(sigma, 3)}  (rank {sigma.size})")
+record("b05_n_subjects", int(data.V))
+record("b05_n_contexts", int(data.m))
+record("b05_n_classes", k)
+record("b05_rank", int(sigma.size))
 display(concepts_table)
 for i, c in enumerate(names):
     record(f"b05_depth_{c}", int(depth[i]))
@@ -166,8 +172,8 @@ record("b05_depth_max", int(depth.max()))
 # The rules below are fixed **before** training, from the caption of Fig. 3 ("broad categories like Animals and
 # Plants emerge by epoch 20, while finer-grained concepts (e.g. Reproduces with pollen, Lives in water) develop
 # later, between epochs 40-200") and from Prop. 1. A claim that does not hold is shown as a deviation with its
-# number; it does not fail the build. Learning times are defined above (recall $\ge 90\%$ for good, no
-# disjoint false positives).
+# number; it does not fail the build. Learning times are defined above (recall $\ge 90\%$ for good, `threshold`;
+# no disjoint false positives).
 #
 # * `broad_by_20`: at the shown seed, Animals and Plants are learned by epoch 20 (rule: latest of the two
 #   $\le 20$, the paper's epoch).
@@ -179,9 +185,9 @@ record("b05_depth_max", int(depth.max()))
 #   and seeds $\le 200$; a class never learned counts as a deviation).
 # * `order_vs_concepts` (Prop. 1): the learning times follow $T_c=1/\sigma_{\mathrm{depth}(c)}$ better than
 #   chance. Statistic: the median over seeds of the Spearman correlation between $T_c$ and the measured times.
-#   Chance: the same median when each seed's measured times are randomly permuted over the classes (2,000
-#   draws); rule: the statistic is at least the **95th percentile** of that permutation null (a one-sided 5%
-#   test; margin 0 above that level). The paper gives no number for this correlation.
+#   Chance: the same median when each seed's measured times are randomly permuted over the classes
+#   ({glue:text}`b05_null_draws` draws); rule: the statistic is at least the **95th percentile** of that
+#   permutation null (a one-sided permutation test; margin 0 above that level). The paper gives no number for this correlation.
 
 # %%
 preregister({
@@ -203,9 +209,10 @@ preregister({
 # %% [markdown]
 # ## Training
 #
-# At every epoch we take the logits $\boldsymbol L=\boldsymbol W\boldsymbol H$ of the 17 contexts from the training
-# snapshots, the next-token distributions $\boldsymbol p_j=\mathrm{softmax}(\boldsymbol l_j)$, the predicted class of
-# every context and the $8\times8$ confusion matrix (rows: true class, columns: predicted class, entries: number of
+# At every epoch we take the logits $\boldsymbol L=\boldsymbol W\boldsymbol H$ of the {glue:text}`b05_n_contexts`
+# contexts from the training snapshots, the next-token distributions
+# $\boldsymbol p_j=\mathrm{softmax}(\boldsymbol l_j)$, the predicted class of every context and the
+# class-by-class confusion matrix (rows: true class, columns: predicted class, entries: number of
 # contexts).
 
 # %%
@@ -254,7 +261,7 @@ plt.show()
 # %% [markdown]
 # ## When is each class learned?
 #
-# Left: at every epoch, which classes count as learned for the shown seed (recall $\ge 90\%$, no context of a
+# Left: at every epoch, which classes count as learned for the shown seed (recall $\ge 90\%$, `threshold`; no context of a
 # disjoint class predicted as it); the dashed lines are the paper's epochs 20 and 40. Right: measured learning
 # times of every seed against the Prop. 1 prediction $T_c=1/\sigma_{\mathrm{depth}(c)}$.
 
@@ -296,7 +303,7 @@ print("Spearman(predicted T_c, measured learning time):", {s: round(r, 2) for s,
 
 # chance level of the order: each seed's measured times permuted at random over the classes
 rng = np.random.default_rng(cfg.seed)
-null_draws = 2000
+null_draws = record("b05_null_draws", 2000)
 null = np.array([[spearman(T_pred, rng.permutation(runs[s]["times"])) for s in seeds_run]
                  for _ in range(null_draws)])  # (draws, seeds)
 rho_median = float(np.median(list(rho.values())))
@@ -374,10 +381,11 @@ check("Spec's 'largest total probability' rule never predicts the nested classes
 # %% [markdown]
 # ## What differs from the paper and why
 #
-# * **Data.** The organism table is RECONSTRUCTED (chapter b01): 16 subjects, 17 attributes, 8 support classes,
-#   rank$(\widetilde{\boldsymbol S})=6$. The paper's table has other attributes, so its matrices have other rows
+# * **Data.** The organism table is RECONSTRUCTED (chapter b01): {glue:text}`b05_n_subjects` subjects,
+#   {glue:text}`b05_n_contexts` attributes, {glue:text}`b05_n_classes` support classes,
+#   rank$(\widetilde{\boldsymbol S})=$ {glue:text}`b05_rank`. The paper's table has other attributes, so its matrices have other rows
 #   and counts; our class names are ours (the paper labels only some support sets).
-# * **Model and optimizer** are UNKNOWN beyond "2 layers, $d=128$"; we use the Llama-style transformer of paper A
+# * **Model and optimizer** are UNKNOWN beyond the paper's "2 layers, $d=128$"; we use the Llama-style transformer of paper A
 #   with the authors' AdamW settings (lr $10^{-4}$, the setting of the authors' code of paper A) and full
 #   batches. A larger learning rate shortens every learning time (not run on this page), so the epochs of Fig. 3
 #   can only be compared loosely: the time axis depends on the UNKNOWN optimizer.

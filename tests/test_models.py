@@ -145,12 +145,8 @@ def test_imbalanced_digits_offline():
         imbalanced_digits(classes=(0, 1), per_class=(1000, 1))
 
 
-def test_mnist_loader_explains_missing_torchvision():
-    try:
-        import torchvision  # noqa: F401
-    except ImportError:
-        with pytest.raises(ImportError, match="torchvision"):
-            load_mnist("/nonexistent")
-    else:
-        with pytest.raises(ValueError, match="mnist_root"):
-            load_mnist(None)
+def test_mnist_loader_names_the_missing_file(tmp_path):
+    from ntputils.data.mnist import MNISTFileError
+
+    with pytest.raises(MNISTFileError, match="train-images-idx3-ubyte.gz"):
+        load_mnist(str(tmp_path))

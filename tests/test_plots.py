@@ -58,12 +58,67 @@ def test_corr_heatmap_labels_and_thinning():
     A = np.random.default_rng(0).normal(size=(3, 100))
     labels = [f"ctx {i}" for i in range(100)]
     im = corr_heatmap(ax, A, labels, title="corr(H)", kind="context", max_labels=10)
-    assert ax.get_xlabel() == ax.get_ylabel() == "context j"
+    # thinned labels: the axis label says how many rows carry one, every row has a (minor) tick
+    assert ax.get_xlabel() == ax.get_ylabel() == "context j (10 of 100 labelled: long ticks)"
+    assert set(ax.xaxis.get_minorticklocs()) | set(ax.get_xticks()) == set(range(100))
     assert im.get_clim() == (-1.0, 1.0) and im.get_cmap().name == "viridis"
     ticks = [t.get_text() for t in ax.get_xticklabels()]
     assert 0 < len(ticks) <= 10 and ticks[0] == "ctx 0"
+    fig2, ax2 = plt.subplots()
+    corr_heatmap(ax2, A[:, :8], labels[:8], kind="context")  # not thinned: plain axis label
+    assert ax2.get_xlabel() == "context j"
     with pytest.raises(ValueError, match="labels"):
         corr_heatmap(ax, A, labels[:5])
+
+
+def test_heatmap_two_slope_norm():
+    """A norm centred at 0 gives the small negative entries of S~ the full negative colour."""
+    from matplotlib.colors import TwoSlopeNorm
+
+    from ntputils.plots import heatmap
+
+    fig, ax = plt.subplots()
+    St = centered_support(np.eye(4)[:, [0, 1, 2, 3, 0]])
+    norm = TwoSlopeNorm(vmin=St.min(), vcenter=0.0, vmax=St.max())
+    im = heatmap(ax, St, cmap="RdBu_r", norm=norm)
+    assert im.norm is norm and norm(St.min()) == 0.0 and norm(0.0) == 0.5
+    with pytest.raises(ValueError, match="norm"):
+        heatmap(ax, St, cmap="RdBu_r", norm=norm, vmin=-1)
+
+
+def test_spread_positions_keeps_labels_apart():
+    from ntputils.plots import spread_positions
+
+    v = np.array([4.98, 2.83, 2.70, 1.51, 1.41, 1.23])
+    pos = spread_positions(v, 0.37)
+    order = np.argsort(v)
+    assert np.all(np.diff(pos[order]) >= 0.37 - 1e-12)  # apart, order kept
+    assert pos[0] == v[0]  # an isolated value keeps its position
+    assert np.isclose(pos[[1, 2]].mean(), v[[1, 2]].mean())  # a cluster is spread around its mean
+    assert np.array_equal(spread_positions([1.0, 2.0, 3.0], 0.5), [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError):
+        spread_positions([1.0], -1.0)
+
+
+def test_concept_labels_do_not_overlap():
+    """Labels of nearly coincident points (Paper B Fig. 10) are placed apart from each other."""
+    from matplotlib.text import Text
+
+    from ntputils.plots.concepts import concept_plane_figure
+
+    P2 = np.array([[1.0, 1.0], [1.02, 0.98], [-1.0, -1.0], [0.5, -0.5]])
+    labels = {0: "stays warm-blooded / feeds milk / has fur", 1: "purrs / has claws / cat family", 2: "x",
+              3: "y"}
+    dirs = [np.array([1.0, 0.0]), np.array([0.0, 1.0])]
+    fig = concept_plane_figure([("ctx", P2, dirs, labels, ["k"] * 4, "^"),
+                                ("w", P2, dirs, {}, ["k"] * 4, "o")])
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    wanted = {lab.replace(" / ", "\n") for lab in labels.values()}
+    texts = [t for t in fig.axes[0].texts if t.get_text() in wanted]
+    boxes = [Text.get_window_extent(t, renderer) for t in texts]  # the texts, without their leader lines
+    assert len(boxes) == 4
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 
 def test_logit_heatmap_uses_hot_and_word_context_axes():
@@ -234,3 +289,19 @@ def test_support_group_labels_inverts_support_group_order():
     np.testing.assert_array_equal(labels, [0, 1, 0, 2, 0])
     same = (S.T[:, None, :] == S.T[None, :, :]).all(-1)
     np.testing.assert_array_equal(labels[:, None] == labels[None, :], same)
+
+
+def test_legend_below_collects_legends_and_marks_dashed() -> None:
+    from ntputils.plots import legend_below
+
+    fig, axes = plt.subplots(1, 2, layout="constrained")
+    for ax in axes:
+        ax.plot([0, 1], [0, 1], label="run A")
+        ax.plot([0, 1], [0, 1], ls="--", label="run A (W)")
+        ax.legend()
+    legend_below(fig)
+    assert all(ax.get_legend() is None for ax in axes)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["run A", "run A (W)"]
+    dashed = [ln for ln in axes[0].get_lines() if ln.get_linestyle() == "--"]
+    assert dashed[0].get_marker() == "o" and dashed[0].get_zorder() > axes[0].get_lines()[0].get_zorder()
+    plt.close(fig)

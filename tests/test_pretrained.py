@@ -132,3 +132,11 @@ def test_gpt2_description_and_tokens(tiny_gpt2):
     W, tokens, description = pretrained_or_fallback(folder, device="cpu")
     assert description.startswith("GPT-2") and W.shape == (vocab, 32) and len(tokens) == vocab
     assert "#cat" in tokens or "#the" in tokens
+
+
+def test_gpt2_lm_encodes_with_its_tokenizer(tiny_gpt2):
+    folder, vocab = tiny_gpt2
+    lm = load_pretrained_lm(folder, device="cpu", progress=False)
+    ids = lm.encode(["the cat sat on the mat"])[0]
+    assert ids.dtype == np.int64 and ids.max() < vocab
+    assert "".join(lm.tokens[i] for i in ids).replace("#", " ").strip() == "the cat sat on the mat"

@@ -210,3 +210,19 @@ def test_purity_table_is_a_dataframe(labels):
     base = RandomBaseline(labels, n_draws=50, seed=0)
     table = purity_table({"a": [0, 1]}, labels, base)
     assert isinstance(table, pd.DataFrame) and len(table) == 1
+
+
+def test_best_of_n_is_selection_aware(labels):
+    from ntputils.analysis.purity import RandomBaseline, best_of_n
+
+    base = RandomBaseline(labels, n_draws=200, seed=0)
+    cls = "past"
+    members = np.flatnonzero(labels.member[:, labels.index(cls)])
+    one = best_of_n({"a": members[:3]}, base, cls, min_size=1, n_boot=500)
+    many = best_of_n({i: members[:3] for i in range(30)}, base, cls, min_size=1, n_boot=500)
+    assert one.observed == many.observed == 1.0
+    # choosing among more candidates raises the chance level of the best one
+    assert many.mean > one.mean and many.p95 >= one.p95
+    assert one.n_candidates == 1 and many.n_candidates == 30
+    with pytest.raises(ValueError, match="min_size"):
+        best_of_n({"a": members[:3]}, base, cls, min_size=10)

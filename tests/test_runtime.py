@@ -259,3 +259,16 @@ def test_similarity_claims_are_judged_with_and_without_the_diagonal(capsys):
     rows = runtime.current_record()["comparisons"]
     assert [r["key"] for r in rows] == ["simH", "simH_offdiag"] and rows[1]["chance"] == 0.0
     assert rep.row("sim(H, S~)")["off-diag. chance"] == "0.000 ± 0.010"
+
+
+def test_compare_unavailable_is_not_reproduced(tmp_path, monkeypatch):
+    path = tmp_path / "rec.json"
+    monkeypatch.setenv(runtime.RECORD_ENV, str(path))
+    setup_chapter(PROFILES, namespace())
+    runtime.preregister({"gpt2": ("GPT-2 clusters beat random", runtime.at_least(0.5))})
+    outcome = runtime.compare("gpt2", None, unavailable="GPT-2 weights not available offline")
+    assert outcome == "not reproduced"
+    row = json.loads(path.read_text())["comparisons"][0]
+    assert row["outcome"] == "not reproduced" and row["note"] == "GPT-2 weights not available offline"
+    with pytest.raises(ValueError, match="without a measurement"):
+        runtime.compare("gpt2", 0.7, unavailable="x")

@@ -50,3 +50,14 @@ def test_rendered_page_lists_all_items_with_reasons_and_flags_unknown_ids():
     assert "1 claims: 1 deviates; 1/1 checks pass" in page
     assert "a schematic without data" in page  # Paper B Fig. 8
     assert "unknown items: A:Fig 99" in page
+
+
+def test_unavailable_claims_list_the_item_as_not_reproduced_with_the_reason():
+    states = {"b07_gpt2_semantics": {"comparisons": [
+        {"key": "g", "claim": "GPT-2 grid", "rule": ">= 0.5", "outcome": "not reproduced", "measured": None,
+         "note": "GPT-2 weights not available offline", "items": ["B:Fig 7"]}]}}
+    ev = evidence(states)
+    assert item_status(ev["B:Fig 7"], ("b07",)) == "not reproduced"
+    page = render_scorecard(states, {"b07": "b07_gpt2_semantics"})
+    row = next(line for line in page.splitlines() if "Fig. 7:" in line)
+    assert "**not reproduced**" in row and "GPT-2 weights not available offline" in row

@@ -18,6 +18,7 @@ def test_display_token():
     assert display_token(" ") == BLANK_TOKEN
     assert display_token("#") == "#" + BLANK_TOKEN
     assert display_token("\n") == "\\n"
+    assert display_token(". ⏎ They") == ". \\n They"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -72,3 +73,16 @@ def test_grid_and_tree_layouts(labels):
         r.grid([])
     with pytest.raises(ValueError, match="differ in shape"):
         cluster_panel("x", [0, 1], [0.1], labels.words)
+
+
+def test_layout_tokens_are_left_out_of_clouds():
+    from ntputils.plots.wordclouds import is_layout
+
+    for token in ("⏎", "#", " ", "\n", "⏎⏎", "<unk>", "#<unk>", "<|endoftext|>"):
+        assert is_layout(token), token
+    for token in ("#the", "ing", "#⏎x", "#<e2 80>"):
+        assert not is_layout(token), token
+    freqs = CloudRenderer.frequencies(["#a", "⏎", "#<unk>", "#"], [0.1, 0.5, 0.4, 0.3], drop_layout=True)
+    assert freqs == {"#a": 0.1}
+    r = CloudRenderer(width=40, height=30, max_font_size=8)
+    assert (r.image(["⏎"], [1.0]) == 255).all() and r.n_rendered == 0

@@ -7,7 +7,11 @@
 * ``sim(A, B)``: the structure term of SSIM between the two similarity matrices,
   ``SIM(X, Y) = (sigma_XY + C) / (sigma_X sigma_Y + C)`` with ``X = corr(A)``, ``Y = corr(B)``,
   means/deviations over all entries and ``C = 1e-5`` -- the Pearson correlation of the entries of
-  the two cosine-similarity matrices. (The authors' code uses ``ddof=1`` for sigma_X, sigma_Y
+  the two cosine-similarity matrices. *Degenerate inputs raise* :class:`DegenerateSimilarityError`:
+  when ``sigma_X sigma_Y <= C`` (e.g. ``corr`` of a zero or fully collapsed matrix is constant) the
+  ratio is ``C/C = 1`` whatever the matrices are, so a dead model would get a perfect score; a
+  constant similarity matrix is similar to nothing, and a chapter computing it fails.
+  (The authors' code uses ``ddof=1`` for sigma_X, sigma_Y
   and ``ddof=0`` for sigma_XY, so their ``SIM(X, X) = (N-1)/N``; we use ``ddof=0`` throughout so
   that ``sim(A, A) = 1``. The difference is below 1/N, invisible in every figure.)
 * ``normalized_distance(A, B) = || A/||A||_F - B/||B||_F ||_F`` in [0, 2].
@@ -23,6 +27,30 @@ from collections.abc import Sequence
 import numpy as np
 
 SIM_C = 1e-5
+
+
+class DegenerateSimilarityError(ValueError):
+    """SIM is undefined: a similarity matrix is (numerically) constant, ``sigma_X sigma_Y <= C``."""
+
+
+def _finite(A: np.ndarray, what: str) -> np.ndarray:
+    if np.iscomplexobj(A):
+        raise ValueError(f"{what} must be real, got a complex array")
+    A = np.asarray(A, dtype=np.float64)
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{what} has {int((~np.isfinite(A)).sum())} non-finite entries (NaN or inf)")
+    return A
+
+
+def _unit_columns(A: np.ndarray, axis: int) -> np.ndarray:
+    """``A`` with its columns (along ``axis``) scaled to unit norm, zero columns kept zero; overflow safe
+    (each column is divided by its largest absolute entry before its norm is taken: entries ~1e200
+    do not overflow to inf)."""
+    scale = np.max(np.abs(A), axis=axis, keepdims=True)
+    safe = np.where(scale > 0, scale, 1.0)
+    As = A / safe
+    norms = np.linalg.norm(As, axis=axis, keepdims=True)
+    return np.divide(As, norms, out=np.zeros_like(As), where=norms > 0)
 #: largest float64 working set (bytes) of one chunk of stacked m x m correlation matrices
 CHUNK_BYTES = 256 * 2**20
 
@@ -34,13 +62,12 @@ def corr(A: np.ndarray) -> np.ndarray:
     Cosine similarity of the columns of ``A`` (n x n for A with n columns).
 
     Zero columns have no direction: their rows/columns in the result are 0 (diagonal included).
+    Non-finite or complex entries raise; huge entries (~1e200) are normalised without overflow.
     """
-    A = np.asarray(A, dtype=np.float64)
+    A = _finite(A, "corr input")
     if A.ndim != 2:
         raise ValueError(f"corr expects a 2-D matrix, got shape {A.shape}")
-    norms = np.linalg.norm(A, axis=0)
-    inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-    An = A * inv
+    An = _unit_columns(A, axis=0)
     return An.T @ An
 
 
@@ -48,14 +75,30 @@ def structural_similarity(X: np.ndarray, Y: np.ndarray, C: float = SIM_C) -> flo
     """``SIM(X, Y) = (sigma_XY + C) / (sigma_X sigma_Y + C)`` over all entries of two equal-shape arrays.
 
     The SIM of Paper A, Fig. 6d-e (C = 1e-5, as the authors' code).
+
+    Raises :class:`DegenerateSimilarityError` when ``sigma_X sigma_Y <= C``: then the value is
+    ``~C/C = 1`` for any pair (a constant matrix, e.g. ``corr`` of a zero matrix, is similar to nothing).
     """
-    X = np.asarray(X, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
+    X = _finite(X, "SIM input X")
+    Y = _finite(Y, "SIM input Y")
     if X.shape != Y.shape:
         raise ValueError(f"shape mismatch: {X.shape} vs {Y.shape}")
+    sx, sy = X.std(), Y.std()
+    _check_spread(np.array([sx]), sy, C)
     xc = X - X.mean()
     yc = Y - Y.mean()
-    return float((np.mean(xc * yc) + C) / (X.std() * Y.std() + C))
+    return float((np.mean(xc * yc) + C) / (sx * sy + C))
+
+
+def _check_spread(sx: np.ndarray, sy: float, C: float) -> None:
+    """Raise :class:`DegenerateSimilarityError` if some ``sigma_X sigma_Y <= C`` (see module docstring)."""
+    bad = np.flatnonzero(sx * sy <= C)
+    if bad.size:
+        which = "" if sx.size == 1 else f" (snapshots {bad[:5].tolist()}{'...' if bad.size > 5 else ''})"
+        raise DegenerateSimilarityError(
+            f"SIM is undefined for a (numerically) constant similarity matrix{which}: sigma_X = "
+            f"{float(sx[bad[0]]):.3g}, sigma_Y = {sy:.3g}, sigma_X sigma_Y <= C = {C:g}; a zero or collapsed "
+            "embedding (corr constant) is not similar to anything")
 
 
 def sim(A: np.ndarray, B: np.ndarray, C: float = SIM_C) -> float:
@@ -78,7 +121,7 @@ def normalized_distance(A: np.ndarray, B: np.ndarray) -> float:
     r"""$\big\lVert\boldsymbol A/\lVert\boldsymbol A\rVert_F-\boldsymbol B/\lVert\boldsymbol
     B\rVert_F\big\rVert_F$, the direction error of Paper A, Thm. 1 (0 = same direction, 2 = opposite).
 
-    Used in: a04, a05, a07, b01, c01.
+    Used in: a04, a05, a06, a07, b01, c01.
     """
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
@@ -157,11 +200,10 @@ def batched_corr(A: np.ndarray) -> np.ndarray:
 
     corr as in Paper A, Fig. 1, for many snapshots at once.
     """
-    A = np.asarray(A, dtype=np.float64)
+    A = _finite(A, "batched_corr input")
     if A.ndim != 3:
         raise ValueError(f"batched_corr expects a (K, r, n) stack, got shape {A.shape}")
-    norms = np.linalg.norm(A, axis=1, keepdims=True)
-    An = np.divide(A, norms, out=np.zeros_like(A), where=norms > 0)
+    An = _unit_columns(A, axis=1)
     return np.matmul(An.transpose(0, 2, 1), An)
 
 
@@ -169,16 +211,19 @@ def batched_structural_similarity(X: np.ndarray, Y: np.ndarray, C: float = SIM_C
     """``SIM(X_k, Y)`` for a stack ``X`` (K, n, n) against one ``Y`` (n, n) (ddof 0, as
     :func:`structural_similarity`).
 
-    The SIM of Paper A, Fig. 6d-e, for many snapshots at once.
+    The SIM of Paper A, Fig. 6d-e, for many snapshots at once. Raises
+    :class:`DegenerateSimilarityError` if any snapshot (or the target) is numerically constant.
     """
-    X = np.asarray(X, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
+    X = _finite(X, "SIM input X")
+    Y = _finite(Y, "SIM input Y")
     if X.ndim != 3 or X.shape[1:] != Y.shape:
         raise ValueError(f"shape mismatch: stack {X.shape} vs target {Y.shape}")
+    sx, sy = X.std(axis=(1, 2)), float(Y.std())
+    _check_spread(sx, sy, C)
     xc = X - X.mean(axis=(1, 2), keepdims=True)
     yc = Y - Y.mean()
     cov = np.einsum("kij,ij->k", xc, yc) / Y.size
-    return (cov + C) / (X.std(axis=(1, 2)) * Y.std() + C)
+    return (cov + C) / (sx * sy + C)
 
 
 def batched_sim(As: Sequence[np.ndarray] | np.ndarray, B: np.ndarray, C: float = SIM_C,

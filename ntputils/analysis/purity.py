@@ -370,6 +370,62 @@ def best_cluster_for_class(clusters: Mapping[Hashable, Iterable[int]], labels: C
     return best
 
 
+class BestOfN(NamedTuple):
+    """Selection-aware comparison of the purest of ``N`` candidate clusters with chance.
+
+    ``observed``: the highest purity of class ``cls`` among the candidates; ``random``: the same maximum
+    for ``N`` random word sets with the candidates' sizes, one value per draw; ``p95``/``mean`` its 95th
+    percentile and mean; ``beats``: ``observed > p95``.
+    """
+
+    cls: str
+    n_candidates: int
+    observed: float
+    mean: float
+    p95: float
+    beats: bool
+    random: np.ndarray
+
+
+def best_of_n(clusters: Mapping[Hashable, Iterable[int]], baseline: RandomBaseline, cls: str,
+              min_size: int = 10, n_boot: int = 1000, seed: int = 0) -> BestOfN:
+    r"""Selection-aware score of "the purest of N candidates is class ``cls``" (beyond the paper).
+
+    Picking the purest of ``N`` candidate clusters inflates its purity; the fair chance level is the
+    purest of ``N`` **random** word sets of the same sizes. With the candidates of at least ``min_size``
+    members, sizes $s_1..s_N$,
+
+    $$\text{observed}=\max_i \mathrm{purity}(C_i, c),\qquad
+      \text{random}_t=\max_i \mathrm{purity}(R_{t,i}, c),\quad |R_{t,i}|=s_i,$$
+
+    where every $R_{t,i}$ is an independent draw of ``baseline`` (a draw index picked at random per
+    candidate and bootstrap round ``t``). The claim holds when ``observed`` exceeds the 95th percentile.
+    Used for the clusters of Paper B Figs. 4, 5 picked among all orthants / k-means clusters.
+
+    Used in: b04, b07.
+    """
+    labels = baseline.labels
+    col = labels.index(cls)
+    sizes, observed = [], -np.inf
+    for members in clusters.values():
+        idx = _members(members, len(labels.words))
+        if idx.size < min_size:
+            continue
+        sizes.append(idx.size)
+        observed = max(observed, float(labels.member[idx, col].mean()))
+    if not sizes:
+        raise ValueError(f"no cluster has at least min_size={min_size} members")
+    if n_boot < 20:
+        raise ValueError(f"n_boot must be >= 20 for a 95th percentile, got {n_boot}")
+    rng = np.random.default_rng(seed)
+    rand = np.full(n_boot, -np.inf)
+    for size in sizes:
+        draws = baseline.purities(size)[:, col]
+        rand = np.maximum(rand, draws[rng.integers(draws.size, size=n_boot)])
+    p95 = float(np.percentile(rand, 95))
+    return BestOfN(cls, len(sizes), observed, float(rand.mean()), p95, bool(observed > p95), rand)
+
+
 def block_support_density(S, rows: Iterable[int], columns: Iterable[int]) -> float:
     """Fraction of ones of the 0/1 support matrix ``S`` (V x m) in the block ``rows x columns``.
 

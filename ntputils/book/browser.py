@@ -9,7 +9,10 @@ Per page it asserts that
   * no error is shown: no error output (``.output.traceback``/``.output.error``), no docutils
     ``system-message``/``problematic`` node, no cell output containing
     ``Traceback (most recent call last)`` (prose is not inspected, so text *about* tracebacks is fine);
-  * the page requests nothing over http(s) and has no uncaught JavaScript exception.
+  * the page requests nothing over http(s) and has no uncaught JavaScript exception;
+  * a chapter page is not stale (:func:`staleness`): its notebook exists and is current (or is the last
+    good run of a chapter whose latest run failed, and then the page shows the "latest run failed"
+    banner), and the page shows that notebook's run (its run id), not an older build.
 It saves a screenshot of one chapter to ``_build/screenshots/<chapter>.png``.
 
 Chromium is driven through the DevTools protocol over ``--remote-debugging-pipe`` (file descriptors
@@ -305,6 +308,39 @@ def evaluate(page: Path, report: dict[str, Any], notebook: Path | None) -> PageR
     return res
 
 
+def staleness(project: Project, page: Path, keys) -> list[str]:
+    """Why the built chapter ``page`` is stale (empty if it is not a chapter page or is fine).
+
+    ``keys`` is a :class:`ntputils.book.cli.KeyCalculator` of ``project``.
+    """
+    from ntputils.book.execute import read_meta, run_id
+    from ntputils.book.project import Chapter
+
+    rel = page.relative_to(project.html_dir)
+    book_rel = project.book_dir.relative_to(project.root)
+    if rel.parent != book_rel:
+        return []
+    chapters = {c.name: c for c in project.chapters()}
+    chapter = chapters.get(page.stem)
+    if chapter is None:
+        return []
+    nb = project.executed(Chapter(page.stem, Path()))
+    if not nb.exists():
+        return [f"orphan page: {nb.relative_to(project.root)} does not exist"]
+    meta = read_meta(nb)
+    text = page.read_text(errors="replace")
+    problems = []
+    if not keys.renderable(chapter):
+        problems.append(f"stale page: {nb.relative_to(project.root)} is not current (source, parameters, "
+                        "ntputils, pins or data changed since it ran)")
+    if run_id(meta) not in text:
+        problems.append(f"stale page: it does not show the run of {nb.relative_to(project.root)} "
+                        f"({run_id(meta)}); rebuild the HTML")
+    if meta.get("latest_failure") and "Latest run failed" not in text:
+        problems.append("the latest run failed but the page has no 'latest run failed' banner")
+    return problems
+
+
 def check_book(project: Project, screenshot: str | None = "a01", chromium: str | None = None,
                out=print) -> tuple[list[PageResult], Path | None]:
     """Load every page of ``_build/html``; return the per-page results and the screenshot path."""
@@ -321,6 +357,9 @@ def check_book(project: Project, screenshot: str | None = "a01", chromium: str |
         shot_page = candidates[0]
     shot_path = project.build_dir / "screenshots" / f"{screenshot}.png" if screenshot else None
     results = []
+    from ntputils.book.cli import KeyCalculator
+
+    keys = KeyCalculator(project)
     with Browser(find_chromium(chromium)) as browser:
         for page in pages:
             rel = page.relative_to(html_dir)
@@ -335,6 +374,7 @@ def check_book(project: Project, screenshot: str | None = "a01", chromium: str |
             nb = project.root / rel.with_suffix(".ipynb")
             report = browser.load(page.as_uri())
             res = evaluate(page, report, nb if nb.exists() else None)
+            res.problems += staleness(project, page, keys)
             results.append(res)
             state = "ok  " if not res.problems else "FAIL"
             out(f"[{state}] {rel}: {res.images} image(s), {res.mjx} typeset math"

@@ -2,15 +2,22 @@
 
 ``build [--profile cpu|paper] [--only CHAPTER ...] [-p NAME=VALUE ...] [--force] [--jobs N] [--no-html]
 [--partial]`` executes every selected chapter whose cache key changed (all of them, even after a
-failure), then -- if none failed -- writes the status page and runs jupyter-book. Exit codes: 0 ok,
-1 a chapter or the HTML build failed, 2 bad usage (unknown chapter, unknown or ill-typed parameter).
+failure), writes the status page and runs jupyter-book. A chapter whose latest run failed keeps its
+last good notebook, rendered under a "latest run failed" banner; a chapter with no renderable notebook
+stops the HTML build (unless ``--partial``) and its old page is removed from ``_build/html``.
+Exit codes: 0 ok, 1 a chapter or the HTML build failed, 2 bad usage (unknown chapter, unknown or
+ill-typed parameter, bad option), 3 another build holds a selected chapter's lock, 130 interrupted
+(Ctrl-C: running chapters are stopped, previous results kept).
 ``sweep`` / ``sweep-table``: parameter sweeps on Dask, see :mod:`ntputils.book.sweep`.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import math
 import os
+import signal
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -19,15 +26,29 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book import html
-from ntputils.book.execute import RunResult, read_meta, run_chapter
+from ntputils.book.execute import (
+    INTERRUPTED,
+    RunResult,
+    interrupt_all,
+    read_meta,
+    record_failure,
+    run_chapter,
+)
 from ntputils.book.fingerprint import PackageTree, chapter_key, dependency_pins, ntputils_digest
+from ntputils.book.locks import ChapterBusy, chapter_locks, html_lock
 from ntputils.book.params import ChapterSpec, chapter_spec, parse_overrides, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.book.scorecard import write_scorecard
 from ntputils.book.status import write_status
 from ntputils.chapter_contract import DEFAULT_PROFILE, ParameterError
+from ntputils.paths import data_digest
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_BUSY, EXIT_INTERRUPTED = 3, 130
+#: modules that read files of the shared data root: a chapter importing any of them (transitively) has
+#: the data digest in its key
+DATA_READERS = frozenset({"data/corpora/readers.py", "data/corpora/wordnet.py",
+                          "data/corpora/gpt2_tokenizer.py", "data/mnist.py"})
 
 
 def say(*args: Any) -> None:
@@ -47,6 +68,10 @@ class KeyCalculator:
 
     The package is read once per calculator: a chapter's digest covers exactly the ``ntputils``
     modules it imports (transitively), so editing a module re-executes only the chapters using it.
+    A chapter that reads shared data (imports a module of ``DATA_READERS``: the corpus readers, WordNet,
+    the GPT-2 tokenizer, MNIST) also has the
+    content digest of the data files in its key (:func:`ntputils.paths.data_digest`, memoized on
+    path, size and mtime): editing a data file re-executes it.
     """
 
     def __init__(self, project: Project, tree: PackageTree | None = None):
@@ -60,7 +85,10 @@ class KeyCalculator:
         """The digest of the ``ntputils`` modules this chapter imports (transitively)."""
         if chapter.name not in self._digests:
             _, text = self.spec(chapter)
-            self._digests[chapter.name] = ntputils_digest(text, self.tree)
+            digest = ntputils_digest(text, self.tree)
+            if DATA_READERS & set(self.tree.closure(text)):
+                digest = hashlib.sha256(f"{digest}\0data:{data_digest()}".encode()).hexdigest()
+            self._digests[chapter.name] = digest
         return self._digests[chapter.name]
 
     def spec(self, chapter: Chapter) -> tuple[ChapterSpec, str]:
@@ -76,15 +104,21 @@ class KeyCalculator:
         return resolved, chapter_key(text, resolved, self.digest(chapter), self.pins)
 
     def is_current(self, chapter: Chapter) -> bool:
-        """The executed notebook exists, succeeded and its stored key equals the recomputed one."""
+        """The executed notebook exists, succeeded, its latest run did not fail, and its stored key
+        equals the recomputed one."""
         meta = read_meta(self.project.executed(chapter))
-        if meta.get("status") != "ok":
+        if meta.get("status") != "ok" or meta.get("latest_failure"):
             return False
         try:
             _, key = self.key(chapter, dict(meta.get("parameters", {})))
         except (ParameterError, SyntaxError, OSError):
             return False
         return key == meta.get("key")
+
+    def renderable(self, chapter: Chapter) -> bool:
+        """Current, or the last good run of a chapter whose latest run failed (shown with a banner)."""
+        meta = read_meta(self.project.executed(chapter))
+        return bool(meta.get("status") == "ok" and meta.get("latest_failure")) or self.is_current(chapter)
 
 
 def _print_failures(failures: list[RunResult]) -> None:
@@ -105,6 +139,10 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
           partial: bool = False, timeout: float | None = None) -> int:
     """Execute the selected chapters (cache permitting) and build the HTML; return the exit code."""
     overrides = dict(overrides or {})
+    problem = validate_options(profile, overrides, timeout)
+    if problem:
+        say(f"error: {problem}")
+        return EXIT_USAGE
     parameters = {"profile": overrides.pop("profile", None) or profile or DEFAULT_PROFILE, **overrides}
     try:
         selected = project.select(only)
@@ -121,7 +159,6 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
         try:
             keys.spec(chapter)
         except (ParameterError, SyntaxError) as err:  # the chapter itself is malformed
-            project.executed(chapter).unlink(missing_ok=True)
             broken.append(RunResult(chapter, "failed", error=f"{type(err).__name__}: {err}",
                                     traceback="(static check of the chapter source; nothing was executed)"))
             continue
@@ -141,13 +178,52 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
     results: list[RunResult] = list(broken)
     for plan in planned:
         meta = read_meta(project.executed(plan.chapter))
-        if not force and meta.get("status") == "ok" and meta.get("key") == plan.key:
+        if (not force and meta.get("status") == "ok" and not meta.get("latest_failure")
+                and meta.get("key") == plan.key):
             say(f"[cached] {plan.chapter.name}: up to date ({meta.get('seconds', 0):.1f} s when executed)")
             results.append(RunResult(plan.chapter, "cached", meta.get("seconds", 0.0), meta=meta))
         else:
             to_run.append(plan)
 
-    # 3. execute (all of them, whatever fails)
+    # 3. execute (all of them, whatever fails), holding the locks of the chapters it writes
+    try:
+        with chapter_locks(project, [p.chapter.name for p in to_run] + [r.chapter.name for r in broken]):
+            return _execute_and_publish(project, keys, parameters, to_run, broken, results, jobs=jobs,
+                                        timeout=timeout, make_html=make_html, partial=partial)
+    except ChapterBusy as err:
+        say(f"error: {err}")
+        return EXIT_BUSY
+
+
+def validate_options(profile: str | None, overrides: dict[str, Any], timeout: float | None) -> str | None:
+    """What is wrong with the build options (checked before any kernel starts), or ``None``."""
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            return f"--timeout must be a number of seconds, got {timeout!r}"
+        if not (math.isfinite(timeout) and timeout > 0):
+            return f"--timeout must be a positive finite number of seconds, got {timeout!r}"
+    given = overrides.get("profile")
+    if profile is not None and given is not None and given != profile:
+        return (f"conflicting profiles: --profile {profile} and -p profile={given}; give the profile once")
+    return None
+
+
+def _record_static_failures(project: Project, broken: list[RunResult]) -> None:
+    from datetime import UTC, datetime
+
+    from ntputils.book.environment import git_commit
+
+    for r in broken:
+        meta = {"chapter": r.chapter.name, "status": "failed", "error": r.error, "traceback": r.traceback,
+                "executed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "git": git_commit(project.root), "seconds": 0.0}
+        r.meta = record_failure(project, r.chapter, meta).meta
+
+
+def _execute_and_publish(project: Project, keys: KeyCalculator, parameters: dict[str, Any],
+                         to_run: list[Planned], broken: list[RunResult], results: list[RunResult], *,
+                         jobs: int, timeout: float | None, make_html: bool, partial: bool) -> int:
+    _record_static_failures(project, broken)
     toc_has_status = _toc_has_status(project)
     threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
     if to_run:
@@ -157,6 +233,8 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
         say(f"[run]    {plan.chapter.name} ...")
         r = run_chapter(project, plan.chapter, plan.parameters, plan.resolved, plan.key, timeout=timeout,
                         threads=threads, link_status=toc_has_status)
+        if r.status == "interrupted":  # the main thread reports the interruption (one line)
+            return r
         checks = r.meta.get("checks", [])
         passed = sum(1 for c in checks if c.get("passed"))
         outcome = "ok" if r.status == "ok" else f"FAILED ({r.error.splitlines()[0] if r.error else ''})"
@@ -165,26 +243,50 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
         return r
 
     t0 = time.time()
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    INTERRUPTED.clear()
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
         results += list(pool.map(execute, to_run))
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the cleanup
+        try:
+            stopped = interrupt_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            _write_pages(project, keys, set())
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        say(f"interrupted: stopped {stopped} running chapter(s); previous results kept, status page written")
+        return EXIT_INTERRUPTED
+    finally:
+        pool.shutdown(wait=True)
     if to_run:
         say(f"executed {len(to_run)} chapter(s) in {time.time() - t0:.1f} s")
 
     executed_now = {r.chapter.name for r in results if r.status == "ok"}
-    current = {c.name: keys.is_current(c) for c in project.chapters()}
-    if project.toc_path.exists():
-        write_status(project, project.toc_chapters(), executed_now, current)
-        write_scorecard(project, project.toc_chapters())
     failures = [r for r in results if r.status == "failed"]
     if failures:
         _print_failures(failures)
-        if make_html:
-            say("HTML build skipped because chapters failed.")
-        return EXIT_FAILED
     if not make_html:
-        return EXIT_OK
+        _write_pages(project, keys, executed_now)
+        return EXIT_FAILED if failures else EXIT_OK
+    with html_lock(project, say=say):
+        code = _build_html(project, keys, executed_now, partial)
+    return EXIT_FAILED if failures else code
 
-    # 4. HTML (the status page above links exactly the current chapters, i.e. those rendered)
+
+def _write_pages(project: Project, keys: KeyCalculator, executed_now: set[str]) -> dict[str, bool]:
+    """Write the status page and scorecard; return chapter -> renderable (current, or last good run
+    shown under a failure banner)."""
+    current = {c.name: keys.renderable(c) for c in project.chapters()}
+    if project.toc_path.exists():
+        write_status(project, project.toc_chapters(), executed_now, current)
+        write_scorecard(project, project.toc_chapters())
+    return current
+
+
+def _build_html(project: Project, keys: KeyCalculator, executed_now: set[str], partial: bool) -> int:
+    """4. HTML: the status page links exactly the renderable chapters, i.e. those rendered."""
+    current = _write_pages(project, keys, executed_now)
     toc_path = None
     try:
         html.check_ready(project, current, partial=partial)
@@ -197,10 +299,17 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
                     + ", ".join(dropped))
     except ProjectError as err:
         say(f"error: {err}")
+        removed = html.prune_pages(project, {n for n, ok in current.items() if ok})
+        say("HTML build skipped" + (f"; removed {len(removed)} stale page(s) from {project.html_dir}: "
+                                    + ", ".join(removed) if removed else ""))
         return EXIT_FAILED
     say("building HTML: jupyter-book build -W -n --keep-going")
     t0 = time.time()
     code = html.jupyter_book(project, toc=toc_path)
+    kept = set(project.toc_files_of(toc_path)) if toc_path is not None else set(project.toc_files())
+    removed = html.prune_pages(project, {n for n, ok in current.items() if ok}, toc_entries=kept)
+    if removed:
+        say(f"removed {len(removed)} orphan or stale page(s) from {project.html_dir}: {', '.join(removed)}")
     if code != 0:
         say(f"jupyter-book build failed (exit {code}); warnings are errors (-W)")
         return EXIT_FAILED
@@ -236,8 +345,8 @@ def parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("build", help="execute changed chapters with papermill, then build the HTML")
     b.add_argument("--profile", default=None, help="parameter profile: cpu (default) or paper")
-    b.add_argument("--only", nargs="+", metavar="CHAPTER",
-                   help="chapters to execute (name or prefix, e.g. a01)")
+    b.add_argument("--only", nargs="+", action="extend", metavar="CHAPTER",
+                   help="chapters to execute (name or prefix, e.g. a01); repeatable, the lists add up")
     b.add_argument("-p", "--param", action="append", metavar="NAME=VALUE", dest="params",
                    help="override a chapter parameter (Python literal), repeatable")
     b.add_argument("--force", action="store_true", help="re-execute even if the cache key is unchanged")
@@ -245,7 +354,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--no-html", dest="html", action="store_false", help="only execute, skip jupyter-book")
     b.add_argument("--partial", action="store_true",
                    help="build the HTML from the chapters with a current notebook, leaving out the others")
-    b.add_argument("--timeout", type=float, default=None, help="seconds allowed per chapter (default: none)")
+    b.add_argument("--timeout", type=_seconds, default=None,
+                   help="seconds allowed per chapter, positive and finite (default: none)")
 
     sub.add_parser("list", help="chapters and whether their executed notebook is current")
     sub.add_parser("status", help="regenerate book/status.md only")
@@ -278,8 +388,30 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number of seconds, got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        interrupt_all()
+        say("interrupted (Ctrl-C)")
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.root is not None and not (args.root / "notebooks").is_dir():
+        say(f"error: --root {args.root}: no project there (no folder {args.root / 'notebooks'})")
+        return EXIT_USAGE
     project = Project(args.root.resolve()) if args.root else Project.default()
     if args.command == "build":
         try:

@@ -1,10 +1,18 @@
 """Execute one chapter: jupytext -> ipynb -> papermill, in a worker process with its own environment.
 
 The worker (``python -m ntputils.book.worker SPEC.json``, :mod:`ntputils.book.worker`) converts the
-source, runs papermill into a scratch notebook and writes a result JSON. The parent then either
-installs the executed notebook as ``book/<chapter>.ipynb`` (atomically, with the cache key and the
-run record in its metadata) or, on failure, deletes ``book/<chapter>.ipynb`` and keeps the failed
-notebook under ``.cache/book/failed/`` -- a failed chapter never leaves a notebook that looks current.
+source, runs papermill into a scratch notebook and writes a result JSON. Every run has its own work
+folder ``.cache/book/work/<chapter>.<random>/`` (spec, notebooks, result, record, log), so concurrent
+builds never share files; the caller holds the chapter's lock (:mod:`ntputils.book.locks`) while the
+result is installed. The parent then either installs the executed notebook as ``book/<chapter>.ipynb``
+(atomically, with the cache key and the run record in its metadata) or, on failure, keeps the last
+good executed notebook and marks it with a prominent "latest run failed" banner (metadata
+``latest_failure``); a failed notebook is kept under ``.cache/book/failed/``. A failure never
+destroys a good result, and a page that shows an older run always says so.
+
+Interruption (Ctrl-C): :func:`interrupt_all` stops every running worker, the kernel it started (in its
+own session) and their children; :func:`run_chapter` then returns status ``interrupted`` without
+touching ``book/``.
 """
 
 from __future__ import annotations
@@ -12,9 +20,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,6 +37,12 @@ from ntputils.book.project import Chapter, Project
 from ntputils.chapter_contract import RECORD_ENV
 
 META_KEY = "ntpbook"
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+FAILED_BANNER_TAG = "ntpbook-failed-banner"
+RUN_BANNER_TAG = "ntpbook-run-banner"
+_ACTIVE: dict[int, subprocess.Popen] = {}
+_ACTIVE_LOCK = threading.Lock()
+INTERRUPTED = threading.Event()
 PROGRESS_BAR = re.compile(r"\d+%\||\d+it \[")  # tqdm: " 42%|####   | 42/100 [...]" or "17it [00:01, ...]"
 # tqdm.auto warns in every kernel without ipywidgets (which we do not want: widgets need a CDN)
 KERNEL_WARNING_FILTERS = ("ignore:IProgress not found",)
@@ -33,7 +50,8 @@ KERNEL_WARNING_FILTERS = ("ignore:IProgress not found",)
 
 @dataclass
 class RunResult:
-    """Outcome of one chapter in one build: ``status`` is ``ok``, ``failed`` or ``cached``."""
+    """Outcome of one chapter in one build: ``status`` is ``ok``, ``failed``, ``cached`` or
+    ``interrupted``."""
 
     chapter: Chapter
     status: str
@@ -44,27 +62,38 @@ class RunResult:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-def _paths(project: Project, chapter: Chapter) -> dict[str, Path]:
-    c = project.cache_dir
+def _paths(project: Project, chapter: Chapter, work: Path) -> dict[str, Path]:
+    """Files of one run: scratch files in the run's own folder ``work``, the published log and failure."""
     return {
-        "spec": c / "work" / f"{chapter.name}.spec.json",
-        "input": c / "work" / f"{chapter.name}.in.ipynb",
-        "output": c / "work" / f"{chapter.name}.out.ipynb",
-        "result": c / "work" / f"{chapter.name}.result.json",
-        "record": c / "records" / f"{chapter.name}.json",
-        "log": c / "logs" / f"{chapter.name}.log",
+        "spec": work / "spec.json",
+        "input": work / "in.ipynb",
+        "output": work / "out.ipynb",
+        "result": work / "result.json",
+        "record": work / "record.json",
+        "run_log": work / "run.log",
+        "log": project.cache_dir / "logs" / f"{chapter.name}.log",
         "failed_nb": project.failed_dir() / f"{chapter.name}.ipynb",
         "failed_json": project.failed_dir() / f"{chapter.name}.json",
     }
 
 
+def new_work_dir(project: Project, chapter: Chapter) -> Path:
+    """A fresh folder ``.cache/book/work/<chapter>.<random>`` for one run (never shared)."""
+    root = project.cache_dir / "work"
+    root.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{chapter.name}.", dir=root))
+
+
 def worker_env(project: Project, record: Path, threads: int | None) -> dict[str, str]:
     """The kernel's environment: no ``MPLBACKEND`` (it silently drops figures), a writable
-    ``MPLCONFIGDIR``, the record path for :mod:`ntputils.runtime`, optional thread caps."""
+    ``MPLCONFIGDIR``, the record path for :mod:`ntputils.runtime`, ``PYTHONPATH`` starting with the
+    folder of the runner's own ``ntputils``, optional thread caps."""
     env = os.environ.copy()
     env.pop("MPLBACKEND", None)
     env.setdefault("MPLCONFIGDIR", str(project.root / ".mplconfig"))
     env[RECORD_ENV] = str(record)
+    # the kernel imports the same ntputils as this runner (whose sources the cache key hashed)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_PARENT), env.get("PYTHONPATH", "")]))
     env["PYTHONHASHSEED"] = "0"
     env["PYTHONWARNINGS"] = ",".join(filter(None, [env.get("PYTHONWARNINGS", ""), *KERNEL_WARNING_FILTERS]))
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
@@ -81,12 +110,53 @@ def _load_json(path: Path) -> dict[str, Any]:
         return {}
 
 
+def _plain(text: Any, limit: int = 300) -> str:
+    """Text safe inside a MyST admonition (one line, no markup, at most ``limit`` characters)."""
+    out = " ".join(str(text).split())
+    if len(out) > limit:
+        out = out[: limit - 3] + "..."
+    for ch in ("\\", "`", "*", "_", "$", "{", "}", "[", "]", "<", ">", "|"):
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
+def _params_text(meta: dict[str, Any]) -> str:
+    return ", ".join(f"`{k}={v!r}`".replace("\n", " ") for k, v in meta.get("resolved", {}).items()
+                     if k not in ("profile", "seed", "device")) or "none"
+
+
+def _insert_under_title(nb, cell) -> None:
+    import nbformat
+
+    first = nb.cells[0] if nb.cells else None
+    if first is not None and first.cell_type == "markdown" and first.source.lstrip().startswith("# "):
+        title, _, rest = first.source.lstrip().partition("\n")
+        first.source = title
+        cells = [first, cell]
+        if rest.strip():
+            cells.append(nbformat.v4.new_markdown_cell(rest.strip("\n")))
+        nb.cells = cells + nb.cells[1:]
+    else:
+        nb.cells.insert(0, cell)
+
+
+def failure_banner_text(shown: dict[str, Any], failure: dict[str, Any]) -> str:
+    """The "latest run failed" admonition of a page that shows an older, good run."""
+    return (
+        "```{admonition} Latest run failed — showing an older run\n:class: danger\n"
+        f"The latest run of this chapter (at {_plain(failure.get('executed_at'))}, git commit "
+        f"{_plain(failure.get('git', '-'))}, profile {_plain(failure.get('profile'))}) **failed**: "
+        f"{_plain(failure.get('error'))}. This page shows the run of "
+        f"**{_plain(shown.get('executed_at'))}**, git commit **{_plain(shown.get('git', '-'))}**, profile "
+        f"**{_plain(shown.get('profile'))}**, parameters: {_params_text(shown)}.\n```"
+    )
+
+
 def _add_run_banner(nb, meta: dict[str, Any], link_status: bool) -> None:
     """Insert a markdown cell under the chapter title saying how the page was produced."""
     import nbformat
 
-    params = ", ".join(f"`{k}={v!r}`" for k, v in meta.get("resolved", {}).items()
-                       if k not in ("profile", "seed", "device")) or "none"
+    params = _params_text(meta)
     checks = meta.get("checks", [])
     passed = sum(1 for c in checks if c.get("passed"))
     status = "see the [status page](status.md)" if link_status else "see the status page"
@@ -94,20 +164,18 @@ def _add_run_banner(nb, meta: dict[str, Any], link_status: bool) -> None:
         "```{admonition} How this page was produced\n:class: note\n"
         f"Executed by `python -m ntputils.book build` with profile **{meta.get('profile')}** on device "
         f"**{meta.get('device')}** (seed {meta.get('seed')}) in {meta.get('seconds', 0):.1f} s; "
-        f"parameters: {params}. Checks: {passed}/{len(checks)} passed; {status}.\n```"
+        f"parameters: {params}. Checks: {passed}/{len(checks)} passed; {status}. "
+        f"Run id: {run_id(meta)}.\n```"
     )
     banner = nbformat.v4.new_markdown_cell(text)
-    banner.metadata["tags"] = ["ntpbook-run-banner"]
-    first = nb.cells[0] if nb.cells else None
-    if first is not None and first.cell_type == "markdown" and first.source.lstrip().startswith("# "):
-        title, _, rest = first.source.lstrip().partition("\n")
-        first.source = title
-        cells = [first, banner]
-        if rest.strip():
-            cells.append(nbformat.v4.new_markdown_cell(rest.strip("\n")))
-        nb.cells = cells + nb.cells[1:]
-    else:
-        nb.cells.insert(0, banner)
+    banner.metadata["tags"] = [RUN_BANNER_TAG]
+    _insert_under_title(nb, banner)
+
+
+def run_id(meta: dict[str, Any]) -> str:
+    """A short id of a run shown on its page (the browser check matches page and notebook with it)."""
+    stamp = re.sub(r"[^0-9T]", "", str(meta.get("executed_at", "")))
+    return f"ntpbook.{str(meta.get('key') or 'nokey')[:12]}.{stamp or 'notime'}"
 
 
 def is_progress_bar(text: str) -> bool:
@@ -147,12 +215,53 @@ def install_executed(project: Project, chapter: Chapter, executed_nb: Path, meta
     drop_progress_bars(nb)  # they stay in the papermill log (.cache/book/logs/<chapter>.log)
     _add_run_banner(nb, meta, link_status)
     nb.metadata[META_KEY] = meta
-    target = project.executed(chapter)
+    return _write_atomic(nb, project.executed(chapter))
+
+
+def _write_atomic(nb, target: Path) -> Path:
+    import nbformat
+
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    nbformat.write(nb, tmp)
-    tmp.replace(target)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        nbformat.write(nb, tmp)
+        os.replace(tmp, target)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
     return target
+
+
+def keep_last_good(project: Project, chapter: Chapter, failure: dict[str, Any]) -> bool:
+    """After a failed run: keep the last good ``book/<chapter>.ipynb`` and mark it with the failure banner
+    (and ``latest_failure`` in its metadata); return whether a good notebook is shown.
+
+    A notebook that is not a good executed notebook (unreadable, no ``ntpbook`` metadata, not ``ok``)
+    is removed: it is no result to keep.
+    """
+    import nbformat
+
+    target = project.executed(chapter)
+    if not target.exists():
+        return False
+    try:
+        nb = nbformat.read(target, as_version=4)
+        meta = dict(nb.metadata.get(META_KEY, {}))
+    except Exception:  # noqa: BLE001 - any unreadable file is not a result
+        meta = {}
+    if meta.get("status") != "ok":
+        target.unlink(missing_ok=True)
+        return False
+    nb.cells = [c for c in nb.cells if FAILED_BANNER_TAG not in c.metadata.get("tags", [])]
+    fields = ("executed_at", "git", "error", "profile", "parameters", "resolved")
+    summary = {k: failure.get(k) for k in fields}
+    meta["latest_failure"] = summary
+    banner = nbformat.v4.new_markdown_cell(failure_banner_text(meta, summary))
+    banner.metadata["tags"] = [FAILED_BANNER_TAG]
+    _insert_under_title(nb, banner)
+    nb.metadata[META_KEY] = meta
+    _write_atomic(nb, target)
+    return True
 
 
 def read_meta(path: Path) -> dict[str, Any]:
@@ -164,46 +273,122 @@ def read_meta(path: Path) -> dict[str, Any]:
         return {}
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every live descendant of ``pid`` (from ``/proc``; empty where there is no ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+            ppid = int(stat.rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _kill_groups(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.killpg(os.getpgid(pid), sig)
+        except (ProcessLookupError, PermissionError):
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 def stop_worker(proc: subprocess.Popen, grace_s: float = 20.0) -> None:
-    """SIGINT the worker (papermill then shuts its kernel down), SIGKILL its group if it lingers."""
+    """Stop a worker, its kernel and their children; no orphan survives.
+
+    The worker runs in its own session (process group) and the kernel that papermill starts in yet
+    another session, so both groups are signalled: SIGINT to the worker's group first (papermill then
+    shuts its kernel down), SIGKILL to every remaining group of the tree after ``grace_s`` seconds.
+    """
+    tree = _descendants(proc.pid)
     try:
         os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
     except ProcessLookupError:
         pass
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        pass
+    tree = sorted(set(tree) | set(_descendants(proc.pid)))
+    _kill_groups([proc.pid, *tree], signal.SIGKILL)
+    proc.wait()
+
+
+def interrupt_all(grace_s: float = 5.0) -> int:
+    """Ctrl-C: stop every running worker (and kernel); return how many were running."""
+    INTERRUPTED.set()
+    with _ACTIVE_LOCK:
+        procs = list(_ACTIVE.values())
+    threads = [threading.Thread(target=stop_worker, args=(p, grace_s)) for p in procs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return len(procs)
 
 
 def run_chapter(project: Project, chapter: Chapter, parameters: dict[str, Any], resolved: dict[str, Any],
                 key: str, *, timeout: float | None = None, threads: int | None = None,
                 link_status: bool = True) -> RunResult:
-    """Execute ``chapter`` with papermill ``parameters`` and install or discard the result."""
-    p = _paths(project, chapter)
+    """Execute ``chapter`` with papermill ``parameters`` and install or discard the result.
+
+    The run uses its own work folder (removed afterwards); the caller holds the chapter's lock.
+    """
+    if timeout is not None and not (timeout > 0 and timeout != float("inf")):
+        raise ValueError(f"timeout must be a positive finite number of seconds, got {timeout!r}")
+    work = new_work_dir(project, chapter)
+    try:
+        return _run_in(project, chapter, parameters, resolved, key, work, timeout, threads, link_status)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], resolved: dict[str, Any],
+            key: str, work: Path, timeout: float | None, threads: int | None, link_status: bool) -> RunResult:
+    p = _paths(project, chapter, work)
     for path in p.values():
         path.parent.mkdir(parents=True, exist_ok=True)
-    for name in ("output", "result", "record", "failed_nb", "failed_json"):
-        p[name].unlink(missing_ok=True)
     spec = {"source": str(chapter.source), "input": str(p["input"]), "output": str(p["output"]),
             "result": str(p["result"]), "parameters": parameters, "cwd": str(project.root)}
     p["spec"].write_text(json.dumps(spec, indent=1))
 
     start = time.time()
     timed_out = False
-    with p["log"].open("w") as log:
+    with p["run_log"].open("w") as log:
+        if INTERRUPTED.is_set():
+            return RunResult(chapter, "interrupted", 0.0, error="interrupted before it started")
         proc = subprocess.Popen([sys.executable, "-m", "ntputils.book.worker", str(p["spec"])],
                                 stdout=log, stderr=subprocess.STDOUT, cwd=project.root,
                                 env=worker_env(project, p["record"], threads), start_new_session=True)
+        with _ACTIVE_LOCK:
+            _ACTIVE[proc.pid] = proc
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
             stop_worker(proc)
-        except BaseException:  # Ctrl-C: the worker runs in its own session and would survive us
-            stop_worker(proc)
+        except BaseException:  # Ctrl-C in this thread: the worker runs in its own session
+            stop_worker(proc, grace_s=5.0)
             raise
+        finally:
+            with _ACTIVE_LOCK:
+                _ACTIVE.pop(proc.pid, None)
+            leftovers = _descendants(proc.pid)
+            if leftovers:  # a kernel that outlived its worker
+                _kill_groups(leftovers, signal.SIGKILL)
     seconds = round(time.time() - start, 2)
+    if INTERRUPTED.is_set():
+        return RunResult(chapter, "interrupted", seconds, error="interrupted (Ctrl-C)")
+    shutil.copyfile(p["run_log"], p["log"])
 
     result = _load_json(p["result"])
     record = _load_json(p["record"])
@@ -223,19 +408,29 @@ def run_chapter(project: Project, chapter: Chapter, parameters: dict[str, Any], 
 
     if not timed_out and result.get("status") == "ok" and p["output"].exists():
         install_executed(project, chapter, p["output"], meta, link_status)
+        p["failed_json"].unlink(missing_ok=True)
+        p["failed_nb"].unlink(missing_ok=True)
         return RunResult(chapter, "ok", seconds, log=p["log"], meta=meta)
 
-    # failure: never leave a notebook that looks current
-    project.executed(chapter).unlink(missing_ok=True)
     if timed_out:
-        error, tb = f"TimeoutError: chapter did not finish within {timeout:.0f} s", ""
+        error, tb = f"TimeoutError: chapter did not finish within {timeout:g} s", ""
     elif result:
         error, tb = f"{result.get('ename')}: {result.get('evalue')}", result.get("traceback", "")
     else:
         error = f"worker exited with code {proc.returncode} without a result"
         tb = "\n".join(p["log"].read_text(errors="replace").splitlines()[-40:])
     meta.update(status="failed", error=error, traceback=tb, cell=result.get("cell"))
-    if p["output"].exists():
-        p["output"].replace(p["failed_nb"])
-    p["failed_json"].write_text(json.dumps(meta, indent=1, default=str))
-    return RunResult(chapter, "failed", seconds, error=error, traceback=tb, log=p["log"], meta=meta)
+    return record_failure(project, chapter, meta, p["output"], log=p["log"])
+
+
+def record_failure(project: Project, chapter: Chapter, meta: dict[str, Any], failed_nb: Path | None = None,
+                   log: Path | None = None) -> RunResult:
+    """Keep the failure (``.cache/book/failed/<chapter>.{json,ipynb}``) and the last good notebook."""
+    failed_dir = project.failed_dir()
+    failed_dir.mkdir(parents=True, exist_ok=True)
+    if failed_nb is not None and failed_nb.exists():
+        os.replace(failed_nb, failed_dir / f"{chapter.name}.ipynb")
+    meta["kept_last_good"] = keep_last_good(project, chapter, meta)
+    (failed_dir / f"{chapter.name}.json").write_text(json.dumps(meta, indent=1, default=str))
+    return RunResult(chapter, "failed", float(meta.get("seconds", 0.0)), error=meta.get("error", ""),
+                     traceback=meta.get("traceback", ""), log=log, meta=meta)

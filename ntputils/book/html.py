@@ -107,3 +107,27 @@ def check_ready(project: Project, current: dict[str, bool], partial: bool = Fals
     problems = toc_problems(project, current, partial)
     if problems:
         raise ProjectError("cannot build the HTML:\n  - " + "\n  - ".join(problems))
+
+
+def prune_pages(project: Project, renderable: set[str], toc_entries: set[str] | None = None) -> list[str]:
+    """Remove from ``_build/html`` the chapter pages that must not be served: a chapter whose notebook
+    is not ``renderable`` (stale or missing) and, when ``toc_entries`` is given (the toc of the build
+    that just ran), every page under the book folder that the toc no longer lists (orphans, e.g. of an
+    earlier full build before a ``--partial`` one). Returns the removed pages (relative paths).
+    """
+    rel = project.book_dir.relative_to(project.root).as_posix()
+    folder = project.html_dir / rel
+    if not folder.is_dir():
+        return []
+    chapters = {c.name for c in project.chapters()}
+    removed = []
+    for page in sorted(folder.glob("*.html")):
+        name = page.stem
+        orphan = toc_entries is not None and f"{rel}/{name}" not in toc_entries
+        stale = name in chapters and name not in renderable
+        if orphan or stale:
+            page.unlink()
+            for extra in (project.html_dir / "_sources" / rel).glob(f"{name}.*"):
+                extra.unlink()
+            removed.append(page.relative_to(project.html_dir).as_posix())
+    return removed

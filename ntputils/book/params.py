@@ -82,9 +82,13 @@ def chapter_spec(name: str, nb) -> ChapterSpec:
         if cell.cell_type != "code":
             continue
         try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:  # IPython magics; PROFILES lives in plain Python cells
-            continue
+            tree = ast.parse(_without_magics(cell.source))
+        except SyntaxError as err:
+            if PROFILES_NAME in cell.source:  # never skip the validation silently
+                raise ParameterError(f"the cell defining {PROFILES_NAME} of chapter {name} does not parse "
+                                     f"(line {err.lineno}: {err.msg}); up-front parameter validation "
+                                     "needs it") from None
+            continue  # other IPython syntax; the kernel reports real errors
         for node in tree.body:
             if (isinstance(node, ast.Assign) and len(node.targets) == 1
                     and isinstance(node.targets[0], ast.Name) and node.targets[0].id == PROFILES_NAME):
@@ -104,6 +108,11 @@ def chapter_spec(name: str, nb) -> ChapterSpec:
             raise ParameterError(f"{err} (declare the name in PROFILES)") from None
         spec.resolve({})  # the chapter's own defaults must be valid
     return spec
+
+
+def _without_magics(source: str) -> str:
+    """The cell with IPython magic/shell lines (``%...``, ``!...``) blanked, so ``ast`` can parse it."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
 
 
 def parse_value(text: str) -> Any:

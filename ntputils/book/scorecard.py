@@ -8,6 +8,8 @@ Generated before every HTML build from the records of the executed notebooks (ne
 * ``deviates``: at least one of its pre-registered claims deviates (the reason is shown);
 * ``reproduced``: every claim judged is reproduced and every check passed;
 * ``not run``: its claims need a run this profile does not do (e.g. the paper profile on a GPU);
+* ``not reproduced`` also when a chapter covers it but its claims are ``not reproduced`` (what they need,
+  e.g. GPT-2's weights, is not available to the build; the reason is shown);
 * ``unscored``: a chapter covers it, but no claim or check of that chapter names it yet;
 * ``not reproduced``: no chapter reproduces it (the catalogue says why).
 """
@@ -36,6 +38,8 @@ CATALOGUE: list[tuple[str, str, tuple[str, ...], str]] = [
     ("A:Thm 1", "Paper A Thm. 1: the regularization path, P_F(L_lambda) -> L^in, direction -> L^mm",
      ("a03",), ""),
     ("A:Thm 2", "Paper A Thm. 2: the rate of the path (CE - H ~ lambda)", ("a03",), ""),
+    ("A:Cor 1", "Paper A Cor. 1 (statement not available)", (),
+     "only its name is in the available paper text; the statement cannot be reconstructed (see a06)"),
     ("A:Prop 1", "Paper A Prop. 1: subspace collapse, L^mm = S~ in symmetric cases", ("a04",), ""),
     ("A:proxy", "Paper A: the centered support S~ as a proxy of L^mm (distance 0.163 on STS)", ("a04", "a07"),
      ""),
@@ -109,6 +113,8 @@ def item_status(rows: list[dict[str, Any]], chapters: tuple[str, ...]) -> str:
         return "deviates"
     if "reproduced" in outcomes:
         return "reproduced"
+    if "not reproduced" in outcomes:
+        return "not reproduced"
     return "not run"
 
 
@@ -128,18 +134,21 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str]) -
         n_checks = len(rs) - len(judged)
         parts = []
         if judged:
-            tally = {o: sum(r["outcome"] == o for r in judged) for o in ("reproduced", "deviates", "not run")}
+            tally = {o: sum(r["outcome"] == o for r in judged)
+                     for o in ("reproduced", "deviates", "not run", "not reproduced")}
             parts.append(f"{len(judged)} claims: " + ", ".join(f"{n} {o}" for o, n in tally.items() if n))
         if n_checks:
             n_pass = sum(r["outcome"] == "reproduced" for r in rs if r["kind"] == "check")
             parts.append(f"{n_pass}/{n_checks} checks pass")
         # the deviating claims first (measured vs rule), else the first claim judged
-        shown = [r for r in judged if r["outcome"] == "deviates"][:3] or judged[:1]
+        shown = ([r for r in judged if r["outcome"] == "deviates"][:3]
+                 or [r for r in judged if r["outcome"] == "not reproduced"][:1] or judged[:1])
         parts += [f"{_cell(r['claim'])}: {_cell(r['measured'])}"
                   + (f" (chance {_cell(r['chance'])})" if r.get("chance") is not None else "")
                   + f", rule {_cell(r['rule'])}" for r in shown]
         measured = "; ".join(parts) or "-"
-        reasons = "; ".join(_cell(r["note"]) for r in shown if r["outcome"] == "deviates" and r.get("note"))
+        reasons = "; ".join(_cell(r["note"]) for r in shown
+                            if r["outcome"] in ("deviates", "not reproduced") and r.get("note"))
         rows.append(f"| {_cell(title)} | {where} | **{status}** | {measured} | {reasons or _cell(why)} |")
     lines = [
         "# Reproduction scorecard",

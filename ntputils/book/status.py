@@ -40,8 +40,16 @@ def _code(value: Any) -> str:
 
 
 def chapter_state(project: Project, chapter: Chapter) -> dict[str, Any]:
-    """The metadata of the executed notebook, else the failure record, else ``{"status": "missing"}``."""
+    """The metadata of the executed notebook, else the failure record, else ``{"status": "missing"}``.
+
+    A notebook whose latest run failed (``latest_failure`` in its metadata) is reported ``failed``
+    with that run's error, and ``shown`` = the older run its page displays.
+    """
     meta = read_meta(project.executed(chapter))
+    if meta and meta.get("latest_failure"):
+        failure = meta["latest_failure"]
+        return {**meta, "status": "failed", "error": failure.get("error"), "shown": True,
+                "failed_at": failure.get("executed_at")}
     if meta:
         return meta
     failed = project.failed_dir() / f"{chapter.name}.json"
@@ -91,7 +99,8 @@ def render_status(project: Project, chapters: list[Chapter], executed_now: set[s
         total_s += seconds
         total_pass += n_pass
         total_checks += len(checks)
-        link = f"[{chapter.name}]({chapter.name}.ipynb)" if status == "ok" else _cell(chapter.name)
+        rendered = status == "ok" or (st.get("shown") and (current is None or current.get(chapter.name)))
+        link = f"[{chapter.name}]({chapter.name}.ipynb)" if rendered else _cell(chapter.name)
         when = "this build" if chapter.name in executed_now else _cell(st.get("executed_at", "-"))
         if status == "missing":
             lines.append(f"| {link} | not executed | - | - | - | - | - | - |")
@@ -127,6 +136,9 @@ def render_status(project: Project, chapters: list[Chapter], executed_now: set[s
         ]
         if st.get("status") == "failed":
             lines.append(f"- **failed**: {_cell(st.get('error'))}")
+            if st.get("shown"):
+                lines.append(f"- the latest run ({_cell(st.get('failed_at'))}) failed; the page shows the "
+                             f"last good run above, under a *latest run failed* banner")
         elif st.get("status") == "stale":
             lines.append("- **stale**: its source, parameters, `ntputils` or pins changed since this run; "
                          "not rendered in this build")

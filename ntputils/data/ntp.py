@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -145,6 +146,27 @@ def _canonical_nonempty(mat: sp.csc_array, dtype: type, what: str) -> sp.csc_arr
     return mat
 
 
+#: largest total count n accepted (float64 holds every integer up to 2**53 exactly; int64 sums stay exact)
+MAX_TOTAL_COUNT = 2**53
+
+
+def _token_ids(values: Any, what: str) -> np.ndarray:
+    """``values`` as an int64 array of token ids; raises for non-integer, non-finite, complex or bool ids
+    (a float id is never truncated silently)."""
+    arr = np.asarray(values)
+    if arr.size == 0:
+        return arr.astype(np.int64).reshape(arr.shape)
+    if arr.dtype == bool or np.iscomplexobj(arr) or not np.issubdtype(arr.dtype, np.number):
+        raise ValueError(f"{what} must be integer token ids, got dtype {arr.dtype}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError(f"{what} must be integer token ids, got non-integer values (e.g. "
+                             f"{arr[(~np.isfinite(arr)) | (arr != np.round(arr))].ravel()[0]!r})")
+        if np.abs(arr).max() >= 2**62:
+            raise ValueError(f"{what}: token ids too large")
+    return arr.astype(np.int64)
+
+
 def _validate_counts(counts: sp.sparray | sp.spmatrix | np.ndarray) -> sp.csc_array:
     """Check a count matrix and return it as canonical CSC int64 (explicit zeros dropped, indices sorted).
 
@@ -166,9 +188,16 @@ def _validate_counts(counts: sp.sparray | sp.spmatrix | np.ndarray) -> sp.csc_ar
         values = arr
     if mat.shape[0] == 0 or mat.shape[1] == 0:
         raise ValueError(f"empty corpus: counts has shape {mat.shape}")
+    if np.iscomplexobj(values):
+        raise ValueError("counts must be real: got a complex matrix")
     if not np.issubdtype(np.asarray(values).dtype, np.number):
         raise ValueError("counts must be numeric")
     values = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"counts must be finite: found {int((~np.isfinite(values)).sum())} NaN/inf entries")
+    if values.sum() > MAX_TOTAL_COUNT:
+        raise ValueError(f"counts too large: the total n = {values.sum():.4g} exceeds 2**53 (counts and the "
+                         "statistics derived from them would overflow or lose exactness)")
     if np.any(values < 0):
         raise ValueError("counts must be nonnegative: found negative entries")
     if np.any(values != np.round(values)):
@@ -238,7 +267,8 @@ def from_counts(
     """
     mat = _validate_counts(counts)
     V, m = mat.shape
-    ctx = [(j,) for j in range(m)] if contexts is None else [tuple(int(t) for t in c) for c in contexts]
+    ctx = ([(j,) for j in range(m)] if contexts is None
+           else [tuple(int(t) for t in _token_ids(list(c), "contexts")) for c in contexts])
     if len(ctx) != m:
         raise ValueError(f"shape mismatch: {len(ctx)} contexts for a counts matrix with m={m} columns")
     if vocab is not None and len(vocab) != V:
@@ -269,7 +299,7 @@ def from_pairs(
     index: dict[tuple[int, ...], int] = {}
     cols = np.fromiter((index.setdefault(tuple(c), len(index)) for c in contexts), dtype=np.int64,
                        count=len(contexts))
-    rows = np.asarray(next_tokens, dtype=np.int64)
+    rows = _token_ids(next_tokens, "next_tokens").ravel()
     if rows.min() < 0 or rows.max() >= vocab_size:
         raise ValueError(f"next-token ids must lie in [0, {vocab_size}); "
                          f"got range [{rows.min()}, {rows.max()}]")
@@ -319,7 +349,9 @@ def from_sequences(
         raise ValueError(f"context_lengths must be positive integers, got {context_lengths}")
     if len(set(lengths)) != len(lengths):  # a repeated length would count each of its pairs twice
         raise ValueError(f"context_lengths has repeated values: {context_lengths}")
-    arrays = [np.asarray(s, dtype=np.int64) for s in seqs]
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int | np.integer) or vocab_size < 1:
+        raise ValueError(f"vocab_size must be a positive int, got {vocab_size!r}")
+    arrays = [_token_ids(s, "sequence tokens").ravel() for s in seqs]
     if not arrays or all(a.size == 0 for a in arrays):
         raise ValueError("empty corpus: no token sequences")
     for a in arrays:

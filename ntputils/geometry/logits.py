@@ -33,6 +33,29 @@ def _dense(A: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
     return A.toarray() if sp.issparse(A) else np.asarray(A, dtype=np.float64)
 
 
+def _real_values(A: np.ndarray | sp.sparray | sp.spmatrix, name: str) -> np.ndarray:
+    """The stored values of ``A`` (all entries if dense) as float64; raises for complex, non-numeric
+    or non-finite entries."""
+    values = A.data if sp.issparse(A) else np.asarray(A)
+    if np.iscomplexobj(values):
+        raise ValueError(f"{name} must be real, got a complex matrix")
+    if values.dtype == object or not (np.issubdtype(values.dtype, np.number) or values.dtype == bool):
+        raise ValueError(f"{name} must be numeric, got dtype {values.dtype}")
+    values = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} has {int((~np.isfinite(values)).sum())} non-finite entries (NaN/inf)")
+    return values
+
+
+def _binary(S: np.ndarray | sp.sparray | sp.spmatrix) -> None:
+    """Raise unless every entry of the support matrix ``S`` is 0 or 1 (finite, real)."""
+    values = _real_values(S, "support matrix S")
+    bad = (values != 0) & (values != 1)
+    if np.any(bad):
+        raise ValueError(f"support matrix S must be binary 0/1: found {int(bad.sum())} other entries "
+                         f"(e.g. {values[bad].ravel()[0]:g}); use S = (P > 0)")
+
+
 # ---------------------------------------------------------------------------------------------
 # S~, F, L^in
 # ---------------------------------------------------------------------------------------------
@@ -45,6 +68,7 @@ def centered_support(S: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
 
     Used in: a01, a04, b01, b02, b03, b05, b06.
     """
+    _binary(S)
     Sd = _dense(S).astype(np.float64)
     if Sd.ndim != 2:
         raise ValueError(f"S must be 2-D, got shape {Sd.shape}")
@@ -63,6 +87,7 @@ def in_support_logits(P: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
 
     Used in: a01, a03.
     """
+    _real_values(P, "P")
     Pc = sp.csc_array(P if sp.issparse(P) else np.asarray(P), dtype=np.float64)
     Pc.eliminate_zeros()
     if Pc.ndim != 2:
@@ -91,14 +116,15 @@ def project_F(L: np.ndarray, S: np.ndarray | sp.sparray | sp.spmatrix) -> np.nda
 
     Used in: a03, a04.
     """
-    L = np.asarray(L, dtype=np.float64)
+    L = _real_values(np.asarray(L), "L").reshape(np.shape(L))
+    _binary(S)
     Sd = _dense(S) > 0
     if L.shape != Sd.shape:
         raise ValueError(f"shape mismatch: L is {L.shape} but S is {Sd.shape}")
     sizes = Sd.sum(axis=0)
     if np.any(sizes == 0):
         raise ValueError("S has an empty column")
-    means = (L * Sd).sum(axis=0) / sizes
+    means = np.where(Sd, L, 0.0).sum(axis=0) / sizes
     return np.where(Sd, L - means, 0.0)
 
 

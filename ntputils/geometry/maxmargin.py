@@ -23,6 +23,7 @@ reference (SCS, the authors' anchor formulation) or with the certified first-ord
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -232,18 +233,46 @@ def max_margin_cached(S: np.ndarray | sp.sparray | sp.spmatrix, solver: str = "c
     solves the program once. Returns ``(L_mm, info)`` with ``info`` = nuclear norm, constraint
     violation, solver, seconds, gap (where the solver certifies one) and ``cached`` (bool).
 
+    A cache entry is trusted only after it verifies: its checksum
+    (:func:`ntputils.data.corpora.cache.load_verified`), the shape of ``S``, feasibility (the margin
+    violation of the stored ``L`` is at most ``max(1e-6, 10 x`` the stored violation) and, for
+    ``V m <= 10^6``, its nuclear norm (relative 1e-8). Otherwise it is recomputed with a warning.
+
     Used in: a03, a04, a05, c01.
     """
+    from ntputils.data.corpora.cache import CacheWarning, load_verified, save_verified
+
     path = cache_dir("lmm") / f"{support_key(S, solver, **opts)}.npz" if cache else None
-    if path is not None and path.exists():
-        with np.load(path, allow_pickle=False) as z:
-            info = {k: z[k].item() for k in z.files if k != "L"}
-            return np.array(z["L"]), dict(info, cached=True)
+    z = load_verified(path, required=("L", "nuclear_norm", "max_violation")) if path is not None else None
+    if z is not None:
+        info = {k: z[k].item() for k in z if k != "L"}
+        L = np.array(z["L"], dtype=np.float64)
+        problem = _cached_lmm_problem(L, S, info)
+        if problem is None:
+            return L, dict(info, cached=True)
+        warnings.warn(f"L^mm cache entry {path} (under NTP_CACHE_DIR) {problem}; recomputing it",
+                      CacheWarning, stacklevel=2)
     L, res = max_margin_logits(S, solver=solver, return_info=True, **opts)
     info = dict(nuclear_norm=res.nuclear_norm, max_violation=res.max_violation, lower_bound=res.lower_bound,
                 rel_gap=res.rel_gap, solver=res.solver, seconds=res.seconds, converged=bool(res.converged))
     if path is not None:
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez_compressed(tmp, L=L, **{k: np.asarray(v) for k, v in info.items()})
-        tmp.replace(path)
+        save_verified(path, {"L": L, **{k: np.asarray(v) for k, v in info.items()}})
     return L, dict(info, cached=False)
+
+
+def _cached_lmm_problem(L: np.ndarray, S: np.ndarray | sp.sparray | sp.spmatrix, info: dict) -> str | None:
+    """Why a cached ``L^mm`` cannot be trusted (``None``: it verifies), see :func:`max_margin_cached`."""
+    shape = tuple(S.shape)
+    if L.shape != shape:
+        return f"holds L of shape {L.shape}, S is {shape}"
+    if not np.all(np.isfinite(L)):
+        return "holds non-finite entries"
+    stored = float(info.get("max_violation", 0.0))
+    violation = margin_violation(L, S)
+    if violation > max(1e-6, 10 * stored):
+        return f"is not feasible: margin violation {violation:.3g} (stored {stored:.3g})"
+    if L.size <= 10**6:
+        nn, stored_nn = nuclear_norm(L), float(info.get("nuclear_norm", np.nan))
+        if not abs(nn - stored_nn) <= 1e-8 * max(1.0, abs(stored_nn)):
+            return f"has nuclear norm {nn:.10g}, stored {stored_nn:.10g}"
+    return None

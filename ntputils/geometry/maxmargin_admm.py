@@ -526,6 +526,10 @@ def _solve(
     """Body of :func:`solve_max_margin` (thread limits already applied)."""
     t_start = time.perf_counter()
     Sc = validate_support(S)
+    if Sc.shape[0] < 2:
+        raise ValueError(f"ill-posed input: the NTP-SVM needs V >= 2 words, got shape {Sc.shape}")
+    if np.all(np.diff(Sc.indptr) == Sc.shape[0]):  # as max_margin_logits: L^mm is undefined
+        raise ValueError("ill-posed input: every context has full support, so there is no margin to maximize")
     dev = resolve_device(device)
     if dtype not in (torch.float32, torch.float64):
         raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")

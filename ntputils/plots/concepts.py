@@ -15,7 +15,11 @@ from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.text import Text
+from matplotlib.transforms import Bbox
+from mpl_toolkits.mplot3d import proj3d
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
 __all__ = [
@@ -32,6 +36,70 @@ __all__ = [
 ORGANISM_GROUP_COLORS = {"Felines": "tab:blue", "Mammals": "tab:blue", "Birds": "tab:green",
                          "Fish": "tab:green", "Animals": "tab:green", "Trees": "tab:red", "Plants": "tab:red",
                          "Flowers": "tab:orange"}
+
+
+# candidate label offsets (points) and alignments, tried in order: beside the point first, then farther out
+_OFFSETS = [((6, 4), "left", "bottom"), ((6, -4), "left", "top"), ((-6, 4), "right", "bottom"),
+            ((-6, -4), "right", "top"), ((0, 9), "center", "bottom"), ((0, -9), "center", "top")]
+_OFFSETS += [((dx * f, dy * f), ha, va) for f in (3, 5, 8) for (dx, dy), ha, va in _OFFSETS]
+
+
+def _place_labels(ax: Axes, points: np.ndarray, texts: Sequence[str], *,
+                  fontsize: float | Sequence[float] = 8, color: str | Sequence[str] = "k") -> None:
+    """Annotate ``points`` (``n x 2`` data coordinates, or ``n x 3`` on a 3-D axes) with ``texts`` so that no
+    two labels overlap and no label covers a point: each label takes the first free candidate offset of
+    ``_OFFSETS`` (the least-overlapping one if none is free), with a thin leader line when it is not beside
+    its point. ``fontsize`` and ``color`` are one value or one per label. Needs the axes limits to be final
+    (it draws the figure once to measure the texts).
+    """
+    n_labels = len(texts)
+    sizes = [fontsize] * n_labels if np.isscalar(fontsize) else list(fontsize)
+    colors = [color] * n_labels if isinstance(color, str) else list(color)
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    pts = np.asarray(points, dtype=float)
+    if pts.shape[1] == 3:  # 3-D: annotate in the projected 2-D coordinates of the current view
+        x2, y2, _ = proj3d.proj_transform(pts[:, 0], pts[:, 1], pts[:, 2], ax.get_proj())
+        pts = np.c_[x2, y2]
+    disp = ax.transData.transform(pts)
+    r = 5.0  # half size (pixels) of the box kept free around every marker
+    taken = [Bbox.from_extents(x - r, y - r, x + r, y + r) for x, y in disp]
+    # tick labels (3-D axes draw them inside their box) and legends are obstacles too
+    axis_objs = [ax.xaxis, ax.yaxis] + ([ax.zaxis] if hasattr(ax, "zaxis") else [])
+    ticks = [t.get_window_extent(renderer) for a in axis_objs for t in a.get_ticklabels() if t.get_text()]
+    taken += [b for b in ticks if b.overlaps(fig.bbox)]  # 3-D axes report off-canvas boxes for unused ticks
+    taken += [leg.get_window_extent(renderer) for leg in [ax.get_legend()] if leg is not None]
+    frame = ax.bbox
+    if hasattr(ax, "zaxis"):  # keep clear of the z tick labels, drawn inside the right edge of a 3-D axes
+        frame = Bbox.from_extents(frame.x0, frame.y0, frame.x1 - 0.12 * frame.width, frame.y1)
+
+    def shared(a: Bbox, b: Bbox) -> float:
+        return max(0.0, min(a.x1, b.x1) - max(a.x0, b.x0)) * max(0.0, min(a.y1, b.y1) - max(a.y0, b.y0))
+
+    def overlap(bb: Bbox) -> float:
+        """Area shared with taken boxes plus area outside the axes (pixels^2)."""
+        return sum(shared(bb, o) for o in taken) + bb.width * bb.height - shared(bb, frame)
+
+    for (x, y), text, size, col in zip(pts, texts, sizes, colors, strict=True):
+        best = None
+        for n, (off, ha, va) in enumerate(_OFFSETS):
+            arrow = {"arrowstyle": "-", "color": "0.6", "lw": 0.5} if n >= 6 else None  # leader line
+            ann = ax.annotate(text, (x, y), xytext=off, textcoords="offset points", ha=ha, va=va,
+                              fontsize=size, color=col, arrowprops=arrow, annotation_clip=False)
+            # the text alone (an annotation's own extent includes its leader line, which starts at the point)
+            ann.update_positions(renderer)
+            bb = Text.get_window_extent(ann, renderer).padded(1.5)
+            cost = overlap(bb)
+            if best is None or cost < best[0]:
+                if best is not None:
+                    best[1].remove()
+                best = (cost, ann, bb)
+            else:
+                ann.remove()
+            if cost == 0.0:
+                break
+        taken.append(best[2])
 
 
 def organism_svd_figure(U: np.ndarray, sigma: np.ndarray, Vt: np.ndarray, words: Sequence[str],
@@ -83,11 +151,6 @@ def organism_embeddings_figure(Pw: np.ndarray, Ph: np.ndarray, word_colors: Sequ
     ax = fig.add_subplot(projection="3d")
     ax.scatter(*Pw.T, c=word_colors, marker="o", s=60, depthshade=False, label="words (rows of W)")
     ax.scatter(*Ph.T, c=ctx_colors, marker="^", s=70, depthshade=False, label="contexts (columns of H)")
-    for i, label in word_labels.items():
-        ax.text(*Pw[i], " " + label, fontsize=8)
-    for j, label in ctx_labels.items():
-        ax.text(*Ph[j], " " + label.split(" / ")[0] + (" ..." if " / " in label else ""), fontsize=7,
-                color="dimgray")
     handles = [plt.Line2D([], [], ls="", marker="o", color="gray", label="words (rows of W)"),
                plt.Line2D([], [], ls="", marker="^", color="gray", label="contexts (columns of H)")]
     handles += [plt.Line2D([], [], ls="", marker="s", color=c, label=n) for n, c in
@@ -98,6 +161,12 @@ def organism_embeddings_figure(Pw: np.ndarray, Ph: np.ndarray, word_colors: Sequ
     ax.set_zlabel("PC 3")
     ax.set_title(title)
     ax.legend(handles=handles, loc="upper left", fontsize=8)
+    # labels placed after the view is final, so that none overlaps another or a point
+    ctx_texts = [lab.split(" / ")[0] + (" ..." if " / " in lab else "") for lab in ctx_labels.values()]
+    _place_labels(ax, np.r_[Pw[list(word_labels)], Ph[list(ctx_labels)]],
+                  list(word_labels.values()) + ctx_texts,
+                  fontsize=[8] * len(word_labels) + [7] * len(ctx_labels),
+                  color=["k"] * len(word_labels) + ["dimgray"] * len(ctx_labels))
     return fig
 
 
@@ -133,15 +202,13 @@ def organism_orthants_figure(X: np.ndarray, levels: Sequence[np.ndarray], labels
     for color, members in zip(["green", "blue", "gold"], levels, strict=True):
         finest[members] = color
     ax.scatter(*X.T, c=list(finest), s=80, edgecolor="k", depthshade=False)
-    label_lift = {"gold": 0.12, "green": -0.12}  # the animal and feline points nearly coincide in this view
-    for j, label in labels.items():
-        ax.text(X[j, 0], X[j, 1], X[j, 2] + label_lift.get(finest[j], 0.0), " " + label.replace(" / ", "\n "),
-                fontsize=7)
     ax.set_xlabel(r"$v_1$")
     ax.set_ylabel(r"$v_2$")
     ax.set_zlabel(r"$v_4$")
     ax.set_title("Fig. 2B: orthants on K={1,2,4} of the context analyzers\n"
                  "green [+1] animal, blue [+1,+1] mammal, gold [+1,+1,-1] feline (paper: all signs -1)")
+    # the animal and feline points nearly coincide in this view: labels are placed apart from each other
+    _place_labels(ax, X[list(labels)], [lab.replace(" / ", "\n") for lab in labels.values()], fontsize=7)
     return fig
 
 
@@ -159,12 +226,8 @@ def concept_plane_figure(panels: Sequence[tuple[str, np.ndarray, Sequence[np.nda
     Used in: b01.
     """
     fig, axes = plt.subplots(1, len(panels), figsize=(15, 6.5), layout="constrained")
-    for ax, (title, P2, directions, labels, colors, marker) in zip(axes, panels, strict=True):
+    for ax, (title, P2, directions, _, colors, marker) in zip(axes, panels, strict=True):
         ax.scatter(*P2.T, c=colors, marker=marker, s=70, edgecolor="k", zorder=3)
-        # alternate offsets: neighbouring groups stay readable
-        for n, (i, label) in enumerate(labels.items()):
-            ax.annotate(label.replace(" / ", "\n"), P2[i], fontsize=8, xytext=(6, -10 if n % 2 else 6),
-                        textcoords="offset points")
         span = np.abs(P2).max()
         for k, color in [(0, "tab:blue"), (1, "tab:green")]:
             direction = directions[k]
@@ -177,9 +240,15 @@ def concept_plane_figure(panels: Sequence[tuple[str, np.ndarray, Sequence[np.nda
         ax.set_xlabel("coordinate along concept 1")
         ax.set_ylabel("coordinate orthogonal to it, toward concept 2")
         ax.set_title(title)
-        ax.legend(loc="best", fontsize=9)
+        # below the panel: a legend inside would compete with the point labels for the free space
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=9)
     fig.suptitle("Fig. 10: trained embeddings projected on the plane of the two leading concept "
                  "representations (eq. 4)")
+    fig.get_layout_engine().set(w_pad=0.1)
+    fig.canvas.draw()  # fix the layout before measuring the labels
+    fig.set_layout_engine("none")
+    for ax, (_, P2, _, labels, _, _) in zip(axes, panels, strict=True):
+        _place_labels(ax, P2[list(labels)], [lab.replace(" / ", "\n") for lab in labels.values()], fontsize=8)
     return fig
 
 

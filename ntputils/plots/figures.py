@@ -19,8 +19,10 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
+from matplotlib.ticker import FixedLocator
 
 from ntputils.analysis.convergence import Fig6Series, GeometryReference
 from ntputils.analysis.metrics import corr, structural_similarity
@@ -60,6 +62,12 @@ def thinned_ticks(n: int, max_labels: int, candidates: Sequence[int] | None = No
 
 def _label_axis(ax: Axes, which: str, labels: Sequence[str] | None, n: int, max_labels: int,
                 ticks: Sequence[int] | None, fontsize: float | None) -> None:
+    """Label the rows (``which="y"``) or columns (``"x"``) of a heatmap, thinned to ``max_labels``.
+
+    When labels are thinned, every row/column gets a short minor tick and every labelled one a long
+    major tick, and the axis label says how many rows carry a label, so that a label can be matched to
+    its row (a thinned label otherwise floats between rows).
+    """
     if labels is None:
         return
     if len(labels) != n:
@@ -67,19 +75,30 @@ def _label_axis(ax: Axes, which: str, labels: Sequence[str] | None, n: int, max_
     pos = thinned_ticks(n, max_labels, ticks)
     size = fontsize if fontsize is not None else float(np.clip(300 / max(len(pos), 1), 3, 8))
     text = [labels[i] for i in pos]
+    axis = ax.xaxis if which == "x" else ax.yaxis
     if which == "x":
         ax.set_xticks(pos, text, rotation=90, fontsize=size)
     else:
         ax.set_yticks(pos, text, fontsize=size)
+    if len(pos) < n:
+        axis.set_minor_locator(FixedLocator(np.arange(n)))
+        ax.tick_params(axis=which, which="minor", length=1.5, width=0.4)
+        ax.tick_params(axis=which, which="major", length=5, width=0.8)
+        name = axis.get_label_text()
+        axis.set_label_text(f"{name} ({len(pos)} of {n} labelled: long ticks)".strip())
 
 
 def heatmap(ax: Axes, M: np.ndarray, *, cmap: str, vmin: float | None = None, vmax: float | None = None,
             title: str = "", xlabel: str = "", ylabel: str = "", xticklabels: Sequence[str] | None = None,
             yticklabels: Sequence[str] | None = None, max_labels: int = 40,
             xticks: Sequence[int] | None = None, yticks: Sequence[int] | None = None,
-            fontsize: float | None = None, colorbar: str | None = "") -> AxesImage:
+            fontsize: float | None = None, colorbar: str | None = "", norm: Normalize | None = None,
+            ) -> AxesImage:
     """Draw matrix ``M`` with labelled axes; ``colorbar=None`` omits the colour bar, a string labels it.
 
+    ``norm`` (instead of ``vmin``/``vmax``) maps values to colours, e.g. a
+    :class:`matplotlib.colors.TwoSlopeNorm` centred at 0 for a matrix whose negative entries are small
+    (the centered support S~, whose off-support entries are -|S_j|/V), so they get a full colour too.
     Tick labels are thinned to at most ``max_labels`` per axis (:func:`thinned_ticks`; ``xticks`` /
     ``yticks`` give candidate positions, e.g. block starts).
 
@@ -90,7 +109,9 @@ def heatmap(ax: Axes, M: np.ndarray, *, cmap: str, vmin: float | None = None, vm
     M = np.asarray(M, dtype=np.float64)
     if M.ndim != 2:
         raise ValueError(f"heatmap expects a 2-D matrix, got shape {M.shape}")
-    im = ax.imshow(M, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest", aspect="auto")
+    if norm is not None and (vmin is not None or vmax is not None):
+        raise ValueError("heatmap: pass either norm or vmin/vmax, not both")
+    im = ax.imshow(M, cmap=cmap, vmin=vmin, vmax=vmax, norm=norm, interpolation="nearest", aspect="auto")
     ax.set_title(title, fontsize=9)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -150,7 +171,7 @@ def logit_heatmap(ax: Axes, L: np.ndarray, *, word_labels: Sequence[str] | None 
 
     The logit panels of Paper A, Fig. 4.
 
-    Used in: a02, a04.
+    Used in: a02, a04, a06.
     """
     L = np.asarray(L, dtype=np.float64)
     if L.ndim != 2:
@@ -408,4 +429,33 @@ def fig6_panels(runs: Mapping[str, Fig6Series], panels: Sequence[str] = FIG6_PAN
         draw[name](ax, runs, colors=colors)
     if suptitle:
         fig.suptitle(suptitle)
+    return fig
+
+
+def legend_below(fig: Figure, ncol: int = 3, mark_dashed: bool = True, fontsize: float = 7) -> Figure:
+    """Move every panel's legend into one figure legend under the panels (so no legend covers a curve).
+
+    Entries are collected from all axes (a label shown once); with ``mark_dashed`` every dashed curve
+    also gets sparse open markers and is drawn on top, so a dashed curve lying on a solid one stays
+    visible. Returns ``fig``.
+
+    Figure legibility of Paper A, Figs. 3 and 6 (chapters a05, a06, a07).
+
+    Used in: a05, a06, a07.
+    """
+    handles, labels = [], []
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is not None:
+            legend.remove()
+        if mark_dashed:
+            for line in ax.get_lines():
+                if line.get_linestyle() == "--":
+                    line.set(marker="o", markersize=3.5, markerfacecolor="none", markevery=0.1, zorder=3)
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in labels and not lab.startswith("_"):
+                handles.append(h)
+                labels.append(lab)
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=fontsize, frameon=False)
     return fig

@@ -22,6 +22,7 @@ __all__ = [
     "learning_times_figure",
     "rank_limited_figure",
     "gd_dynamics_figure",
+    "spread_positions",
     "step_dynamics_figure",
     "step_support_svd_figure",
     "support_svd_figure",
@@ -153,7 +154,11 @@ def learning_times_figure(t_sq: np.ndarray, sv_sq: np.ndarray, T_sq: np.ndarray,
     for ax in axes[:2]:
         ax.set_xlabel(r"time $t=\eta\cdot$step")
         ax.set_ylabel(r"$s_k(L_t)$")
-        ax.legend(fontsize=8)
+    # the curves rise early (left of the panels): legends go to the right, where the curves are flat;
+    # on the square-loss panel above the plateaus s_2.. and below the plateau s_1 (a gap made by the y range)
+    axes[0].set_ylim(-0.05 * sigma[0], 1.45 * sigma[0])
+    axes[0].legend(fontsize=8, loc="upper right", ncol=2)
+    axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(0.0, 0.8))
     x = 1 / sigma
     axes[2].plot(x, T_sq, "o", color="tab:purple", label=f"square loss (R$^2$={r2_sq:.3f})")
     axes[2].plot(x, slope_sq * x + icpt_sq, color="tab:purple", lw=1)
@@ -182,14 +187,55 @@ def rank_limited_figure(t: np.ndarray, sv: np.ndarray, sigma: np.ndarray, d: int
         ax.plot(t, sv[:, k], color=cmap(k / 5), label=rf"$s_{k + 1}(L_t)$")
     for k in range(sigma.size):
         ax.axhline(sigma[k], color="gray", ls=":" if k >= d else "--", lw=0.9)
-        ax.annotate(rf"$\sigma_{k + 1}$", (t[-1], sigma[k]), xytext=(3, -3), textcoords="offset points",
-                    fontsize=8)
+    # labels of the sigma lines right of the axes, pushed apart where singular values are close, each
+    # joined to its line
+    label_y = spread_positions(sigma, min_gap=0.075 * (sigma.max() - min(0.0, sigma.min())))
+    for k in range(sigma.size):
+        ax.annotate(rf"$\sigma_{k + 1}={sigma[k]:.2f}$", xy=(1.0, sigma[k]),
+                    xycoords=("axes fraction", "data"), xytext=(1.06, label_y[k]),
+                    textcoords=("axes fraction", "data"), fontsize=8, va="center",
+                    arrowprops={"arrowstyle": "-", "color": "gray", "lw": 0.6}, annotation_clip=False)
     ax.set_xlabel(r"time $t=\eta\cdot$step")
     ax.set_ylabel("singular value")
     ax.set_title(rf"Fig. 19: d = {d} < V: learned singular values vs those of $\widetilde{{S}}$ "
                  rf"(dashed: top {d})")
-    ax.legend()
+    ax.legend(loc="lower right")
     return fig
+
+
+def spread_positions(values: Sequence[float], min_gap: float) -> np.ndarray:
+    """Label positions as close as possible to ``values`` with every two at least ``min_gap`` apart.
+
+    Sorted values are pushed apart in clusters: a cluster of labels that would be closer than
+    ``min_gap`` is spread evenly, ``min_gap`` apart, around its mean (repeated until no two clusters
+    collide). Returns the positions in the order of ``values``. Used for the labels of horizontal
+    reference lines (Paper B, Fig. 19).
+    """
+    v = np.asarray(values, dtype=float)
+    if min_gap < 0:
+        raise ValueError(f"min_gap must be >= 0, got {min_gap}")
+    order = np.argsort(v)
+    clusters = [[float(x)] for x in v[order]]  # each cluster: its members' values (sorted)
+    centres = [x[0] for x in clusters]
+
+    def lowest(i: int) -> float:
+        return centres[i] - min_gap * (len(clusters[i]) - 1) / 2
+
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(clusters) - 1):
+            top_i = lowest(i) + min_gap * (len(clusters[i]) - 1)
+            if lowest(i + 1) - top_i < min_gap - 1e-12:
+                clusters[i] += clusters.pop(i + 1)
+                centres[i] = float(np.mean(clusters[i]))
+                centres.pop(i + 1)
+                merged = True
+                break
+    pos = np.concatenate([lowest(i) + min_gap * np.arange(len(c)) for i, c in enumerate(clusters)])
+    out = np.empty_like(pos)
+    out[order] = pos
+    return out
 
 
 # --- STEP imbalance (Paper B, App. A.4 / D.1, Fig. 13) ---------------------------------------------------
@@ -264,15 +310,19 @@ def step_dynamics_figure(t: np.ndarray, curves: Mapping[str, np.ndarray], tier_o
     colors = _tier_colors(tier_of_mode)
     sv = curves["amplitudes"]
     fig, axes = plt.subplots(1, 4, figsize=(19, 4.2), layout="constrained")
+    # curves that can coincide (balanced norms; the two errors) are drawn wide and light under thin dark
+    # dashes, so both stay visible where they overlap
     axes[0].semilogy(t, curves["loss"], "k", label="loss")
-    axes[0].semilogy(t, curves["norm_W"], "k--", label=r"$\|W\|_F$")
-    axes[0].semilogy(t, curves["norm_H"], "k:", label=r"$\|H\|_F$")
-    axes[1].semilogy(t, curves["logits"], label="logits vs limit")
-    axes[1].semilogy(t, curves["gram_W"], label=r"$WW^\top$ vs $U\Sigma U^\top$")
+    axes[0].semilogy(t, curves["norm_H"], color="0.7", lw=4, label=r"$\|H\|_F$ (wide grey)")
+    axes[0].semilogy(t, curves["norm_W"], "k--", lw=1, label=r"$\|W\|_F$ (dashed)")
+    axes[1].semilogy(t, curves["logits"], color="tab:blue", lw=4, alpha=0.5, label="logits vs limit (wide)")
+    axes[1].semilogy(t, curves["gram_W"], "--", color="tab:orange", lw=1.2,
+                     label=r"$WW^\top$ vs $U\Sigma U^\top$ (dashed)")
+    amp_lw = 1.5 if overlay is None else 1.0
     for k in range(sv.shape[1]):
-        axes[2].plot(t, sv[:, k], color=colors[k], lw=1.5)
+        axes[2].plot(t, sv[:, k], color=colors[k], lw=amp_lw, zorder=3)
     if closed_form is not None:
-        axes[2].plot(t, closed_form, "k--", lw=0.8)
+        axes[2].plot(t, closed_form, "k--", lw=0.8, zorder=4)
     axes[3].semilogy(t, np.maximum(curves["comp"], 1e-18))
     axes[0].set_title("loss and norms")
     axes[1].set_title("relative error to the limit")
@@ -284,10 +334,17 @@ def step_dynamics_figure(t: np.ndarray, curves: Mapping[str, np.ndarray], tier_o
     axes[1].legend(fontsize=8)
     axes[2].set_ylabel(r"$u_k^\top L_t v_k$")
     if overlay is not None:
+        # the black curves (amplitudes of the weighted logits, all -> 1) go on top, dashed, over wide
+        # light tier-coloured curves of the unweighted logits: where a tier curve also ends at 1 both show
         for line in axes[2].lines[: sv.shape[1]]:
-            line.set_color("k")
+            line.set(color="k", ls=(0, (4, 2)), zorder=4)
         for k in range(overlay.shape[1]):
-            axes[2].plot(t, overlay[:, k], color=colors[k], lw=1.5)
+            axes[2].plot(t, overlay[:, k], color=colors[k], lw=3.5, alpha=0.55, zorder=2)
+        axes[2].legend(handles=[plt.Line2D([], [], color="k", ls=(0, (4, 2)), lw=1,
+                                           label="weighted (black, dashed)"),
+                                plt.Line2D([], [], color="0.5", lw=3.5, alpha=0.55,
+                                           label="unweighted L (wide, tier colour)")],
+                       fontsize=8, loc="lower right")
     fig.suptitle(title)
     return fig
 

@@ -19,14 +19,36 @@ import numpy as np
 from ntputils.analysis.purity import TOKEN_START, ClassLabels, cluster_purity
 
 BLANK_TOKEN = "<sp>"
+#: Display bodies that are layout or markup, not words: left out of clouds when ``drop_layout``.
+LAYOUT_MARKS = ("\\n", "⏎", "⇥", "\\r")
+MARKUP_TOKENS = ("<unk>", "<|endoftext|>", "<other>")
+
+
+def is_layout(token: str) -> bool:
+    """True for a token that shows no word: blank, newline/tab marks only, ``<unk>`` or ``<|endoftext|>``.
+
+    Paper B's clouds (Sec. 5.1, Figs. 4-7) show words; such tokens are real next tokens but carry no word,
+    so :class:`CloudRenderer` leaves them out of the image (the cluster and its purity keep them).
+
+    Used in: b04.
+    """
+    body = display_token(token)
+    body = body[len(TOKEN_START):] if body.startswith(TOKEN_START) else body
+    if body in (BLANK_TOKEN, *MARKUP_TOKENS):
+        return True
+    for mark in LAYOUT_MARKS:
+        body = body.replace(mark, "")
+    return not body.strip()
 
 
 def display_token(token: str) -> str:
-    """Visible form of a token for a cloud: ``#`` (word start) is kept, a blank body becomes ``<sp>``.
+    """Visible form of a token for a cloud: ``#`` (word start) is kept, a blank body becomes ``<sp>``,
+    newline marks (``\\n``, ``⏎``) become ``\\n`` and tab marks ``\\t``.
 
     Word clouds of Paper B, Sec. 5.1 (# marks a token start).
     """
-    shown = token.replace("\n", "\\n")
+    # ASCII marks in the image: the cloud font has no glyph for "⏎" / "⇥" (tables keep them)
+    shown = token.replace("\n", "\\n").replace("⏎", "\\n").replace("⇥", "\\t")
     if not shown.strip().strip(TOKEN_START).strip():
         return (TOKEN_START if shown.startswith(TOKEN_START) else "") + BLANK_TOKEN
     return shown.strip()
@@ -85,6 +107,7 @@ class CloudRenderer:
     min_font_size: int = 5
     seed: int = 0
     colormap: str = "viridis"
+    drop_layout: bool = True
     n_rendered: int = 0
     _cache: dict[tuple, np.ndarray] = field(default_factory=dict, repr=False)
 
@@ -96,8 +119,13 @@ class CloudRenderer:
                              f"{self.max_font_size}")
 
     @staticmethod
-    def frequencies(words: Sequence[str], weights: Sequence[float]) -> dict[str, float]:
-        """``{display token: weight}``; tokens that display alike keep their largest weight."""
+    def frequencies(words: Sequence[str], weights: Sequence[float],
+                    drop_layout: bool = False) -> dict[str, float]:
+        """``{display token: weight}``; tokens that display alike keep their largest weight.
+
+        ``drop_layout`` leaves out :func:`is_layout` tokens (newline, blank, ``<unk>``); the result may
+        then be empty.
+        """
         w = np.asarray(weights, dtype=np.float64)
         if len(words) != w.size:
             raise ValueError(f"words and weights differ in length: {len(words)} vs {w.size}")
@@ -107,6 +135,8 @@ class CloudRenderer:
             raise ValueError("word-cloud weights must be finite and positive (typicality > 0)")
         out: dict[str, float] = {}
         for word, weight in zip(words, w, strict=True):
+            if drop_layout and is_layout(word):
+                continue
             key = display_token(word)
             out[key] = max(out.get(key, 0.0), float(weight))
         return out
@@ -115,7 +145,9 @@ class CloudRenderer:
         """(height, width, 3) uint8 image of the cloud."""
         from wordcloud import WordCloud
 
-        freqs = self.frequencies(words, weights)
+        freqs = self.frequencies(words, weights, drop_layout=self.drop_layout)
+        if not freqs:
+            return np.full((self.height, self.width, 3), 255, dtype=np.uint8)
         key = tuple(sorted((k, round(v, 12)) for k, v in freqs.items()))
         if key not in self._cache:
             cloud = WordCloud(width=self.width, height=self.height, random_state=self.seed,
@@ -135,6 +167,9 @@ class CloudRenderer:
                     transform=ax.transAxes)
             for spine in ax.spines.values():
                 spine.set_color("0.85")
+        elif self.drop_layout and all(is_layout(w) for w in panel.words):
+            ax.text(0.5, 0.5, "only newline / blank /\n<unk> tokens", ha="center", va="center",
+                    fontsize=fontsize, color="0.4", transform=ax.transAxes)
         else:
             ax.imshow(self.image(panel.words, panel.weights), interpolation="bilinear")
             for spine in ax.spines.values():

@@ -11,9 +11,14 @@ norm, i.e. the input of the decoder) of 500k contexts = the prefixes of lengths 
   -- ``W`` and ``H`` of a GPT-2 *or* of our :class:`~ntputils.training.models.NTPTransformer`;
 * :func:`sample_windows`, :func:`prefix_contexts` -- the 11-token sequences and their prefixes;
 * :func:`pretrained_or_fallback` -- GPT-2 when it can be loaded, otherwise a small transformer LM
-  that we train on WikiText-2 with a byte-level BPE (cached), exposed the same way. The fallback
-  is a real language model of real text, but it is *not* GPT-2: chapters must print the
-  description that comes back.
+  that we train on WikiText-2 (cached), exposed the same way. The fallback reads its text with
+  **GPT-2's own tokenizer** (the shared files, :mod:`ntputils.data.corpora.gpt2_tokenizer`) and keeps
+  the ``bpe_vocab - 1`` most frequent GPT-2 tokens as its vocabulary, every other token mapped to one
+  ``<other>`` id. It is a real language model of real text, but it is *not* GPT-2: chapters must
+  print the description that comes back.
+
+Token strings are readable (``#`` = word start, ``⏎`` = newline, hex bytes for an incomplete UTF-8
+piece); a loaded GPT-2 with 50,257 tokens is labelled with the shared GPT-2 tokenizer.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from ntputils.hashing import digest
 from ntputils.training.models import NTPTransformer, TransformerConfig, seeded
 
 GPT2_ENV = "NTP_GPT2_PATH"
+OTHER_TOKEN = "<other>"  # the fallback LM's one id for every GPT-2 token outside its vocabulary
+GPT2_VOCAB = 50257
 
 
 class PretrainedUnavailableError(OSError):
@@ -43,8 +50,6 @@ class PretrainedUnavailableError(OSError):
 
 def gpt2_source(name_or_path: str | os.PathLike | None = None) -> str:
     """The GPT-2 to load: the argument, else ``$NTP_GPT2_PATH``, else ``"gpt2"`` (124M).
-
-    Used in: b07.
     """
     return str(name_or_path) if name_or_path is not None else os.environ.get(GPT2_ENV, "gpt2")
 
@@ -88,6 +93,18 @@ def load_gpt2_tokens(name_or_path: str | os.PathLike | None = None) -> list[str]
     from ntputils.data.corpora.tokenize import token_strings
 
     return token_strings(tok.backend_tokenizer)
+
+
+def _folder_tokenizer(name_or_path: str | os.PathLike | None = None):  # noqa: ANN202
+    """The ``tokenizers.Tokenizer`` saved with a GPT-2 (``None`` if absent)."""
+    try:
+        from transformers import AutoTokenizer
+
+        src = gpt2_source(name_or_path)
+        local = Path(src).expanduser().exists()
+        return AutoTokenizer.from_pretrained(src, local_files_only=local).backend_tokenizer
+    except (OSError, ValueError, ImportError):
+        return None
 
 
 def decoder_weight(model: torch.nn.Module) -> np.ndarray:
@@ -229,13 +246,16 @@ def prefix_contexts(windows: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndar
 class FallbackConfig:
     """The fallback LM: byte-level BPE on WikiText-2 train + a pre-RMSNorm transformer with RoPE.
 
-    The defaults train in about 2 minutes of one CPU core (~0.1 s per step of 32 x 32 tokens) plus
-    ~15 s of BPE training and encoding; both are cached, so later calls only load.
+    ``tokenizer="gpt2"``: GPT-2's tokenizer, vocabulary = the ``bpe_vocab - 1`` most frequent GPT-2
+    tokens of the training text + ``<other>``; ``"bpe"``: a byte-level BPE of ``bpe_vocab`` tokens
+    trained on the text. The defaults train in about 2 minutes of one CPU core (~0.1 s per step of
+    32 x 32 tokens); the model is cached, so later calls only load.
 
     Stand-in for GPT-2 of Paper B, Sec. 5.1 when it cannot be loaded.
     """
 
     bpe_vocab: int = 2048
+    tokenizer: str = "gpt2"
     d: int = 128
     n_layers: int = 2
     n_heads: int = 4
@@ -269,6 +289,17 @@ class PretrainedLM:
     def W(self) -> np.ndarray:
         return decoder_weight(self.model)
 
+    def encode(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Token ids of the model for every text (GPT-2 ids mapped to the fallback's vocabulary if any)."""
+        from ntputils.data.corpora.tokenize import encode_all
+
+        tok = self.extra.get("tokenizer")
+        if tok is None:
+            raise ValueError("this PretrainedLM has no tokenizer to encode with")
+        ids = encode_all(tok, texts)
+        id_map = self.extra.get("id_map")
+        return ids if id_map is None else [id_map[x] for x in ids]
+
 
 def lm_loss(model: NTPTransformer, windows: torch.Tensor) -> torch.Tensor:
     """Mean next-token cross-entropy over every position of ``windows [B, T+1]`` (autoregressive LM).
@@ -296,18 +327,44 @@ def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str]
 
     Stand-in for GPT-2 of Paper B, Sec. 5.1 when it cannot be loaded.
     """
+    from ntputils.data.corpora.gpt2_tokenizer import gpt2_token_strings, load_gpt2_tokenizer
+    from ntputils.data.corpora.paper_b_corpora import detokenize_wikitext, split_at_unknown
     from ntputils.data.corpora.readers import read_wikitext
     from ntputils.data.corpora.tokenize import encode_all, token_strings, train_bpe
 
     cfg = config or FallbackConfig()
+    if cfg.tokenizer not in ("gpt2", "bpe"):
+        raise ValueError(f"unknown fallback tokenizer {cfg.tokenizer!r}; valid: 'gpt2', 'bpe'")
     if texts is None:
         name, texts = "WikiText-2", read_wikitext("train")
         valid_texts = read_wikitext("valid") if valid_texts is None else valid_texts
+        if cfg.tokenizer == "gpt2":  # ordinary text for GPT-2's tokenizer, no <unk> inside a sequence
+            texts = [x for t in texts for x in split_at_unknown(detokenize_wikitext(t))]
+            valid_texts = [x for t in valid_texts for x in split_at_unknown(detokenize_wikitext(t))]
     else:
         name, texts = "custom texts", list(texts)
         valid_texts = texts[-max(1, len(texts) // 20):] if valid_texts is None else valid_texts
-    tok = train_bpe(texts, vocab_size=cfg.bpe_vocab, name="fallback-lm", unk="<unk>")
-    vocab = tok.get_vocab_size()
+    id_map = None
+    if cfg.tokenizer == "gpt2":
+        tok = load_gpt2_tokenizer()
+        all_ids = np.concatenate(encode_all(tok, texts))
+        freq = np.bincount(all_ids, minlength=tok.get_vocab_size())
+        keep = np.lexsort((np.arange(freq.size), -freq))[:cfg.bpe_vocab - 1]
+        keep = keep[freq[keep] > 0]
+        id_map = np.full(tok.get_vocab_size(), keep.size, dtype=np.int64)  # everything else -> <other>
+        id_map[keep] = np.arange(keep.size)
+        gpt2_strings = gpt2_token_strings(tok)
+        strings = [gpt2_strings[i] for i in keep] + [OTHER_TOKEN]
+        vocab = len(strings)
+    else:
+        tok = train_bpe(texts, vocab_size=cfg.bpe_vocab, name="fallback-lm", unk="<unk>")
+        strings = token_strings(tok)
+        vocab = tok.get_vocab_size()
+
+    def encode(batch: Sequence[str]) -> list[np.ndarray]:
+        ids = encode_all(tok, batch)
+        return ids if id_map is None else [id_map[x] for x in ids]
+
     texts_key = digest("\x00".join(texts))
     path = paths.cache_dir("pretrained") / f"fallback-lm-{cfg.key(texts_key)}.pt"
     dev = torch.device(resolve_device(device))
@@ -319,8 +376,8 @@ def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str]
         model.load_state_dict(state["model"])
         valid_ce = float(state["valid_ce"])
     else:
-        stream = torch.as_tensor(np.concatenate(encode_all(tok, texts)), device=dev)
-        valid = torch.as_tensor(np.concatenate(encode_all(tok, valid_texts)), device=dev)
+        stream = torch.as_tensor(np.concatenate(encode(texts)), device=dev)
+        valid = torch.as_tensor(np.concatenate(encode(valid_texts)), device=dev)
         if len(stream) <= cfg.context + 1 or len(valid) <= cfg.context + 1:
             raise ValueError(f"corpus too short for {cfg.context + 1}-token windows")
         gen = torch.Generator().manual_seed(cfg.seed)
@@ -345,13 +402,15 @@ def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str]
             torch.save({"model": model.state_dict(), "valid_ce": valid_ce}, tmp)
             tmp.replace(path)
     model.eval()
+    vocab_text = (f"GPT-2's tokenizer restricted to its {vocab - 1} most frequent tokens + {OTHER_TOKEN}"
+                  if cfg.tokenizer == "gpt2" else f"a byte-level BPE of {vocab} tokens trained on the text")
     description = (
         f"fallback (not GPT-2): {cfg.n_layers}-layer d={cfg.d} transformer LM (pre-RMSNorm, SwiGLU, RoPE) "
-        f"trained {cfg.steps} steps x {cfg.batch_size} windows of {cfg.context} tokens on {name} with a "
-        f"byte-level BPE of {vocab} tokens; validation CE {valid_ce:.3f} nats/token"
+        f"trained {cfg.steps} steps x {cfg.batch_size} windows of {cfg.context} tokens on {name} with "
+        f"{vocab_text}; validation CE {valid_ce:.3f} nats/token"
     )
-    return PretrainedLM(model, token_strings(tok), description, "fallback",
-                        {"valid_ce": valid_ce, "tokenizer": tok, "config": asdict(cfg)})
+    return PretrainedLM(model, strings, description, "fallback",
+                        {"valid_ce": valid_ce, "tokenizer": tok, "id_map": id_map, "config": asdict(cfg)})
 
 
 def load_pretrained_lm(name_or_path: str | os.PathLike | None = None, *, fallback: bool = True,
@@ -373,11 +432,22 @@ def load_pretrained_lm(name_or_path: str | os.PathLike | None = None, *, fallbac
         lm.description = f"{lm.description} [GPT-2 unavailable: {str(err).split(';')[0]}]"
         return lm
     src = gpt2_source(name_or_path)
-    tokens = load_gpt2_tokens(name_or_path) or [str(i) for i in range(model.config.vocab_size)]
+    tokenizer = None
+    if model.config.vocab_size == GPT2_VOCAB:  # GPT-2's vocabulary: label it with the shared GPT-2 tokenizer
+        from ntputils.data.corpora.gpt2_tokenizer import gpt2_token_strings, load_gpt2_tokenizer
+
+        try:
+            tokenizer = load_gpt2_tokenizer()
+            tokens = gpt2_token_strings(tokenizer)
+        except (OSError, ValueError):
+            tokenizer = None
+    if tokenizer is None:
+        tokenizer = _folder_tokenizer(name_or_path)
+        tokens = load_gpt2_tokens(name_or_path) or [str(i) for i in range(model.config.vocab_size)]
     cfg = model.config
     description = (f"GPT-2 {src!r}: {cfg.n_layer} layers, d={cfg.n_embd}, V={cfg.vocab_size}, "
                    f"{sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters")
-    return PretrainedLM(model, tokens, description, "gpt2")
+    return PretrainedLM(model, tokens, description, "gpt2", {"tokenizer": tokenizer, "id_map": None})
 
 
 def pretrained_or_fallback(name_or_path: str | os.PathLike | None = None,

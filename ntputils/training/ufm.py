@@ -35,6 +35,37 @@ OPTIMIZERS = ("gd", "adamw", "adam")
 INITS = ("normal", "aligned")
 
 
+def _real(name: str, value: object, positive: bool = False) -> None:
+    """Raise unless ``value`` is a finite real number ``>= 0`` (``> 0`` if ``positive``)."""
+    ok = isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+    if not ok or not math.isfinite(float(value)) or float(value) < 0 or (positive and float(value) == 0):
+        bound = "> 0" if positive else ">= 0"
+        raise ValueError(f"{name} must be a finite real number {bound}, got {value!r}")
+
+
+def _available_memory() -> float:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return math.inf
+
+
+def _check_memory(V: int, m: int, d: int, n_snapshots: int, itemsize: int) -> None:
+    """Refuse, before any work, a run whose factors, optimizer state and snapshots (W, H, L = WH per
+    snapshot, float64 on the host) cannot fit in the available memory."""
+    params = V * d + d * m
+    need = itemsize * (4 * params + 4 * V * m) + 8 * n_snapshots * (params + V * m)
+    have = _available_memory()
+    if need > have:
+        raise ValueError(f"NTP-UFM with V={V}, m={m}, d={d} and {n_snapshots} snapshots needs about "
+                         f"{need / 2**30:.3g} GiB, only {have / 2**30:.3g} GiB are available; lower d "
+                         "or the number of snapshots")
+
+
 def ce_loss(L: torch.Tensor, P: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
     """``sum_j pi_j CE(softmax(l_j), p_j) = -sum_j pi_j sum_z P[z,j] log softmax(l_j)_z``.
 
@@ -121,16 +152,26 @@ def train(
         raise ValueError(f"unknown loss {loss!r}; valid: {LOSSES}")
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; valid: {OPTIMIZERS}")
-    if not isinstance(d, int | np.integer) or d < 1:
+    if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 1:
         raise ValueError(f"embedding dimension d must be an integer >= 1, got {d!r}")
-    if steps < 0:
-        raise ValueError(f"steps must be >= 0, got {steps}")
-    if lr <= 0:
-        raise ValueError(f"learning rate must be > 0, got {lr}")
+    if isinstance(steps, bool) or not isinstance(steps, int | np.integer) or steps < 0:
+        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    _real("learning rate lr", lr, positive=True)
+    _real("lam", lam)
+    _real("weight_decay", weight_decay)
+    _real("gamma", gamma, positive=True)
     if isinstance(init, str) and init not in INITS:
         raise ValueError(f"unknown init {init!r}; valid: {INITS} or a (W0, H0) pair")
+    if isinstance(init, str) and init == "normal":
+        _real("init_scale", init_scale, positive=True)  # 0 would start (and stay) at W = H = 0
     dev = resolve_device(device)
     V, m = data.V, data.m
+    snap_spec = log_steps if snapshot_steps is None else snapshot_steps
+    n_snap = (len(log_spaced_steps(int(steps), snap_spec)) if isinstance(snap_spec, int | np.integer)
+              else len(snap_spec) if hasattr(snap_spec, "__len__") else 0)
+    _check_memory(V, m, int(d), n_snap, torch.finfo(dtype).bits // 8)
     gen = torch.Generator().manual_seed(seed)
 
     P = torch.from_numpy(data.P.toarray()).to(dev, dtype)

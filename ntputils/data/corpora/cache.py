@@ -2,12 +2,19 @@
 
 A dataset is stored as plain arrays -- the CSC parts of ``counts``, the contexts padded with ``-1``,
 the label lists as unicode arrays, plus any extra arrays a builder returns -- and read back with
-``allow_pickle=False``. The file name holds a hash of the builder name, its parameters, the data
-root and :data:`CACHE_VERSION` (bump it whenever a recipe changes).
+``allow_pickle=False``. The file name holds a hash of the builder name, its parameters, the
+*content* of the corpus data files (:func:`ntputils.paths.data_digest`: editing a data file rebuilds,
+moving the data folder does not) and :data:`CACHE_VERSION` (bump it whenever a recipe changes).
+
+Every entry carries a checksum of its arrays (``__checksum__``). An entry that cannot be read
+(truncated, not a zip), lacks arrays or does not match its checksum (garbled contents) is rebuilt
+with a :class:`CacheWarning` naming the file and ``NTP_CACHE_DIR``; it never reaches a chapter.
 """
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -19,16 +26,66 @@ from ntputils import paths
 from ntputils.data.ntp import NTPData, from_counts
 from ntputils.hashing import digest
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
+CHECKSUM = "__checksum__"
+
+
+class CacheWarning(UserWarning):
+    """A cache entry did not verify and is recomputed."""
 
 
 def cache_path(name: str, params: Mapping[str, Any]) -> Path:
     """File that caches builder ``name`` called with ``params``: ``<name>-<key>.npz``, the key being
-    :func:`ntputils.hashing.digest` (16 hex digits) of the name, the parameters, the data root and
-    :data:`CACHE_VERSION`.
+    :func:`ntputils.hashing.digest` (16 hex digits) of the name, the parameters, the content digest
+    of the corpus data files (:func:`ntputils.paths.data_digest`) and :data:`CACHE_VERSION`.
     """
-    key = digest({"name": name, "params": params, "data": str(paths.data_dir()), "v": CACHE_VERSION})
+    key = digest({"name": name, "params": params, "data": paths.data_digest(), "v": CACHE_VERSION})
     return paths.cache_dir("corpora") / f"{name}-{key}.npz"
+
+
+def arrays_checksum(arrays: Mapping[str, np.ndarray]) -> str:
+    """sha256 (64 hex digits) of named arrays: names, dtypes, shapes and bytes, in name order."""
+    parts: list[Any] = []
+    for k in sorted(arrays):
+        parts += [k, np.asarray(arrays[k])]
+    return digest(*parts, length=None)
+
+
+def save_verified(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
+    """Write ``arrays`` and their checksum to ``path`` atomically (temporary file, then rename)."""
+    arrays = {k: np.asarray(v) for k, v in arrays.items()}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
+    try:
+        np.savez_compressed(tmp, **arrays, **{CHECKSUM: np.asarray(arrays_checksum(arrays))})
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def load_verified(path: Path, required: tuple[str, ...] = ()) -> dict[str, np.ndarray] | None:
+    """The arrays of a cache entry, or ``None`` (with a :class:`CacheWarning` naming the file) when it is
+    missing, unreadable, lacks one of ``required`` or does not match its checksum."""
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            arrays = {k: f[k] for k in f.files}
+    except Exception as err:  # noqa: BLE001 - BadZipFile, EOFError, ValueError, OSError, zlib.error...
+        problem = f"cannot be read ({type(err).__name__}: {err})"
+    else:
+        stored = arrays.pop(CHECKSUM, None)
+        missing = [k for k in required if k not in arrays]
+        if stored is None:
+            problem = "has no checksum (written by an older version)"
+        elif missing:
+            problem = f"lacks the arrays {missing}"
+        elif str(stored) != arrays_checksum(arrays):
+            problem = "does not match its checksum (garbled or edited)"
+        else:
+            return arrays
+    warnings.warn(f"cache entry {path} (under {paths.CACHE_ENV}={path.parent.parent}) {problem}; "
+                  "recomputing it", CacheWarning, stacklevel=3)
+    return None
 
 
 def _pack(data: NTPData, extra: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -65,14 +122,14 @@ def cached(name: str, params: Mapping[str, Any],
            use_cache: bool = True) -> tuple[NTPData, dict[str, np.ndarray]]:
     """Return ``build()`` (an ``NTPData`` and extra arrays), from the cache when present."""
     path = cache_path(name, params)
-    if use_cache and path.exists():
-        with np.load(path, allow_pickle=False) as f:
-            return _unpack({k: f[k] for k in f.files})
+    if use_cache:
+        arrays = load_verified(path, required=("counts_data", "counts_indices", "counts_indptr",
+                                               "counts_shape", "contexts"))
+        if arrays is not None:
+            return _unpack(arrays)
     data, extra = build()
     if use_cache:
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez_compressed(tmp, **_pack(data, extra))
-        tmp.replace(path)
+        save_verified(path, _pack(data, extra))
     return data, dict(extra)
 
 
@@ -80,12 +137,11 @@ def cached_arrays(name: str, params: Mapping[str, Any], build: Callable[[], Mapp
                   use_cache: bool = True) -> dict[str, np.ndarray]:
     """Return ``build()`` (named arrays, e.g. an encoded corpus), from the cache when present."""
     path = cache_path(name, params)
-    if use_cache and path.exists():
-        with np.load(path, allow_pickle=False) as f:
-            return {k: f[k] for k in f.files}
+    if use_cache:
+        cached_ = load_verified(path)
+        if cached_ is not None:
+            return cached_
     arrays = {k: np.asarray(v) for k, v in build().items()}
     if use_cache:
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez_compressed(tmp, **arrays)
-        tmp.replace(path)
+        save_verified(path, arrays)
     return arrays

@@ -5,10 +5,18 @@ of lengths 2-6". Tokenizer, thresholds and the out-of-vocabulary policy are UNKN
 word-initial tokens with ``#``, so a subword tokenizer was used. Our RECONSTRUCTION
 (:func:`paper_b_text`):
 
-1. text: TinyStories -- the 5,042 stories of the local sample, one sequence per story;
-   WikiText -- the WikiText-2 train paragraphs (non-blank, non-heading lines), one sequence each;
-2. tokens: byte-level BPE with ``bpe_vocab_size`` = 8,192 trained on that text (``tokenizer="bpe"``,
-   tokens shown with ``#`` for a leading space) or whitespace/punctuation words (``"word"``);
+1. text: TinyStories -- all 5,042 stories of the local sample (the three original-case files of
+   ``shared/data/tinystories``; the optional lowercased file is left out: lower case would split
+   every word into a second token), one sequence per story, paragraphs joined by ``\n``; this is a
+   sample of ~5k stories, not the whole dataset (~2.1M stories);
+   WikiText -- the WikiText-2 train paragraphs (non-blank, non-heading lines); for the GPT-2
+   tokenizer they are detokenized (:func:`detokenize_wikitext`: ``@-@`` -> ``-``, no space before
+   punctuation) and cut at every ``<unk>``, so no context spans an unknown word and ``<unk>`` is
+   never a token;
+2. tokens: **GPT-2's byte-level BPE** (``tokenizer="gpt2"``, the default; the shared tokenizer files,
+   :mod:`.gpt2_tokenizer`), a byte-level BPE with ``bpe_vocab_size`` = 8,192 trained on that text
+   (``"bpe"``), or whitespace/punctuation words (``"word"``); tokens are shown with ``#`` for a
+   leading space;
 3. next-token vocabulary: the ``V`` most frequent tokens of the text (rows in that order);
 4. pairs: every window of length ``T`` in ``context_lengths`` inside a sequence, with the token that
    follows it; OOV policy: a pair whose next token is outside the ``V`` is dropped;
@@ -23,6 +31,7 @@ Paper A's TinyStories-100 (Fig. 3) lives in :mod:`ntputils.data.corpora.tinystor
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -32,6 +41,7 @@ import scipy.sparse as sp
 
 from ntputils.data.corpora import readers
 from ntputils.data.corpora.cache import cached, cached_arrays
+from ntputils.data.corpora.gpt2_tokenizer import gpt2_token_strings, load_gpt2_tokenizer
 from ntputils.data.corpora.ngrams import Corpus, pair_counts, top_counts
 from ntputils.data.corpora.tokenize import (
     WordVocab,
@@ -43,20 +53,53 @@ from ntputils.data.corpora.tokenize import (
 from ntputils.data.ntp import NTPData, from_counts
 
 CORPORA = ("tinystories", "wikitext")
-TOKENIZERS = ("bpe", "word")
+TOKENIZERS = ("gpt2", "bpe", "word")
 SELECTIONS = ("per_length", "global")
 BPE_VOCAB_SIZE = 8192
 
 
-def corpus_texts(name: str) -> list[str]:
+_WT_AT = re.compile(r" @(.)@ ")
+_WT_BEFORE = re.compile(r" ([.,;:!?%)\]}]|n't\b|'(?:s|t|re|ve|m|ll|d)\b)")
+_WT_AFTER = re.compile(r"([(\[{$]) ")
+_UNK = re.compile(r"\s*<unk>\s*")
+
+
+def detokenize_wikitext(line: str) -> str:
+    """Undo WikiText's tokenization marks: ``" @-@ "`` -> ``"-"`` (also ``@,@``, ``@.@``), no space before
+    ``. , ; : ! ? % ) ] }`` and clitics (``'s``, ``'t`` as in ``wasn 't`` ...), none after ``( [ { $``.
+
+    So that GPT-2's tokenizer sees ordinary text (Paper B, Sec. 5.1, Simplified WikiText).
+    """
+    return _WT_AFTER.sub(r"\1", _WT_BEFORE.sub(r"\1", _WT_AT.sub(r"\1", line)))
+
+
+def split_at_unknown(text: str) -> list[str]:
+    """The pieces of ``text`` between ``<unk>`` marks; a piece after a mark that starts with a letter or
+    digit gets a leading space (it follows a word), empty pieces are dropped.
+
+    Contexts of Paper B, Sec. 5.1 never span WikiText's unknown words.
+    """
+    parts = _UNK.split(text)
+    return [(" " + t if i and t[:1].isalnum() else t) for i, t in enumerate(parts) if t.strip()]
+
+
+def corpus_texts(name: str, tokenizer: str = "bpe") -> list[str]:
     """The sequences of a corpus: TinyStories stories, or WikiText-2 train paragraphs (no headings).
 
+    With ``tokenizer="gpt2"`` WikiText paragraphs are detokenized (:func:`detokenize_wikitext`) and cut
+    at ``<unk>`` (:func:`split_at_unknown`).
+
     The corpora of Paper B, Sec. 5.1 (TinyStories, WikiText-2).
+
+    Used in: b04, b07.
     """
     if name == "tinystories":
         return readers.read_tinystories()
     if name == "wikitext":
-        return [line for line in readers.read_wikitext("train") if not readers.is_heading(line)]
+        lines = [line for line in readers.read_wikitext("train") if not readers.is_heading(line)]
+        if tokenizer == "gpt2":
+            return [piece for line in lines for piece in split_at_unknown(detokenize_wikitext(line))]
+        return lines
     raise ValueError(f"unknown corpus {name!r}; valid: {CORPORA}")
 
 
@@ -66,7 +109,20 @@ def tokenize_corpus(name: str, tokenizer: str = "bpe", bpe_vocab_size: int = BPE
 
     Paper B, Sec. 5.1 (Simplified TinyStories/WikiText).
     """
-    texts = corpus_texts(name)
+    texts = corpus_texts(name, tokenizer)
+    if tokenizer == "gpt2":
+        tok = load_gpt2_tokenizer()
+
+        def encode_gpt2() -> dict[str, np.ndarray]:
+            seqs = encode_all(tok, texts)
+            return {"tokens": np.concatenate(seqs).astype(np.int32),
+                    "lengths": np.array([s.size for s in seqs])}
+
+        key = {"corpus": name, "tokenizer": "gpt2", "texts": len(texts), "chars": sum(len(t) for t in texts),
+               "version": 1}
+        arrays = cached_arrays("encoded", key, encode_gpt2)
+        seqs = np.split(arrays["tokens"].astype(np.int64), np.cumsum(arrays["lengths"])[:-1])
+        return seqs, gpt2_token_strings(tok)
     if tokenizer == "bpe":
         tok = train_bpe(texts, bpe_vocab_size, name=name, unk="<unk>" if name == "wikitext" else None)
         strings = token_strings(tok)
@@ -150,7 +206,7 @@ def _build_paper_b(name: str, V: int, m: int, lengths: tuple[int, ...], tokenize
 
 
 def paper_b_text(name: str = "tinystories", V: int = 1000, m: int = 10000,
-                 context_lengths: Sequence[int] = (2, 3, 4, 5, 6), tokenizer: str = "bpe",
+                 context_lengths: Sequence[int] = (2, 3, 4, 5, 6), tokenizer: str = "gpt2",
                  bpe_vocab_size: int = BPE_VOCAB_SIZE, selection: str = "per_length", use_cache: bool = True
                  ) -> NTPData:
     """Paper B's Simplified TinyStories (``name="tinystories"``) or Simplified WikiText (``"wikitext"``).
@@ -174,7 +230,8 @@ def paper_b_text(name: str = "tinystories", V: int = 1000, m: int = 10000,
     if V < 1 or m < 1:
         raise ValueError(f"V and m must be positive, got V={V}, m={m}")
     params: dict[str, Any] = {"name": name, "V": V, "m": m, "lengths": lengths, "tokenizer": tokenizer,
-                              "bpe": bpe_vocab_size if tokenizer == "bpe" else None, "selection": selection}
+                              "bpe": bpe_vocab_size if tokenizer == "bpe" else None, "selection": selection,
+                              "texts": 2 if tokenizer == "gpt2" else 1}
     data, _ = cached("paper_b_text", params,
                      lambda: _build_paper_b(name, V, m, lengths, tokenizer, bpe_vocab_size, selection),
                      use_cache)

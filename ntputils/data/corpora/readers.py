@@ -8,7 +8,10 @@ imported lazily. Without local data and without ``datasets``/network a :class:`D
 names the ``NTP_DATA_DIR`` setting.
 
 Local files (xz-compressed UTF-8 text) and the sha256 of their uncompressed bytes (from the data
-READMEs; checked when ``verify=True``):
+READMEs). They are **verified by default** (``verify=None`` follows ``$NTP_VERIFY_DATA``, default on):
+a truncated or edited file raises :class:`ChecksumError`; set ``NTP_VERIFY_DATA=0`` (or pass
+``verify=False``) to read user-supplied data. A file that cannot be read or decoded (corrupt ``.xz``,
+not UTF-8) raises :class:`CorruptDataError`; every error names the file and ``NTP_DATA_DIR``.
 
 * ``tinystories/tinystories_v1_train_head.txt.xz`` -- stories 1-2,316 of ``TinyStories-train.txt``;
 * ``tinystories/tinystories_v1_valid_head.txt.xz`` -- the first 1,000 validation stories;
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import lzma
+import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -49,6 +53,8 @@ SHA256 = {
     "wikitext-2/train": "9e9fa1ad55b1c2c95b08e37dd8e653f638fac2c6de904b79e813611eefbc985f",
     "wikitext-2/valid": "f0737ed31fc1329026e95cb8b98e19c2a182c39c240ab909dc31abf2f8af58e8",
     "wikitext-2/test": "d790b833ef8cf03a90db7bf1271b7520b83c45ce07ba3c1a9699df81e239eca0",
+    # the authors' data/verysmallset.txt (YizeZhao/Next_Token_yz, commit 73e434e), as shipped in shared/data
+    "official-ntp-2024/verysmallset": "899cbf3a6c2729bb691e80d24a48b428afe66b2ac3c57da661c743d1ba271480",
 }
 
 WIKITEXT_SPLITS = ("train", "valid", "test")
@@ -66,21 +72,52 @@ class ChecksumError(ValueError):
     """A local data file does not have the sha256 documented in the data README."""
 
 
+class CorruptDataError(ValueError):
+    """A local data file cannot be read or decoded (corrupt compression, not UTF-8, I/O error)."""
+
+
+VERIFY_ENV = "NTP_VERIFY_DATA"
+
+
+def verify_default(verify: bool | None) -> bool:
+    """``verify`` if given, else ``$NTP_VERIFY_DATA`` (``0``/``false``/``no``/``off`` switch it off;
+    default on)."""
+    if verify is not None:
+        return bool(verify)
+    return os.environ.get(VERIFY_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
 # ----------------------------------------------------------------------------------------------
 # low-level helpers
 # ----------------------------------------------------------------------------------------------
 
 
-def _read_text(path: Path, key: str | None, verify: bool) -> str:
-    """Text of a (possibly xz-compressed) UTF-8 file; optionally check its documented sha256."""
+def _where(path: Path) -> str:
+    return f"{path} (under {paths.DATA_ENV}={paths.data_dir()})"
+
+
+def _read_text(path: Path, key: str | None, verify: bool | None) -> str:
+    """Text of a (possibly xz-compressed) UTF-8 file; check its documented sha256 (see
+    :func:`verify_default`). Errors name the file and ``NTP_DATA_DIR``."""
     opener = lzma.open if path.suffix == ".xz" else open
-    with opener(path, "rb") as f:
-        raw = f.read()
-    if verify and key is not None:
+    try:
+        with opener(path, "rb") as f:
+            raw = f.read()
+    except (lzma.LZMAError, EOFError, OSError) as err:
+        raise CorruptDataError(f"cannot read data file {_where(path)}: {type(err).__name__}: {err}; "
+                               "restore it from the data README's source") from err
+    if verify_default(verify) and key is not None:
         digest = hashlib.sha256(raw).hexdigest()
         if digest != SHA256[key]:
-            raise ChecksumError(f"{path}: sha256 {digest} differs from the documented {SHA256[key]}")
-    return raw.decode("utf-8")
+            raise ChecksumError(
+                f"data file {_where(path)}: sha256 of its {len(raw):,} uncompressed bytes is {digest}, the "
+                f"data README documents {SHA256[key]} (truncated or edited?); restore the file, or set "
+                f"{VERIFY_ENV}=0 to use your own data"
+            )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise CorruptDataError(f"data file {_where(path)} is not UTF-8 text: {err}") from err
 
 
 def _resolve_dir(path: str | Path | None, sub: str) -> Path:
@@ -144,7 +181,7 @@ def read_tinystories(
     path: str | Path | None = None,
     files: Sequence[str] | None = None,
     max_stories: int | None = None,
-    verify: bool = False,
+    verify: bool | None = None,
 ) -> list[str]:
     """TinyStories stories (one string per story, paragraphs joined by ``\\n``).
 
@@ -157,10 +194,13 @@ def read_tinystories(
     max_stories:
         keep only the first ``max_stories`` stories (``None``: all).
     verify:
-        check every file against the sha256 of the data README (raises :class:`ChecksumError`).
+        check every file against the sha256 of the data README (raises :class:`ChecksumError`);
+        ``None`` (default): on unless ``$NTP_VERIFY_DATA=0``.
 
     Without a local folder, the first ``max_stories`` (default 5,042) stories of the official
     ``roneneldan/TinyStories`` train split are streamed from the hub.
+
+    Used in: b04.
     """
     if max_stories is not None and max_stories < 1:
         raise ValueError(f"max_stories must be positive, got {max_stories}")
@@ -186,7 +226,7 @@ def read_tinystories(
 
 
 def read_tinystories_lines(n_lines: int | None = None, path: str | Path | None = None,
-                           verify: bool = False) -> list[str]:
+                           verify: bool | None = None) -> list[str]:
     """The first ``n_lines`` raw lines of ``TinyStories-train.txt`` (paper A's excerpt).
 
     Lines are paragraphs; each story is followed by a line ``<|endoftext|>``, as in the official
@@ -236,14 +276,12 @@ def _group_articles(lines: Sequence[str]) -> list[str]:
 
 
 def read_wikitext(split: str = "train", path: str | Path | None = None, unit: str = "lines",
-                  verify: bool = False) -> list[str]:
+                  verify: bool | None = None) -> list[str]:
     """WikiText-2 (v1) text of one split.
 
     ``unit="lines"`` returns the non-blank lines (paragraphs and headings), stripped;
     ``unit="articles"`` joins them into articles, each starting at its `` = Title = `` line.
     Offline: ``<data root>/wikitext-2/<split>.txt.xz``; online: ``wikitext``/``wikitext-2-v1``.
-
-    Used in: b07.
     """
     if split not in WIKITEXT_SPLITS:
         raise ValueError(f"unknown WikiText split {split!r}; valid: {WIKITEXT_SPLITS}")
@@ -269,7 +307,7 @@ def read_wikitext(split: str = "train", path: str | Path | None = None, unit: st
 # ----------------------------------------------------------------------------------------------
 
 
-def read_template_sentences(path: str | Path | None = None) -> list[str]:
+def read_template_sentences(path: str | Path | None = None, verify: bool | None = None) -> list[str]:
     """The 160 template sentences of paper A's "Synthetic" data (``verysmallset.txt``), one per item.
 
     Shipped only as a local file (it comes with the authors' code, not with a hub dataset).
@@ -280,7 +318,8 @@ def read_template_sentences(path: str | Path | None = None) -> list[str]:
     file = folder / "verysmallset.txt"
     if not file.exists():
         raise _unavailable("paper A template sentences (verysmallset.txt)", folder, None, online=False)
-    sentences = [s.strip() for s in _read_text(file, None, False).split("\n") if s.strip()]
+    sentences = [s.strip() for s in _read_text(file, "official-ntp-2024/verysmallset", verify).split("\n")
+                 if s.strip()]
     if not sentences:
         raise ValueError(f"{file}: empty corpus")
     return sentences

@@ -185,19 +185,27 @@ def train_char_bpe(texts: Sequence[str], vocab_size: int = 64, alphabet_size: in
 
 
 def token_strings(tokenizer) -> list[str]:  # noqa: ANN001 - tokenizers.Tokenizer
-    """Readable string of every token id: a leading space or ``▁`` becomes ``#``, newlines ``\\n``.
+    """Readable string of every token id: a leading space or ``▁`` becomes ``#``.
 
-    Special tokens are shown as they are; a token that is an incomplete UTF-8 byte sequence keeps
-    its raw byte-level spelling.
+    Special tokens are shown as they are. A byte-level tokenizer (ByteLevel decoder, GPT-2 style) is
+    rendered with :func:`ntputils.data.corpora.gpt2_tokenizer.readable_token`: newline ``⏎``, an
+    incomplete UTF-8 byte sequence as hex bytes (no mojibake); other tokenizers decode each token
+    (newlines as ``\\n``).
     """
+    from ntputils.data.corpora.gpt2_tokenizer import readable_token  # noqa: PLC0415
+
     size = tokenizer.get_vocab_size()
     specials = {tokenizer.token_to_id(t.content) for t in tokenizer.get_added_tokens_decoder().values()
                 if t.special}
+    byte_level = type(tokenizer.decoder).__name__ == "ByteLevel"
     out: list[str] = []
     for i in range(size):
         raw = tokenizer.id_to_token(i)
         if i in specials:
             out.append(raw)
+            continue
+        if byte_level:  # GPT-2 style byte spelling: "#" word start, "⏎" newline, hex for partial UTF-8
+            out.append(readable_token(raw))
             continue
         if raw.startswith("▁"):
             text = " " + raw[1:]
@@ -212,8 +220,6 @@ def token_strings(tokenizer) -> list[str]:  # noqa: ANN001 - tokenizers.Tokenize
 
 def encode_all(tokenizer, texts: Sequence[str]) -> list[np.ndarray]:  # noqa: ANN001
     """Token ids of every text (batched; no special tokens added).
-
-    Used in: b07.
     """
     encodings = tokenizer.encode_batch(list(texts), add_special_tokens=False)
     return [np.asarray(e.ids, dtype=np.int64) for e in encodings]

@@ -6,10 +6,10 @@ With one-hot labels a classification set is an NTP data set whose contexts are t
 with a single next "token" (its class), so the same :class:`ntputils.training.history.History` applies:
 ``H`` holds the penultimate features (d x n), ``W`` the bias-free last layer (classes x d).
 
-Paper B trains on imbalanced MNIST (2 majority classes x 100 images, 2 minority classes x 10).
-MNIST needs ``torchvision``, which cannot be installed beside torch 2.13 here; offline we use
-scikit-learn's 8x8 digits (about 180 images per digit ship with the package), which the
-architecture handles through its global average pooling.
+Paper B trains on imbalanced MNIST (2 majority classes x 100 images, 2 minority classes x 10):
+``source="mnist"`` reads the official IDX files with numpy (:mod:`ntputils.data.mnist`);
+scikit-learn's 8x8 digits (``source="sklearn"``, about 180 images per digit ship with the package)
+are a fast fixture, handled by the same architecture through its global average pooling.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ class CNNConfig:
     n_classes: int
     in_channels: int = 1
     channels: tuple[int, int, int] = (32, 64, 64)
+    grid: int = 1  # 1: global average pooling; g > 1: average-pool to g x g and flatten (d = c3 g^2)
 
     def __post_init__(self) -> None:
         self.channels = tuple(int(c) for c in self.channels)  # type: ignore[assignment]
@@ -42,14 +43,19 @@ class CNNConfig:
             raise ValueError(f"channels must be three positive widths, got {self.channels}")
         if self.n_classes < 2:
             raise ValueError(f"n_classes must be >= 2, got {self.n_classes}")
+        if self.grid < 1:
+            raise ValueError(f"grid must be >= 1, got {self.grid}")
 
     @property
     def d(self) -> int:
-        return self.channels[-1]
+        return self.channels[-1] * self.grid**2
 
 
 class SmallCNN(NTPModel):
-    """Three 3x3 conv layers (ReLU; 2x2 max-pool after the second), global average pool, linear head.
+    """Three 3x3 conv layers (ReLU; 2x2 max-pool after the second), average pool, linear head.
+
+    ``grid=1``: global average pooling (d = c3); ``grid=g``: average-pooled to g x g and flattened
+    (d = c3 g^2), which keeps where in the image a feature fires.
 
     The 3-layer CNN of Paper B, Fig. 9.
     """
@@ -61,7 +67,7 @@ class SmallCNN(NTPModel):
         self.conv1 = nn.Conv2d(cfg.in_channels, c1, 3, padding=1)
         self.conv2 = nn.Conv2d(c1, c2, 3, padding=1)
         self.conv3 = nn.Conv2d(c2, c3, 3, padding=1)
-        self.output = nn.Linear(c3, cfg.n_classes, bias=False)
+        self.output = nn.Linear(cfg.d, cfg.n_classes, bias=False)
 
     def context_embeddings(self, images: torch.Tensor) -> torch.Tensor:
         """Penultimate features ``[B, d]`` (the "context embeddings" h of the images)."""
@@ -72,7 +78,9 @@ class SmallCNN(NTPModel):
         x = F.relu(self.conv1(images))
         x = F.max_pool2d(F.relu(self.conv2(x)), 2)
         x = F.relu(self.conv3(x))
-        return x.mean(dim=(2, 3))
+        if self.config.grid == 1:
+            return x.mean(dim=(2, 3))
+        return F.adaptive_avg_pool2d(x, self.config.grid).flatten(1)
 
 
 def imbalanced_digits(
@@ -87,8 +95,8 @@ def imbalanced_digits(
 
     Draws ``per_class[i]`` images of digit ``classes[i]`` without replacement (seeded); the
     default is paper B Fig. 9's Maj1, Maj2 (100 each), Min1, Min2 (10 each) -- which digits the
-    paper used is UNKNOWN. ``source`` is ``"sklearn"`` (8x8, offline) or ``"mnist"`` (28x28,
-    needs torchvision and a local copy under ``mnist_root``).
+    paper used is UNKNOWN. ``source`` is ``"sklearn"`` (8x8) or ``"mnist"`` (28x28, the official
+    files under ``mnist_root``, default ``$NTP_DATA_DIR/mnist``).
 
     Used in: b06.
     """
@@ -117,18 +125,14 @@ def imbalanced_digits(
 
 
 def load_mnist(root: str | None = None, train: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """MNIST images ``[N, 28, 28]`` in [0, 1] and labels, read with torchvision from a local ``root``.
+    """MNIST images ``[N, 28, 28]`` in [0, 1] and labels, from the official gzip IDX files.
+
+    ``root``: the folder with the four ``*-ubyte.gz`` files (default ``$NTP_DATA_DIR/mnist``); read
+    with numpy and md5-checked by :func:`ntputils.data.mnist.load_mnist` (no torchvision).
 
     Data of Paper B, Fig. 9.
     """
-    try:
-        from torchvision.datasets import MNIST  # type: ignore[import-not-found]
-    except ImportError as err:
-        raise ImportError(
-            "MNIST needs torchvision, which is not installed (no torchvision build matches torch 2.13 here); "
-            "use source='sklearn' for the offline 8x8 digits"
-        ) from err
-    if root is None:
-        raise ValueError("mnist_root: give the folder that holds the MNIST files (no download offline)")
-    data = MNIST(root, train=train, download=False)
-    return data.data.numpy() / 255.0, data.targets.numpy()
+    from ntputils.data.mnist import load_mnist as read_mnist
+
+    images, labels = read_mnist("train" if train else "test", folder=root)
+    return images / 255.0, labels.astype(np.int64)

@@ -1,0 +1,100 @@
+"""Per-chapter and HTML locks of the build runner (``fcntl.flock`` on files under ``.cache/book/locks``).
+
+A build holds the lock of every chapter it executes from before its kernel starts until its executed
+notebook, record and HTML page are installed, so two concurrent builds never write the same chapter:
+the second one is refused at once with a message naming the chapter, the lock file and the holder's
+pid (exit code 3). The HTML step (status page, scorecard, jupyter-book) holds one book-wide lock and
+waits for another build's HTML step to finish. ``flock`` locks die with their process, so a killed
+build never leaves a stale lock behind.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+from ntputils.book.project import Project
+
+
+class ChapterBusy(RuntimeError):
+    """Another process is building the chapter (its lock is held)."""
+
+
+def lock_dir(project: Project) -> Path:
+    return project.cache_dir / "locks"
+
+
+def _open_lock(path: Path) -> IO[str]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.open("a+")
+
+
+def _holder(f: IO[str]) -> str:
+    try:
+        f.seek(0)
+        return f.read().strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def _mark(f: IO[str]) -> None:
+    f.seek(0)
+    f.truncate()
+    f.write(f"{os.getpid()}\n")
+    f.flush()
+
+
+@contextmanager
+def chapter_locks(project: Project, names: Iterable[str]) -> Iterator[None]:
+    """Hold the locks of the chapters ``names`` (non-blocking); raise :class:`ChapterBusy` if one is held."""
+    held: list[IO[str]] = []
+    try:
+        for name in sorted(set(names)):
+            path = lock_dir(project) / f"{name}.lock"
+            f = _open_lock(path)
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _holder(f)
+                f.close()
+                raise ChapterBusy(
+                    f"chapter {name} is being built by another process (pid {holder}, lock {path}); "
+                    "wait for that build to finish, then run again"
+                ) from None
+            _mark(f)
+            held.append(f)
+        yield
+    finally:
+        for f in held:
+            fcntl.flock(f, fcntl.LOCK_UN)
+            f.close()
+
+
+@contextmanager
+def html_lock(project: Project, say=print, poll_s: float = 1.0) -> Iterator[None]:
+    """Hold the book-wide lock of the HTML step, waiting (with one message) while another build holds it."""
+    path = lock_dir(project) / "html.lock"
+    f = _open_lock(path)
+    try:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"waiting for another build's HTML step (pid {_holder(f)}, lock {path}) ...")
+            while True:
+                try:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    time.sleep(poll_s)
+        _mark(f)
+        yield
+    finally:
+        try:
+            fcntl.flock(f, fcntl.LOCK_UN)
+        finally:
+            f.close()

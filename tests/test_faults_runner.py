@@ -1,0 +1,327 @@
+"""Issue 16, runner faults: bad options are refused before any kernel starts, concurrent builds of one
+chapter are refused, a failure keeps the last good notebook (shown under a banner), stale and orphan
+pages are removed, the browser check flags stale pages, and Ctrl-C stops worker and kernel at once.
+
+Concurrency and Ctrl-C use real processes and signals on a throw-away project with tiny chapters.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ntputils.book import cli, html
+from ntputils.book.browser import staleness
+from ntputils.book.execute import FAILED_BANNER_TAG, _descendants, read_meta, run_id
+from ntputils.book.params import chapter_spec, read_source
+from ntputils.book.project import Project
+from ntputils.chapter_contract import ParameterError
+
+REPO = Path(__file__).resolve().parents[1]
+
+CHAPTER = '''\
+# %% [markdown]
+# # A sleepy chapter
+
+# %%
+PROFILES = {"cpu": {"n": 1, "sleep_s": 0.0}, "paper": {"n": 2, "sleep_s": 0.0}}
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+device = "auto"
+n = None
+sleep_s = None
+
+# %%
+import os
+import time
+
+from ntputils.runtime import check, setup_chapter
+
+cfg = setup_chapter(PROFILES, globals())
+open("kernel.pid", "w").write(str(os.getpid()))
+time.sleep(cfg.sleep_s)
+
+# %%
+check("n positive", cfg.n > 0, measured=cfg.n, paper="> 0")
+'''
+
+TOC = """\
+format: jb-book
+root: book/intro
+parts:
+  - caption: Chapters
+    chapters:
+      - file: book/a01_sleepy
+"""
+
+
+def make_project(root: Path, text: str = CHAPTER) -> Project:
+    (root / "notebooks").mkdir(parents=True)
+    (root / "book").mkdir()
+    (root / "notebooks" / "a01_sleepy.py").write_text(text)
+    (root / "_toc.yml").write_text(TOC)
+    (root / "book" / "intro.md").write_text("# Intro\n")
+    return Project(root)
+
+
+def fake_good_notebook(project: Project, key: str = "k" * 64) -> Path:
+    """A valid executed notebook with ``ok`` metadata (what a previous good run left)."""
+    meta = {"key": key, "status": "ok", "chapter": "a01_sleepy", "parameters": {"profile": "cpu"},
+            "resolved": {"profile": "cpu", "n": 1}, "profile": "cpu", "seed": 0, "device": "cpu",
+            "executed_at": "2026-01-01T00:00:00+00:00", "git": "abc1234", "checks": [], "seconds": 1.0}
+    nb = {"cells": [{"id": "title", "cell_type": "markdown", "metadata": {}, "source": "# A sleepy chapter"}],
+          "metadata": {"ntpbook": meta}, "nbformat": 4, "nbformat_minor": 5}
+    path = project.executed(project.chapters()[0])
+    path.write_text(json.dumps(nb))
+    return path
+
+
+def cli_cmd(root: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "ntputils.book", "--root", str(root), *args]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead
+        return (Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]) != "Z"
+    except OSError:
+        return False
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+# ---------------------------------------------------------------- validation before any kernel
+@pytest.mark.parametrize("timeout", [-1.0, 0.0, float("nan"), float("inf")])
+def test_bad_timeout_refused_before_anything_runs(tmp_path, capsys, timeout):
+    project = make_project(tmp_path)
+    good = fake_good_notebook(project)
+    before = good.read_bytes()
+    assert cli.build(project, make_html=False, timeout=timeout) == cli.EXIT_USAGE
+    assert "--timeout must be a positive finite number" in capsys.readouterr().out
+    assert good.read_bytes() == before and not (project.cache_dir / "work").exists()
+
+
+@pytest.mark.parametrize("text", ["-1", "0", "nan", "inf", "abc"])
+def test_bad_timeout_on_the_command_line(text, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.parser().parse_args(["build", "--timeout", text])
+    assert exc.value.code == 2
+    assert "--timeout" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("override, message", [
+    ({"device": "tpu"}, "unknown device 'tpu'"),
+    ({"device": "cuda:x"}, "unknown device"),
+    ({"seed": 2**70}, "'seed' must be in [0, 2**63 - 1]"),
+    ({"seed": -1}, "'seed' must be in"),
+    ({"n": "abc"}, "must be of type int"),
+])
+def test_device_and_seed_checked_before_the_kernel(tmp_path, capsys, override, message):
+    project = make_project(tmp_path)
+    good = fake_good_notebook(project)
+    before = good.read_bytes()
+    t0 = time.time()
+    assert cli.build(project, make_html=False, overrides=override) == cli.EXIT_USAGE
+    assert message in capsys.readouterr().out
+    assert time.time() - t0 < 5 and good.read_bytes() == before  # no kernel, nothing deleted
+
+
+def test_conflicting_profiles_refused(tmp_path, capsys):
+    project = make_project(tmp_path)
+    code = cli.build(project, profile="paper", overrides={"profile": "cpu"}, make_html=False)
+    assert code == cli.EXIT_USAGE
+    assert "conflicting profiles" in capsys.readouterr().out
+
+
+def test_repeated_only_accumulates():
+    args = cli.parser().parse_args(["build", "--only", "b01", "--only", "a01", "a02"])
+    assert args.only == ["b01", "a01", "a02"]
+
+
+def test_nonexistent_root_is_an_error(tmp_path, capsys):
+    assert cli.main(["--root", str(tmp_path / "nope"), "list"]) == cli.EXIT_USAGE
+    assert "no project there" in capsys.readouterr().out
+
+
+def test_unparseable_profiles_cell_is_an_error_not_skipped(tmp_path):
+    text = CHAPTER.replace('PROFILES = {"cpu"', 'PROFILES = {"cpu":: ').replace("%matplotlib", "")
+    project = make_project(tmp_path, text)
+    with pytest.raises(ParameterError, match="PROFILES of chapter a01_sleepy does not parse"):
+        chapter_spec("a01_sleepy", read_source(project.chapters()[0].source))
+    # a magic line in the PROFILES cell is fine
+    magic = CHAPTER.replace("# %%\nPROFILES", "# %%\n# %matplotlib inline\nPROFILES")
+    (project.chapters()[0].source).write_text(magic)
+    spec = chapter_spec("a01_sleepy", read_source(project.chapters()[0].source))
+    assert spec.profiles is not None
+    with pytest.raises(ParameterError, match="must be of type int"):
+        spec.resolve({"n": "abc"})
+
+
+def test_unparseable_profiles_fails_the_chapter_and_keeps_the_good_notebook(tmp_path, capsys):
+    project = make_project(tmp_path, CHAPTER.replace('PROFILES = {"cpu"', 'PROFILES = {"cpu"::'))
+    good = fake_good_notebook(project)
+    assert cli.build(project, make_html=False, overrides={"n": "abc"}) == cli.EXIT_FAILED
+    out = capsys.readouterr().out
+    assert "does not parse" in out
+    meta = read_meta(good)
+    assert meta["status"] == "ok" and "does not parse" in meta["latest_failure"]["error"]
+
+
+# ---------------------------------------------------------------- a failure keeps the good result
+def test_failed_run_keeps_last_good_notebook_with_banner(tmp_path, capsys):
+    """Real kernels: a good run (n=1), then a failing run (n=-1): the good notebook stays, marked."""
+    project = make_project(tmp_path)
+    chapter = project.chapters()[0]
+    assert cli.build(project, make_html=False) == cli.EXIT_OK
+    good_meta = read_meta(project.executed(chapter))
+    assert cli.build(project, make_html=False, overrides={"n": -1}) == cli.EXIT_FAILED
+    capsys.readouterr()
+    nb = json.loads(project.executed(chapter).read_text())
+    meta = nb["metadata"]["ntpbook"]
+    assert meta["key"] == good_meta["key"] and meta["resolved"]["n"] == 1  # the good run, unchanged
+    assert "n positive" in meta["latest_failure"]["error"]
+    banner = [c for c in nb["cells"] if FAILED_BANNER_TAG in c["metadata"].get("tags", [])]
+    assert len(banner) == 1 and "Latest run failed" in "".join(banner[0]["source"])
+    assert good_meta["executed_at"] in "".join(banner[0]["source"]).replace("\\", "")
+    keys = cli.KeyCalculator(project)
+    assert not keys.is_current(chapter) and keys.renderable(chapter)
+    status = project.status_page.read_text()
+    assert "| [a01_sleepy](a01_sleepy.ipynb) | failed |" in status
+    # the chapter is not a cache hit any more, and the next good run removes the banner
+    assert cli.build(project, make_html=False) == cli.EXIT_OK
+    assert "[cached]" not in capsys.readouterr().out
+    nb = json.loads(project.executed(chapter).read_text())
+    assert "latest_failure" not in nb["metadata"]["ntpbook"]
+    assert not any(FAILED_BANNER_TAG in c["metadata"].get("tags", []) for c in nb["cells"])
+    # every run used its own work folder, removed afterwards; no shared record file
+    assert list((project.cache_dir / "work").iterdir()) == []
+    assert not (project.cache_dir / "records").exists()
+
+
+# ---------------------------------------------------------------- concurrency (real processes)
+def test_second_concurrent_build_of_a_chapter_is_refused(tmp_path):
+    project = make_project(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    first = subprocess.Popen(cli_cmd(tmp_path, "build", "--only", "a01", "--no-html", "-p", "sleep_s=4.0",
+                                     "-p", "n=3"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, env=env)
+    try:
+        wait_for(lambda: (tmp_path / "kernel.pid").exists(), 120, "the first build's kernel")
+        second = subprocess.run(cli_cmd(tmp_path, "build", "--only", "a01", "--force", "--no-html",
+                                        "-p", "n=7"), capture_output=True, text=True, env=env, timeout=60)
+        assert second.returncode == cli.EXIT_BUSY, second.stdout + second.stderr
+        assert "a01_sleepy is being built by another process" in second.stdout
+        assert f"pid {first.pid}" in second.stdout
+        out, _ = first.communicate(timeout=180)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 0, out
+    meta = read_meta(project.executed(project.chapters()[0]))
+    assert meta["resolved"]["n"] == 3 and meta["status"] == "ok"  # the first build's run, intact
+
+
+# ---------------------------------------------------------------- Ctrl-C (real signal)
+def test_one_ctrl_c_stops_worker_and_kernel_and_keeps_the_good_result(tmp_path):
+    project = make_project(tmp_path)
+    good = fake_good_notebook(project)
+    before = good.read_bytes()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(cli_cmd(tmp_path, "build", "--only", "a01", "--no-html", "-p", "sleep_s=600.0"),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        wait_for(lambda: (tmp_path / "kernel.pid").exists(), 120, "the kernel to start")
+        kernel = int((tmp_path / "kernel.pid").read_text())
+        tree = _descendants(proc.pid)
+        assert kernel in tree and len(tree) >= 2  # worker and kernel
+        t0 = time.time()
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        elapsed = time.time() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == cli.EXIT_INTERRUPTED, out
+    assert elapsed < 30
+    assert "interrupted: stopped 1 running chapter(s)" in out and "Traceback" not in out
+    wait_for(lambda: not any(alive(p) for p in tree), 10, f"worker/kernel {tree} to die")
+    assert good.read_bytes() == before  # the previous good result is untouched
+    assert project.status_page.exists()
+    assert list((project.cache_dir / "work").iterdir()) == []
+
+
+# ---------------------------------------------------------------- stale / orphan HTML
+def _fake_page(project: Project, name: str, text: str) -> Path:
+    page = project.html_dir / "book" / f"{name}.html"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(text)
+    return page
+
+
+def test_prune_removes_orphan_and_stale_pages(tmp_path):
+    project = make_project(tmp_path)
+    (project.notebooks_dir / "a02_other.py").write_text(CHAPTER)
+    keep = _fake_page(project, "a01_sleepy", "ok")
+    stale = _fake_page(project, "a02_other", "old")
+    orphan = _fake_page(project, "a09_removed", "old")
+    intro = _fake_page(project, "intro", "intro")
+    removed = html.prune_pages(project, {"a01_sleepy"}, toc_entries={"book/intro", "book/a01_sleepy"})
+    assert sorted(removed) == ["book/a02_other.html", "book/a09_removed.html"]
+    assert keep.exists() and intro.exists() and not stale.exists() and not orphan.exists()
+
+
+def test_browser_staleness_check(tmp_path, monkeypatch):
+    project = make_project(tmp_path)
+    good = fake_good_notebook(project)
+    meta = read_meta(good)
+    keys = cli.KeyCalculator(project)
+    page = _fake_page(project, "a01_sleepy", f"<p>{run_id(meta)}</p>")
+    problems = staleness(project, page, keys)
+    assert any("is not current" in p for p in problems)  # the fake key is not the chapter's key
+    monkeypatch.setattr(keys, "renderable", lambda chapter: True)
+    assert staleness(project, page, keys) == []
+    page.write_text("<p>an older build</p>")
+    assert any("does not show the run" in p for p in staleness(project, page, keys))
+    good.unlink()
+    assert any("orphan page" in p for p in staleness(project, page, keys))
+
+
+def test_failed_chapter_page_is_rebuilt_with_the_banner(tmp_path, capsys):
+    """End to end with jupyter-book: after a failed run the page shows the last good run under a
+    'latest run failed' banner, and the browser check's staleness rules accept exactly that page."""
+    project = make_project(tmp_path)
+    status = "  - caption: Reference\n    chapters:\n      - file: book/status\n"
+    (tmp_path / "_toc.yml").write_text(TOC + status)
+    shutil.copy(REPO / "_config.yml", tmp_path / "_config.yml")
+    shutil.copy(REPO / "book" / "references.bib", tmp_path / "book" / "references.bib")
+    assert cli.build(project, make_html=False) == cli.EXIT_OK
+    page = project.html_dir / "book" / "a01_sleepy.html"
+    assert cli.build(project, overrides={"n": -1}) == cli.EXIT_FAILED
+    out = capsys.readouterr().out
+    assert "building HTML" in out
+    text = page.read_text()
+    assert "Latest run failed" in text and "n positive" in text
+    assert staleness(project, page, cli.KeyCalculator(project)) == []
+    # a page built before the failure (no banner) would be flagged
+    page.write_text(text.replace("Latest run failed", "Latest run"))
+    assert any("banner" in p for p in staleness(project, page, cli.KeyCalculator(project)))
