@@ -232,8 +232,12 @@ def verdicts(group: str, rows: list[dict]) -> list[str]:
     if group == "memory" and len(rows) == 2 and rows[1].get("driver_peak_rss_mb"):
         a, b = rows[0]["driver_peak_rss_mb"], rows[1]["driver_peak_rss_mb"]
         per = (b - a) / (rows[1]["points"] - rows[0]["points"]) * 1024
+        base = rows[1].get("baseline_rss_mb") or 0.0
+        note = (" The peak was already reached before the sweep started (by the imports that precede it), "
+                "so neither the cluster nor the points raised it measurably (the peak RSS is in whole MB)."
+                if base >= b - 1 else "")
         return [f"- Driver memory: {b:.0f} MB peak for 1,000 points vs {a:.0f} MB for 10 "
-                f"(about {per:.0f} KB per extra point)."]
+                f"(about {per:.0f} KB per extra point).{note}"]
     if group == "overhead":
         out = []
         for r in rows:
