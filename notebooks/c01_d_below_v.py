@@ -329,7 +329,16 @@ for ds in ("synthetic", "sts"):
 # ## Where the geometry holds and where it breaks
 #
 # The sentences below are generated from the committed table by the pre-registered rules above (they
-# say nothing when the table is missing or stale).
+# say nothing when the table is missing or stale). In the table above, the column "R3 top-d" is only
+# meaningful for $d<\mathrm{rank}\,\widetilde{\boldsymbol S}$: for larger $d$ the truncation equals
+# $\widetilde{\boldsymbol S}$, the difference is rounding noise of either sign, and no claim uses it.
+#
+# **Reading R3.** Paper B's statement is about the *order* in which gradient descent picks up the
+# singular factors during training; R3 judges the *end* of training, after CE has come within the
+# reach of $\mathcal H$ that a rank-$d$ model allows. Where R3 fails, the trained $\boldsymbol H$ is
+# closer to the geometry of the full $\widetilde{\boldsymbol S}$ than to its top-$d$ part: the
+# end point of a rank-$d$ model is not simply the top-$d$ truncation. A test of the learning order
+# itself (`sim` to $\widetilde{\boldsymbol S}_d$ along training) is left for another sweep.
 
 # %%
 from IPython.display import Markdown  # noqa: E402
