@@ -1,7 +1,8 @@
 """Render ``book/performance.md`` from ``benchmarks/results/*.json`` (``python -m benchmarks.report``).
 
 The page is static: the book build never re-runs a benchmark. Every number on it comes from the
-JSON files (written by ``python -m benchmarks.lmm`` / ``python -m benchmarks.concepts``) and the prose
+JSON files (written by ``python -m benchmarks.lmm`` / ``python -m benchmarks.concepts`` /
+``python -m benchmarks.sweep``) and the prose
 around them from ``benchmarks/performance_template.md``; each target of issue #4 gets a verdict
 computed from those numbers.
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from benchmarks import concepts as bench_concepts
 from benchmarks import lmm as bench_lmm
+from benchmarks import sweep as bench_sweep
 from benchmarks.common import RESULTS_DIR
 
 BOOK_PAGE = Path(__file__).resolve().parents[1] / "book" / "performance.md"
@@ -116,12 +118,26 @@ def _tables(payloads: list[dict], format_table, verdicts) -> list[str]:
     return parts
 
 
+def sweep_tables() -> list[str]:
+    parts = []
+    for group in ("overhead", "throughput", "memory"):
+        path = RESULTS_DIR / f"sweep_{group}.json"
+        if not path.exists():
+            continue
+        payload = json.loads(path.read_text()) | {"file": path.name}
+        parts += [f"**{group}** -- " + machine_line(payload), "",
+                  bench_sweep.format_table(group, payload["rows"]), ""]
+        parts += bench_sweep.verdicts(group, payload["rows"]) + [""]
+    return parts
+
+
 def render() -> str:
     text = TEMPLATE.read_text()
     lmm = _tables(load("lmm"), bench_lmm.format_table, lmm_verdicts)
     conc = _tables(load("concepts"), bench_concepts.format_table, concepts_verdicts)
     text = text.replace("<!-- LMM_TABLES -->", "\n".join(lmm).strip() or "(no results yet)")
     text = text.replace("<!-- CONCEPTS_TABLES -->", "\n".join(conc).strip() or "(no results yet)")
+    text = text.replace("<!-- SWEEP_TABLES -->", "\n".join(sweep_tables()).strip() or "(no results yet)")
     return text.rstrip() + "\n"
 
 

@@ -132,7 +132,7 @@ def used_in_lines(modname: str) -> dict[str, list[str]]:
     for name, obj in public_objects(modname).items():
         for line in (inspect.getdoc(obj) or "").splitlines():
             if USED_IN.match(line):
-                out[name] = sorted(set(re.findall(r"\b[ab]\d{2}\b", line)))
+                out[name] = sorted(set(re.findall(r"\b[a-z]\d{2}\b", line)))
     return out
 
 
@@ -161,7 +161,7 @@ def fix_used_in(write: bool = True) -> list[str]:
             indent = " " * (node.col_offset + 4)
             block = lines[first:last + 1]
             hits = [i for i, line in enumerate(block) if USED_IN.match(line)]
-            have = sorted(set(re.findall(r"\b[ab]\d{2}\b", block[hits[0]]))) if hits else []
+            have = sorted(set(re.findall(r"\b[a-z]\d{2}\b", block[hits[0]]))) if hits else []
             if have == want and (bool(hits) == bool(want)):
                 continue
             new_line = f"{indent}Used in: {', '.join(want)}."

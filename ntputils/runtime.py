@@ -216,7 +216,7 @@ def setup_chapter(profiles: Mapping[str, Mapping[str, Any]], namespace: Mapping[
     (a ``ValueError``) naming unknown or ill-typed parameters and listing the valid ones, or a value
     that breaks ``rules`` or the memory budget.
 
-    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07.
+    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07, c01.
     """
     valid = valid_parameter_names(profiles)
     injected = injected_parameter_names(namespace.get("In") or namespace.get("_ih") or [])
@@ -309,7 +309,7 @@ def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol:
     Returns ``None`` (nothing is echoed in the notebook); raises ``AssertionError`` (after recording)
     when ``passed`` is false.
 
-    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07.
+    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07, c01.
     """
     try:
         ok = bool(passed)
@@ -375,7 +375,7 @@ def within(paper: float, *, abs_tol: float | None = None, rel_tol: float | None 
 def at_least(bound: float, why: str = "") -> Rule:
     """``measured >= bound``.
 
-    Used in: a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07.
+    Used in: a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07, c01.
     """
     return Rule("at_least", f">= {bound:g}" + (f" ({why})" if why else ""), low=bound)
 
@@ -383,7 +383,7 @@ def at_least(bound: float, why: str = "") -> Rule:
 def at_most(bound: float, why: str = "") -> Rule:
     """``measured <= bound``.
 
-    Used in: a03, a05, a06, a07, b01, b02, b04, b05, b06, b07.
+    Used in: a03, a05, a06, a07, b01, b02, b04, b05, b06, b07, c01.
     """
     return Rule("at_most", f"<= {bound:g}" + (f" ({why})" if why else ""), high=bound)
 
@@ -421,7 +421,7 @@ def preregister(claims: Mapping[str, tuple]) -> None:
     Call it in a cell above the computation; :func:`compare` refuses keys that were not registered
     (the rule cannot be chosen after the number is seen). Registering a key twice is an error.
 
-    Used in: a01, a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07.
+    Used in: a01, a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07, c01.
     """
     for key, spec in claims.items():
         if key in _RULES:
@@ -446,7 +446,7 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
     deviation is recorded and shown, not raised: the page says how the number differs and why
     (``note``). Returns the outcome. Raises ``KeyError`` for a claim that was not pre-registered.
 
-    Used in: a01, a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07.
+    Used in: a01, a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07, c01.
     """
     if key not in _RULES:
         raise KeyError(f"claim {key!r} was not pre-registered: call preregister() above its computation")
@@ -480,7 +480,7 @@ def preregister_similarity(claims: Mapping[str, tuple[str, float, Any]]) -> None
     diagonals and ``key + "_offdiag"`` for the off-diagonal value (the diagonals of two correlation
     matrices are 1 and inflate ``sim``). Judge them with :func:`compare_similarity`.
 
-    Used in: a04, a05, a06, a07.
+    Used in: a04, a05, a06, a07, c01.
     """
     preregister({k: spec for key, (claim, margin, item) in claims.items()
                  for k, spec in ((key, (claim, above_chance(margin), item)),
@@ -492,7 +492,7 @@ def compare_similarity(key: str, rep: Any, **kw: Any) -> tuple[str, str]:
     :class:`~ntputils.analysis.baselines.SimilarityWithChance`: the value against the random chance
     level, the off-diagonal value against its own. Returns both outcomes.
 
-    Used in: a04, a05, a06, a07.
+    Used in: a04, a05, a06, a07, c01.
     """
     return (compare(key, rep.value, chance=rep.random_mean, **kw),
             compare(key + OFFDIAG, rep.offdiagonal, chance=rep.random_offdiagonal_mean, **kw))
@@ -505,7 +505,7 @@ def record(name: str, value: Any, *, paper: Any = None, unit: str | None = None)
     prose never types a measured number and the status page, scorecard and sweeps read it.
     Returns ``value``.
 
-    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07.
+    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07, c01.
     """
     if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
         raise ValueError(f"record name must be letters, digits, '_' or '-', got {name!r}")

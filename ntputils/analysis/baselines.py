@@ -103,7 +103,7 @@ def similarity_with_chance(A: np.ndarray, B: np.ndarray, *, draws: int = 20, see
     """``sim(A, B)`` reported with its off-diagonal value, the random-matrix baseline (same shape as
     ``A``) and the shuffled-column control: what every similarity claim of the book shows.
 
-    Used in: a04, a05, a06, a07.
+    Used in: a04, a05, a06, a07, c01.
     """
     A = np.asarray(A, dtype=np.float64)
     rm, rs = random_sim(A.shape, B, draws=draws, seed=seed)

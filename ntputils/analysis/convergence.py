@@ -56,7 +56,7 @@ class GeometryReference:
 
     The references of Paper A, Fig. 6: L^in, S~ of Paper B, Eq. (2) and L^mm of Paper A, Eq. (NTP-SVM).
 
-    Used in: a05.
+    Used in: a05, c01.
     """
 
     support: np.ndarray

@@ -1,4 +1,4 @@
-"""Command line: ``python -m ntputils.book build|list|status|browser``.
+"""Command line: ``python -m ntputils.book build|list|status|browser|sweep|sweep-table``.
 
 ``build [--profile cpu|paper] [--only CHAPTER ...] [-p NAME=VALUE ...] [--force] [--jobs N] [--no-html]
 [--partial]`` executes every selected chapter whose cache key changed (all of them, even after a
@@ -8,6 +8,7 @@ stops the HTML build (unless ``--partial``) and its old page is removed from ``_
 Exit codes: 0 ok, 1 a chapter or the HTML build failed, 2 bad usage (unknown chapter, unknown or
 ill-typed parameter, bad option), 3 another build holds a selected chapter's lock, 130 interrupted
 (Ctrl-C: running chapters are stopped, previous results kept).
+``sweep`` / ``sweep-table``: parameter sweeps on Dask, see :mod:`ntputils.book.sweep`.
 """
 
 from __future__ import annotations
@@ -359,6 +360,28 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="chapters and whether their executed notebook is current")
     sub.add_parser("status", help="regenerate book/status.md only")
 
+    sw = sub.add_parser("sweep", help="run a chapter over the cartesian product of parameter values on Dask")
+    sw.add_argument("chapter", help="chapter (name or prefix, e.g. a05)")
+    sw.add_argument("-p", "--param", action="append", metavar="KEY=V1,V2|A:B", dest="params",
+                    help="an axis: values (Python literals) or a range a:b (= a..b-1), repeatable")
+    sw.add_argument("--profile", default=None, help="parameter profile of every point (default cpu)")
+    sw.add_argument("--name", default=None, help="sweep name: folder sweeps/NAME (default: chapter prefix)")
+    sw.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes (default 2)")
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                       help="use a running dask scheduler instead of a LocalCluster")
+    where.add_argument("--slurm", type=Path, default=None, metavar="CONFIG.yaml",
+                       help="start workers as SLURM jobs (dask-jobqueue; queue, cores, memory, walltime)")
+    sw.add_argument("--retry-failed", action="store_true", help="rerun points whose result is an error")
+    sw.add_argument("--connect-timeout", type=float, default=10.0, help="seconds to reach --scheduler")
+    sw.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+
+    st = sub.add_parser("sweep-table", help="the tidy table of a sweep (csv, parquet or markdown)")
+    st.add_argument("name", help="sweep name")
+    st.add_argument("--format", choices=("csv", "parquet", "markdown"), default="csv")
+    st.add_argument("--publish", action="store_true",
+                    help="copy the table and its provenance to results/sweeps/NAME/ (committed)")
+
     br = sub.add_parser("browser", help="check the built HTML in headless Chromium")
     br.add_argument("--screenshot", default="a01", help="chapter (prefix) to screenshot")
     br.add_argument("--chromium", default=None, help="chromium binary (default: chromium on PATH)")
@@ -410,6 +433,17 @@ def _main(argv: list[str] | None = None) -> int:
         write_scorecard(project, project.toc_chapters())
         say(f"wrote {project.status_page}")
         return EXIT_OK
+    if args.command == "sweep":
+        from ntputils.book.sweep import sweep_command
+
+        return sweep_command(project, args.chapter, args.params, profile=args.profile, name=args.name,
+                             workers=args.workers, scheduler=args.scheduler, slurm=args.slurm,
+                             retry_failed=args.retry_failed, connect_timeout=args.connect_timeout,
+                             progress=args.progress)
+    if args.command == "sweep-table":
+        from ntputils.book.sweep_table import table_command
+
+        return table_command(project, args.name, args.format, args.publish)
     if args.command == "browser":
         from ntputils.book.browser import run_browser_check
 

@@ -210,7 +210,7 @@ def mm_embeddings(L: np.ndarray, rank_tol: float = 1e-6) -> tuple[np.ndarray, np
     1e-6); it drops only numerical noise of first-order solvers. The factors are the SVD factors
     of paper A Thm. 2 with R = I; any rotation ``W R^T, R H`` gives the same corr / Gram matrices.
 
-    Used in: a02, a03, a04.
+    Used in: a02, a03, a04, c01.
     """
     U, s, Vt = svd_factors(L, rank_tol=rank_tol)
     r = np.sqrt(s)

@@ -146,7 +146,7 @@ def train(
     Logged scalars: ``loss``, ``norm_W``, ``norm_H``, ``norm_L`` and, for CE, ``ce`` and
     ``ce_minus_H`` (CE minus the empirical entropy).
 
-    Used in: a02, a03, a04, a05, a06, b01, b02, b03.
+    Used in: a02, a03, a04, a05, a06, b01, b02, b03, c01.
     """
     if loss not in LOSSES:
         raise ValueError(f"unknown loss {loss!r}; valid: {LOSSES}")

@@ -201,7 +201,7 @@ def paper_a_synthetic(seed: int = 1634, support_size: int = 3, max_count: int = 
     support has 3 tokens with counts in {1, 2}, so each context has entropy >= H(1,1,2) = 1.0397):
     the published numbers come from a variant of the recipe (e.g. a different template file).
 
-    Used in: a01, a02, a03, a04, a05, a06.
+    Used in: a01, a02, a03, a04, a05, a06, c01.
     """
     if support_size < 1 or max_count < 1:
         raise ValueError("support_size and max_count must be positive")
@@ -384,6 +384,6 @@ def paper_a_tinystories(seed: int = 1634, n_lines: int = 2000, n_contexts: int =
     ``TinyStories-train.txt`` (one paragraph per line), which has far fewer frequent contexts. Chapter a05
     tabulates both against the paper.
 
-    Used in: a04, a05, a06.
+    Used in: a04, a05, a06, c01.
     """
     return paper_a_tinystories_details(seed, n_lines, n_contexts, layout, max_count, use_cache, wordnet).data

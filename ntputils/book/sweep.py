@@ -1,0 +1,361 @@
+"""Parameter sweeps of a chapter on Dask: ``python -m ntputils.book sweep CHAPTER -p KEY=V1,V2 ...``.
+
+The cartesian product of the ``-p`` axes is validated against the chapter (:mod:`~ntputils.book.sweep_spec`)
+before anything is written; each point then runs the chapter through papermill in a Dask worker
+*process* (:mod:`~ntputils.book.sweep_cluster`: a ``LocalCluster``, a running scheduler or SLURM)
+and leaves::
+
+    sweeps/<name>/sweep.json                 the plan (chapter, profile, axes, point ids, code hash)
+    sweeps/<name>/points/<id>/params.json    the point's parameters (written before it is submitted)
+    sweeps/<name>/points/<id>/attempts       one JSON line per start (pid, host, time): retries show here
+    sweeps/<name>/points/<id>/log            the papermill log (cell outputs) of the last attempt
+    sweeps/<name>/points/<id>/executed.ipynb the executed notebook, run record in metadata.ntpbook
+    sweeps/<name>/points/<id>/error.txt      the traceback of a failed point
+    sweeps/<name>/points/<id>/result.json    written atomically (tmp + os.replace): the ONLY done marker
+    sweeps/<name>/table.parquet, table.csv   the tidy table (:mod:`~ntputils.book.sweep_table`)
+
+Re-running the same command skips points with a ``result.json`` (resume; interrupted points have
+none and run again); ``--retry-failed`` also reruns points whose result is an error. A point never
+runs twice for one result: a task that Dask recomputes (its worker died holding the finished result)
+returns the ``result.json`` already on disk. A failing point
+becomes an ``error`` row with its traceback and the others finish (exit code 1 with a summary). A
+worker killed mid-point is retried by Dask (``allowed-failures`` = 3) and counts as infrastructure:
+the point's ``attempts`` file shows it, its result does not. ``sweeps/`` is a scratch folder (git
+ignores it); tables meant for the book are published to ``results/sweeps/<name>/`` and committed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ntputils.book.environment import git_commit, machine, package_versions
+from ntputils.book.execute import META_KEY
+from ntputils.book.execute import worker_env as kernel_env
+from ntputils.book.project import Project
+from ntputils.book.sweep_cluster import ClusterError, connect
+from ntputils.book.sweep_spec import SweepPlan, SweepSpecError, plan_sweep
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+SWEEPS_DIR = "sweeps"
+RESULT = "result.json"
+
+
+def say(*args: Any) -> None:
+    print(*args, flush=True)
+
+
+def sweep_dir(project: Project, name: str) -> Path:
+    """``<root>/sweeps/<name>``."""
+    return project.root / SWEEPS_DIR / name
+
+
+def point_dir(project: Project, name: str, pid: str) -> Path:
+    return sweep_dir(project, name) / "points" / pid
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to ``path`` via a temporary file in the same folder and ``os.replace``."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, default=str))
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def read_attempts(directory: Path) -> list[dict[str, Any]]:
+    """The starts of a point (one JSON object per line of its ``attempts`` file)."""
+    try:
+        lines = (directory / "attempts").read_text().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        with contextlib.suppress(ValueError):
+            out.append(json.loads(line))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# one point (runs inside a Dask worker process)
+# ----------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _point_environment(project: Project, record: Path, log: Path) -> Iterator[None]:
+    """Kernel environment (record path, no MPLBACKEND, one BLAS thread) and the papermill log file."""
+    saved = dict(os.environ)
+    env = kernel_env(project, record, threads=1)
+    for key in set(os.environ) - set(env):
+        del os.environ[key]
+    os.environ.update(env)
+    handler = logging.FileHandler(log, mode="w")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger = logging.getLogger("papermill")
+    old_level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+        handler.close()
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _cell_seconds(nb) -> float:
+    """Sum of papermill's per-cell durations: the chapter's own compute inside the kernel."""
+    total = 0.0
+    for cell in nb.cells:
+        d = cell.get("metadata", {}).get("papermill", {}).get("duration")
+        if isinstance(d, (int, float)):
+            total += float(d)
+    return total
+
+
+def run_point(task: dict[str, Any]) -> dict[str, Any]:
+    """Run one sweep point (in a Dask worker process); return its result (also in ``result.json``).
+
+    ``task``: ``root``, ``source``, ``chapter``, ``dir``, ``id``, ``parameters`` (given to papermill),
+    ``resolved``, ``overrides``, ``code_hash``, ``git``. Chapter failures become ``status="error"``
+    results; only infrastructure (a dying process) escapes, and Dask retries it.
+    """
+    import nbformat
+
+    from ntputils.book.worker import run as run_papermill
+
+    directory = Path(task["dir"])
+    directory.mkdir(parents=True, exist_ok=True)
+    previous = read_json(directory / RESULT)
+    if previous.get("id") == task["id"] and (previous.get("status") == "ok"
+                                             or previous.get("run") == task["run"]):
+        # already done (e.g. Dask recomputes a finished task whose result was held by a worker that
+        # died before the driver fetched it): never recompute a finished point
+        return _summary_of(previous)
+    with (directory / "attempts").open("a") as f:
+        f.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                            "started": datetime.now(UTC).isoformat(timespec="milliseconds")}) + "\n")
+    for stale in ("executed.ipynb", "error.txt", "record.json", ".input.ipynb", RESULT):
+        (directory / stale).unlink(missing_ok=True)
+    project = Project(Path(task["root"]))
+    record_path, output = directory / "record.json", directory / "executed.ipynb"
+    t0 = time.perf_counter()
+    with _point_environment(project, record_path, directory / "log"):
+        outcome = run_papermill({"source": task["source"], "input": str(directory / ".input.ipynb"),
+                                 "output": str(output), "parameters": task["parameters"],
+                                 "cwd": str(project.root)})
+    t_papermill = time.perf_counter() - t0
+    record = read_json(record_path)
+    status = "ok" if outcome.get("status") == "ok" and output.exists() else "error"
+    meta = {"chapter": task["chapter"], "point": task["id"], "status": status,
+            "parameters": task["parameters"], "resolved": task["resolved"],
+            "profile": record.get("profile", task["resolved"].get("profile")),
+            "seed": record.get("seed", task["resolved"].get("seed")),
+            "device": record.get("device", "unknown (setup_chapter not called)"),
+            "checks": record.get("checks", []), "comparisons": record.get("comparisons", []),
+            "results": record.get("results", {}), "code_hash": task["code_hash"], "git": task["git"]}
+    cells = 0.0
+    if output.exists():
+        nb = nbformat.read(output, as_version=4)
+        cells = _cell_seconds(nb)
+        nb.metadata[META_KEY] = meta
+        tmp = output.with_name(".executed.ipynb.tmp")
+        nbformat.write(nb, tmp)
+        os.replace(tmp, output)
+    (directory / ".input.ipynb").unlink(missing_ok=True)
+    if status != "ok":
+        error = f"{outcome.get('ename', 'Error')}: {outcome.get('evalue', '')}"
+        (directory / "error.txt").write_text(error + "\n\n" + (outcome.get("traceback") or "(no traceback)"))
+        meta.update(error=error, cell=outcome.get("cell"))
+    seconds = time.perf_counter() - t0
+    result = {**meta, "id": task["id"], "overrides": task["overrides"], "seconds": round(seconds, 3),
+              "timing": {"papermill_s": round(t_papermill, 3), "cells_s": round(cells, 3),
+                         "record_s": round(seconds - t_papermill, 3),
+                         "chapter_wall_s": record.get("wall_s")},
+              "attempt": len(read_attempts(directory)), "run": task["run"], "worker_pid": os.getpid(),
+              "host": socket.gethostname(),
+              "finished": datetime.now(UTC).isoformat(timespec="milliseconds")}
+    write_json_atomic(directory / RESULT, result)
+    return _summary_of(result)
+
+
+def _summary_of(result: dict[str, Any]) -> dict[str, Any]:
+    out = {k: result.get(k) for k in ("id", "status", "seconds", "attempt")}
+    return out | {"error": result.get("error", "")}
+
+
+# ----------------------------------------------------------------------------------------------
+# the driver
+# ----------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _lock(directory: Path) -> Iterator[None]:
+    """One driver per sweep at a time (an ``flock``: released by the OS when the driver dies)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with (directory / ".lock").open("w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ClusterError(f"another sweep driver is running on {directory}") from None
+        yield
+
+
+def classify(project: Project, plan: SweepPlan, retry_failed: bool) -> tuple[list, list, list]:
+    """(points done ok, points failed and kept, points to run)."""
+    done, failed, todo = [], [], []
+    for point in plan.points:
+        status = read_json(point_dir(project, plan.name, point.id) / RESULT).get("status")
+        if status == "ok":
+            done.append(point)
+        elif status == "error" and not retry_failed:
+            failed.append(point)
+        else:
+            todo.append(point)
+    return done, failed, todo
+
+
+def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler: str | None = None,
+              slurm: Path | None = None, retry_failed: bool = False, connect_timeout: float = 10.0,
+              progress: bool = True) -> int:
+    """Run the points of ``plan`` that have no result (resume); return the exit code."""
+    from ntputils.book.sweep_table import write_table
+
+    directory = sweep_dir(project, plan.name)
+    previous = read_json(directory / "sweep.json")
+    if previous and previous.get("chapter") != plan.chapter.name:
+        say(f"error: sweep {plan.name!r} holds chapter {previous.get('chapter')}, not {plan.chapter.name}; "
+            "choose another --name")
+        return EXIT_USAGE
+    started = time.time()
+    try:
+        with _lock(directory):
+            done, failed, todo = classify(project, plan, retry_failed)
+            commit = git_commit(project.root)
+            desc = plan.describe() | {"point_ids": [p.id for p in plan.points], "git": commit,
+                                      "machine": machine(), "host": socket.gethostname(),
+                                      "versions": package_versions(),
+                                      "started": datetime.now(UTC).isoformat(timespec="seconds"),
+                                      "command": plan.command()}
+            write_json_atomic(directory / "sweep.json", desc)
+            say(f"sweep {plan.name}: {plan.chapter.name}, {len(plan.points)} point(s): {len(done)} done, "
+                f"{len(failed)} failed earlier (kept; --retry-failed reruns them), {len(todo)} to run")
+            infra: dict[str, str] = {}
+            if todo:
+                where = scheduler or (f"SLURM ({slurm})" if slurm else f"LocalCluster, {workers} worker(s)")
+                with connect(workers=workers, scheduler=scheduler, slurm=slurm,
+                             timeout=connect_timeout) as client:
+                    say(f"running {len(todo)} point(s) on {where}")
+                    infra = _execute(client, project, plan, todo, commit,
+                                     initial=len(done) + len(failed), progress=progress)
+            desc["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+            runs = previous.get("runs", []) if previous.get("code_hash") == plan.code_hash else []
+            desc["runs"] = [*runs, {"started": desc["started"], "finished": desc["finished"],
+                                    "wall_s": round(time.time() - started, 1), "points_run": len(todo),
+                                    "git": commit}]
+            desc["wall_s"] = round(sum(r["wall_s"] for r in desc["runs"]), 1)  # over resumed runs too
+            write_json_atomic(directory / "sweep.json", desc)
+            table = write_table(project, plan.name)
+    except ClusterError as err:
+        say(f"error: {err}")
+        return EXIT_USAGE
+    return _summary(project, plan, infra, table)
+
+
+def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str, *, initial: int,
+             progress: bool) -> dict[str, str]:
+    """Submit the points to the cluster and wait for them (tqdm bar); return the infrastructure failures."""
+    from distributed import as_completed
+    from tqdm.auto import tqdm
+
+    run = f"{socket.gethostname()}-{os.getpid()}-{time.time():.6f}"  # this driver run
+    futures = {}
+    for point in todo:
+        d = point_dir(project, plan.name, point.id)
+        d.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(d / "params.json", {"chapter": plan.chapter.name, "overrides": point.overrides,
+                                              "resolved": point.resolved})
+        params = {"profile": point.resolved["profile"], **point.overrides}
+        task = {"root": str(project.root), "source": str(plan.chapter.source), "chapter": plan.chapter.name,
+                "dir": str(d), "id": point.id, "parameters": params, "resolved": point.resolved,
+                "overrides": point.overrides, "code_hash": plan.code_hash, "git": commit, "run": run}
+        futures[client.submit(run_point, task, key=f"sweep-{plan.name}-{point.id}", pure=False)] = point
+    infra: dict[str, str] = {}
+    bar = tqdm(total=len(plan.points), initial=initial, unit="point", desc=plan.name, disable=not progress,
+               file=sys.stderr, dynamic_ncols=True)
+    with bar:
+        for fut in as_completed(list(futures)):
+            point = futures[fut]
+            try:
+                out = fut.result()
+                if out["status"] != "ok":
+                    bar.write(f"[error] {point.id} {point.overrides}: {out['error']}")
+            except Exception as err:  # noqa: BLE001 - KilledWorker, lost connection, ...
+                infra[point.id] = f"{type(err).__name__}: {err}"
+                bar.write(f"[infra] {point.id} {point.overrides}: {infra[point.id]}")
+            fut.release()  # the result is on disk; let the worker drop it
+            bar.update(1)
+    return infra
+
+
+def _summary(project: Project, plan: SweepPlan, infra: dict[str, str], table: Path | None) -> int:
+    ok, errors, retried = 0, [], 0
+    for point in plan.points:
+        d = point_dir(project, plan.name, point.id)
+        res = read_json(d / RESULT)
+        retried += len(read_attempts(d)) > 1
+        if res.get("status") == "ok":
+            ok += 1
+        elif res.get("status") == "error":
+            errors.append((point, res.get("error", "")))
+    say(f"sweep {plan.name}: {ok} ok, {len(errors)} error, {len(infra)} infrastructure failure(s) "
+        f"of {len(plan.points)} point(s); {retried} point(s) needed more than one attempt")
+    for point, err in errors:
+        say(f"  error {point.id} {point.overrides}: {err.splitlines()[0] if err else ''} "
+            f"(see {point_dir(project, plan.name, point.id) / 'error.txt'})")
+    for pid, err in infra.items():
+        say(f"  infrastructure {pid}: {err} (rerun the command to resume)")
+    if table is not None:
+        say(f"table: {table} (+ .csv); `python -m ntputils.book sweep-table {plan.name}` prints it")
+    return EXIT_OK if ok == len(plan.points) else EXIT_FAILED
+
+
+def sweep_command(project: Project, chapter: str, pairs: list[str] | None, *, profile: str | None = None,
+                  name: str | None = None, workers: int = 2, scheduler: str | None = None,
+                  slurm: Path | None = None, retry_failed: bool = False, connect_timeout: float = 10.0,
+                  progress: bool = True) -> int:
+    """``sweep``: validate (exit 2, nothing written), then :func:`run_sweep`."""
+    if workers < 1:
+        say("error: --workers must be >= 1")
+        return EXIT_USAGE
+    if scheduler and slurm:
+        say("error: give either --scheduler or --slurm, not both")
+        return EXIT_USAGE
+    if slurm is not None:
+        from ntputils.book.sweep_cluster import read_slurm_config
+
+        try:
+            read_slurm_config(slurm)
+        except ClusterError as err:
+            say(f"error: {err}")
+            return EXIT_USAGE
+    try:
+        plan = plan_sweep(project, chapter, pairs, profile=profile, name=name)
+    except SweepSpecError as err:
+        say(f"error: {err}")
+        return EXIT_USAGE
+    return run_sweep(project, plan, workers=workers, scheduler=scheduler, slurm=slurm,
+                     retry_failed=retry_failed, connect_timeout=connect_timeout, progress=progress)

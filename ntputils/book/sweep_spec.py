@@ -1,0 +1,297 @@
+"""Sweep specifications: parse ``-p key=v1,v2`` / ``-p key=a:b`` axes, expand them, validate every point.
+
+A sweep is the cartesian product of its axes. Every point is resolved with the chapter's own rules
+(:meth:`ntputils.book.params.ChapterSpec.resolve`: known name, the profile's type) and checked
+against the chapter's optional literal ``LIMITS`` -- ``{name: (low, high)}``, inclusive, ``None`` for
+an open end, or ``{name: {allowed, values}}``, e.g. ``LIMITS = {"d": (1, 4096), "data": {"a", "b"}}`` --
+plus ``seed >= 0``, *before*
+anything is written or any worker starts: a bad spec is one :class:`SweepSpecError` naming every
+problem (the command exits 2).
+
+Point identity (:func:`point_id`): sha256 of the chapter's *code* cells (prose edits keep a point),
+the code of the ``ntputils`` modules the chapter imports (found as for the build's cache keys,
+:mod:`ntputils.book.fingerprint`; docstrings and comments do not count), the
+pinned dependencies, the Python minor version (together: the *code hash*) and the resolved
+parameters.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import itertools
+import json
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from ntputils.book.fingerprint import PackageTree, dependency_pins
+from ntputils.book.params import ChapterSpec, chapter_spec, parse_value, read_source
+from ntputils.book.project import Chapter, Project, ProjectError
+from ntputils.chapter_contract import ParameterError
+
+LIMITS_NAME = "LIMITS"
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
+RANGE_RE = re.compile(r"^(-?\d+):(-?\d+)(?::(-?\d+))?$")
+MAX_POINTS = 100_000
+
+
+class SweepSpecError(ValueError):
+    """A sweep specification is malformed or a point is rejected by the chapter (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a sweep: its id, the swept values (``overrides``) and the resolved parameters."""
+
+    id: str
+    overrides: dict[str, Any]
+    resolved: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """A validated sweep: chapter, profile, axes (in command-line order), points and the code hash."""
+
+    name: str
+    chapter: Chapter
+    profile: str
+    axes: dict[str, list[Any]]
+    points: list[Point]
+    code_hash: str
+
+    def command(self) -> str:
+        """The command that (re)runs this sweep (ranges written out as lists)."""
+        axes = " ".join(f"-p {k}=" + ",".join(_cli_value(v) for v in vals) for k, vals in self.axes.items())
+        prof = f" --profile {self.profile}" if "profile" not in self.axes else ""
+        return f"python -m ntputils.book sweep {self.chapter.short} {axes}{prof} --name {self.name}"
+
+    def describe(self) -> dict[str, Any]:
+        """The JSON-able description stored as ``sweeps/<name>/sweep.json``."""
+        return {"name": self.name, "chapter": self.chapter.name, "profile": self.profile,
+                "axes": self.axes, "code_hash": self.code_hash, "points": len(self.points)}
+
+
+def _cli_value(value: Any) -> str:
+    """A value as ``-p`` reads it back (strings unquoted when they are not literals)."""
+    text = repr(value)
+    return value if isinstance(value, str) and parse_value(value) == value else text.replace(" ", "")
+
+
+def parse_axis_values(key: str, text: str) -> list[Any]:
+    """``"2,4,8"`` -> ``[2, 4, 8]``; ``"0:5"`` -> ``[0, 1, 2, 3, 4]`` (Python ``range``, ``a:b:step``).
+
+    Values are Python literals (else strings, as for ``build -p``). Raises :class:`SweepSpecError`
+    for an empty list, an empty value or a duplicate value.
+    """
+    text = text.strip()
+    m = RANGE_RE.match(text)
+    if m:
+        a, b, step = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
+        if step == 0:
+            raise SweepSpecError(f"-p {key}={text}: a range step cannot be 0")
+        values: list[Any] = list(range(a, b, step))
+        if not values:
+            raise SweepSpecError(f"-p {key}={text}: the range is empty (a:b means a, a+1, ..., b-1)")
+        return values
+    if not text:
+        raise SweepSpecError(f"-p {key}=: no values given")
+    parts = _split_top_level(text)
+    if any(not p.strip() for p in parts):
+        raise SweepSpecError(f"-p {key}={text}: empty value in the list")
+    values = [parse_value(p.strip()) for p in parts]
+    seen: list[str] = []
+    for v in values:
+        r = repr(v)
+        if r in seen:
+            raise SweepSpecError(f"-p {key}={text}: duplicate value {v!r}")
+        seen.append(r)
+    return values
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas outside brackets and quotes, so ``[1,2],[3,4]`` gives two list values."""
+    parts, depth, quote, cur = [], 0, "", []
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def parse_axes(pairs: list[str] | None) -> dict[str, list[Any]]:
+    """``["d=2,4", "seed=0:3"]`` -> ``{"d": [2, 4], "seed": [0, 1, 2]}`` (a key given twice is an error)."""
+    axes: dict[str, list[Any]] = {}
+    for pair in pairs or []:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise SweepSpecError(f"-p expects KEY=V1,V2,... or KEY=A:B, got {pair!r}")
+        if key in axes:
+            raise SweepSpecError(f"-p {key} is given twice; list all its values in one -p {key}=...")
+        axes[key] = parse_axis_values(key, text)
+    return axes
+
+
+def chapter_limits(nb, name: str) -> dict[str, Any]:
+    """The chapter's optional literal ``LIMITS = {param: (low, high) or {allowed, ...}}`` (or ``{}``)."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name) and node.targets[0].id == LIMITS_NAME):
+                try:
+                    limits = ast.literal_eval(node.value)
+                except ValueError:
+                    raise SweepSpecError(f"{LIMITS_NAME} of chapter {name} must be a literal dict") from None
+                ok = isinstance(limits, dict) and all(
+                    (isinstance(v, tuple) and len(v) == 2) or isinstance(v, (set, frozenset))
+                    for v in limits.values())
+                if not ok:
+                    raise SweepSpecError(f"{LIMITS_NAME} of chapter {name} must map names to (low, high) "
+                                         "or to a set of allowed values")
+                return {str(k): v if isinstance(v, tuple) else frozenset(v) for k, v in limits.items()}
+    return {}
+
+
+def check_limits(resolved: dict[str, Any], limits: dict[str, Any]) -> list[str]:
+    """Problems of one resolved point against ``limits`` and the rule ``seed >= 0`` (``[]`` if none)."""
+    problems = []
+    seed = resolved.get("seed")
+    if isinstance(seed, int) and seed < 0:
+        problems.append(f"seed={seed} is negative (seeds are >= 0)")
+    for key, limit in limits.items():
+        value = resolved.get(key)
+        if isinstance(limit, frozenset):
+            if value not in limit:
+                allowed = sorted(limit, key=repr)
+                problems.append(f"{key}={value!r} is not one of the chapter's values {allowed}")
+            continue
+        low, high = limit
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue
+        if (low is not None and value < low) or (high is not None and value > high):
+            lo = "-inf" if low is None else low
+            hi = "inf" if high is None else high
+            problems.append(f"{key}={value!r} is outside the chapter's limits [{lo}, {hi}]")
+    return problems
+
+
+def _normalized(source: bytes | None) -> str:
+    """A module's code without comments, docstrings or formatting (``ast.dump``; the raw text if it
+    does not parse): editing a docstring or a "Used in:" line does not change a point's identity."""
+    if source is None:
+        return ""
+    try:
+        module = ast.parse(source)
+    except SyntaxError:
+        return source.decode(errors="replace")
+    for node in ast.walk(module):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(module, include_attributes=False)
+
+
+def package_code_digest(source_text: str, tree: PackageTree) -> str:
+    """sha256 over the normalized code of the ``ntputils`` modules a chapter imports (transitively,
+    :meth:`~ntputils.book.imports.PackageTree.closure`)."""
+    h = hashlib.sha256()
+    for rel in tree.closure(source_text):
+        h.update(rel.encode() + b"\0" + _normalized(tree.source(rel)).encode() + b"\0")
+    return h.hexdigest()
+
+
+def code_hash(source_text: str, nb, tree: PackageTree, pins: list[str]) -> str:
+    """sha256 of the chapter's code cells, its ``ntputils`` modules (code only, :func:`package_code_digest`),
+    the pins and the Python version."""
+    code = "\n# ---- cell ----\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    payload = {"code": hashlib.sha256(code.encode()).hexdigest(),
+               "ntputils": package_code_digest(source_text, tree),
+               "pins": pins, "python": f"{sys.version_info.major}.{sys.version_info.minor}"}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def point_id(code: str, resolved: dict[str, Any]) -> str:
+    """The id of a point: 16 hex digits of sha256(code hash, resolved parameters)."""
+    payload = json.dumps({"code": code, "parameters": resolved}, sort_keys=True, default=repr)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, profile: str | None = None,
+               name: str | None = None, tree: PackageTree | None = None) -> SweepPlan:
+    """Validate a sweep and list its points; raises :class:`SweepSpecError` (nothing is written)."""
+    try:
+        (chapter,) = project.select([chapter_sel])
+    except ProjectError as err:
+        raise SweepSpecError(str(err)) from None
+    name = name or chapter.short
+    if not NAME_RE.match(name):
+        raise SweepSpecError(f"--name {name!r}: use letters, digits, '.', '_' or '-' (at most 80)")
+    axes = parse_axes(pairs)
+    if not axes:
+        raise SweepSpecError("a sweep needs at least one -p KEY=V1,V2,... axis")
+    total = 1
+    for values in axes.values():
+        total *= len(values)
+    if total > MAX_POINTS:
+        raise SweepSpecError(f"the sweep has {total} points; at most {MAX_POINTS} are allowed")
+    if "profile" in axes and profile is not None:
+        raise SweepSpecError("give the profile either as --profile or as -p profile=..., not both")
+    try:
+        nb = read_source(chapter.source)
+        spec: ChapterSpec = chapter_spec(chapter.name, nb)
+    except (ParameterError, SyntaxError) as err:
+        raise SweepSpecError(f"chapter {chapter.name} is malformed: {err}") from None
+    limits = chapter_limits(nb, chapter.name)
+    text = chapter.source.read_text()
+    tree = tree or PackageTree.from_dir()
+    chash = code_hash(text, nb, tree, dependency_pins(project.pyproject))
+
+    keys = list(axes)
+    problems: list[str] = []
+    points: list[Point] = []
+    seen: dict[str, dict[str, Any]] = {}
+    base = {"profile": profile} if profile is not None else {}
+    for combo in itertools.product(*(axes[k] for k in keys)):
+        overrides = dict(zip(keys, combo, strict=True))
+        try:
+            resolved = spec.resolve({**base, **overrides})
+        except ParameterError as err:
+            msg = str(err)
+            if msg not in problems:
+                problems.append(msg)
+            continue
+        for p in check_limits(resolved, limits):
+            if p not in problems:
+                problems.append(p)
+        pid = point_id(chash, resolved)
+        if pid in seen:
+            problems.append(f"points {seen[pid]} and {overrides} resolve to the same parameters")
+            continue
+        seen[pid] = overrides
+        points.append(Point(pid, overrides, resolved))
+    if problems:
+        shown = problems[:10] + ([f"... and {len(problems) - 10} more"] if len(problems) > 10 else [])
+        raise SweepSpecError("invalid sweep of " + chapter.name + ":\n  " + "\n  ".join(shown))
+    resolved_profile = points[0].resolved["profile"] if points else (profile or "cpu")
+    return SweepPlan(name, chapter, resolved_profile, axes, points, chash)

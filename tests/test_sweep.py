@@ -1,0 +1,358 @@
+"""Parameter sweeps on Dask (``python -m ntputils.book sweep``): spec validation before any work, a real
+2-worker ``LocalCluster`` with real faults (a worker killed by pid, the driver killed, a raising
+point), resume, the tidy table, an unreachable scheduler, the SLURM job script, reproducibility, and
+one smoke sweep of the real chapter a01.
+
+The fault tests run the command in a subprocess on a throw-away project whose tiny chapter writes its
+record through the runner's record file (the protocol of :mod:`ntputils.runtime`, without importing
+torch, so a point takes about a second)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ntputils.book import cli
+from ntputils.book.imports import PackageTree
+from ntputils.book.project import Project
+from ntputils.book.sweep import point_dir, read_attempts, sweep_dir
+from ntputils.book.sweep_cluster import ALLOWED_FAILURES, read_slurm_config, slurm_cluster
+from ntputils.book.sweep_spec import SweepSpecError, package_code_digest, parse_axes, plan_sweep
+from ntputils.book.sweep_table import collect, markdown
+
+REPO = Path(__file__).resolve().parents[1]
+
+TINY = '''\
+# %% [markdown]
+# # A tiny chapter for sweeps
+
+# %%
+PROFILES = {"cpu": {"x": 1, "sleep": 0.0, "fail_at": -1, "name": "a"},
+            "paper": {"x": 2, "sleep": 0.0, "fail_at": -1, "name": "a"}}
+LIMITS = {"x": (0, 1000), "name": {"a", "b"}}
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+device = "cpu"
+x = None
+sleep = None
+fail_at = None
+name = None
+
+# %%
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ntputils.chapter_contract import RECORD_ENV, resolve_parameters
+
+cfg = resolve_parameters(PROFILES, {k: globals()[k] for k in ("profile", "seed", "device", "x", "sleep",
+                                                               "fail_at", "name")})
+REC = {"profile": cfg["profile"], "seed": cfg["seed"], "device": "cpu", "checks": [], "comparisons": [],
+       "results": {}}
+
+
+def record(key, value):
+    REC["results"][key] = {"value": value, "paper": None, "unit": None}
+    Path(os.environ[RECORD_ENV]).write_text(json.dumps(REC))
+
+
+record("started", 1)
+time.sleep(cfg["sleep"])
+if cfg["x"] == cfg["fail_at"]:
+    raise RuntimeError(f"x = {cfg['x']} fails on purpose")
+
+# %%
+rng = np.random.default_rng(cfg["seed"] * 1000 + cfg["x"])
+A = rng.standard_normal((40, 40))
+record("square", cfg["x"] ** 2)
+record("top_singular_value", float(np.linalg.svd(A @ A.T, compute_uv=False)[0]))
+record("label", cfg["name"])
+'''
+
+
+def make_project(root: Path) -> Project:
+    (root / "notebooks").mkdir(parents=True)
+    (root / "notebooks" / "t01_tiny.py").write_text(TINY)
+    return Project(root)
+
+
+def sweep_cmd(root: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "ntputils.book", "--root", str(root), "sweep", "t01", "--no-progress",
+            *args]
+
+
+def env() -> dict[str, str]:
+    e = os.environ.copy()
+    e.pop("MPLBACKEND", None)
+    return e
+
+
+def results(project: Project, name: str) -> dict[str, dict]:
+    out = {}
+    for d in (sweep_dir(project, name) / "points").iterdir():
+        r = d / "result.json"
+        out[d.name] = json.loads(r.read_text()) if r.exists() else {}
+    return out
+
+
+def wait_for(pred, timeout: float, what: str) -> None:
+    t0 = time.time()
+    while not pred():
+        if time.time() - t0 > timeout:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+# ------------------------------------------------------------------------------------------ specs
+def test_axes_values_ranges_and_their_errors():
+    assert parse_axes(["d=2,4,8", "seed=0:3", "lr=1e-3,0.1", "data=sts,synthetic"]) == {
+        "d": [2, 4, 8], "seed": [0, 1, 2], "lr": [1e-3, 0.1], "data": ["sts", "synthetic"]}
+    assert parse_axes(["s=1:7:2", "v=[1,2],[3,4]"]) == {"s": [1, 3, 5], "v": [[1, 2], [3, 4]]}
+    for bad, msg in [(["d="], "no values"), (["d=5:5"], "range is empty"), (["d=1,,2"], "empty value"),
+                     (["d=1,2,1"], "duplicate value 1"), (["d=1", "d=2"], "given twice"),
+                     (["1d=2"], "KEY=V1"), (["d"], "KEY=V1"), (["d=0:4:0"], "step cannot be 0")]:
+        with pytest.raises(SweepSpecError, match=msg):
+            parse_axes(bad)
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["-p", "y=1,2"], "unknown parameter 'y'"),
+    (["-p", "x=1,abc"], "parameter 'x' must be of type int"),
+    (["-p", "x=1:1"], "range is empty"),
+    (["-p", "x=3,3"], "duplicate value 3"),
+    (["-p", "x=1,5000"], r"x=5000 is outside the chapter's limits \[0, 1000\]"),
+    (["-p", "seed=-1,0"], r"seed.*(negative|must be in \[0)"),
+    (["-p", "name=a,c"], r"name='c' is not one of the chapter's values \['a', 'b'\]"),
+    (["-p", "x=1", "--profile", "huge"], "unknown profile 'huge'"),
+    (["-p", "x=1", "--name", "../evil"], "--name"),
+    ([], "at least one -p"),
+])
+def test_bad_sweep_specs_are_rejected_before_anything_is_written(tmp_path, capsys, args, msg):
+    project = make_project(tmp_path)
+    code = cli.main(["--root", str(tmp_path), "sweep", "t01", *args])
+    out = capsys.readouterr().out
+    assert code == cli.EXIT_USAGE
+    assert "error:" in out
+    assert re.search(msg, out), out
+    assert not (project.root / "sweeps").exists()
+
+
+def test_unknown_chapter_and_points_that_resolve_alike(tmp_path):
+    project = make_project(tmp_path)
+    with pytest.raises(SweepSpecError, match="no chapter matches 'zz'"):
+        plan_sweep(project, "zz", ["x=1"])
+    # x=None means "the profile's value" (1 at cpu): the same point as x=1
+    with pytest.raises(SweepSpecError, match="resolve to the same parameters"):
+        plan_sweep(project, "t01", ["x=1,None"])
+
+
+def test_point_ids_follow_code_cells_and_parameters_not_prose(tmp_path):
+    project = make_project(tmp_path)
+    plan = plan_sweep(project, "t01", ["x=1,2", "seed=0:2"])
+    assert len(plan.points) == 4 and len({p.id for p in plan.points}) == 4
+    assert [p.overrides for p in plan.points][:2] == [{"x": 1, "seed": 0}, {"x": 1, "seed": 1}]
+    src = project.notebooks_dir / "t01_tiny.py"
+    src.write_text(src.read_text().replace("# # A tiny chapter for sweeps", "# # Renamed prose"))
+    same = plan_sweep(project, "t01", ["x=1,2", "seed=0:2"])
+    assert [p.id for p in same.points] == [p.id for p in plan.points]
+    src.write_text(src.read_text().replace("cfg[\"x\"] ** 2", "cfg[\"x\"] ** 3"))
+    changed = plan_sweep(project, "t01", ["x=1,2", "seed=0:2"])
+    assert not {p.id for p in changed.points} & {p.id for p in plan.points}
+    assert changed.code_hash != plan.code_hash
+    assert plan_sweep(project, "t01", ["x=1"], profile="paper").points[0].resolved["profile"] == "paper"
+
+
+def test_package_code_digest_ignores_docstrings_and_comments_not_code():
+    mod = b'"""Module doc."""\n\n\ndef f(x):\n    """Used in: a05."""\n    return x + 1  # add one\n'
+    chapter = "from ntputils.m import f\n"
+
+    def digest(text: bytes) -> str:
+        return package_code_digest(chapter, PackageTree.from_files("ntputils", {"__init__.py": b"",
+                                                                                 "m.py": text}))
+
+    base = digest(mod)
+    assert digest(mod.replace(b"Used in: a05.", b"Used in: a05, c01.")) == base
+    assert digest(mod.replace(b"# add one", b"# plus 1").replace(b"\n\n\n", b"\n\n")) == base
+    assert digest(mod.replace(b"x + 1", b"x + 2")) != base
+    assert package_code_digest("import numpy\n", PackageTree.from_files("ntputils", {"m.py": mod})) != base
+
+
+# ------------------------------------------------------------------------------------------ cluster
+def test_unreachable_scheduler_fails_quickly_with_a_clear_message(tmp_path, capsys):
+    make_project(tmp_path)
+    with socket.socket() as s:  # a free port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.time()
+    code = cli.main(["--root", str(tmp_path), "sweep", "t01", "-p", "x=1,2", "--no-progress",
+                     "--scheduler", f"tcp://127.0.0.1:{port}", "--connect-timeout", "2"])
+    out = capsys.readouterr().out
+    assert code == cli.EXIT_USAGE
+    assert time.time() - t0 < 20
+    assert f"cannot reach the dask scheduler at tcp://127.0.0.1:{port} within 2 s" in out
+    assert "dask scheduler" in out and "dask worker" in out
+    assert not list((tmp_path / "sweeps" / "t01").glob("points/*"))
+
+
+def test_slurm_job_script_has_the_requested_resources(tmp_path):
+    cfg_path = tmp_path / "slurm.yaml"
+    cfg_path.write_text("queue: compute\ncores: 4\nmemory: 16GB\nwalltime: '02:00:00'\naccount: proj42\n")
+    cfg = read_slurm_config(cfg_path)
+    assert cfg["processes"] == 4 and cfg["jobs"] == 1
+    assert cfg["lifetime"] == "6480s"  # walltime minus a tenth: workers retire before SLURM kills them
+    cluster = slurm_cluster(cfg)
+    try:
+        script = cluster.job_script()
+    finally:
+        cluster.close()
+    for line in ["#SBATCH -p compute", "#SBATCH -A proj42", "#SBATCH --cpus-per-task=4",
+                 "#SBATCH -t 02:00:00", "--nworkers 4", "--nthreads 1", "--lifetime 6480s",
+                 "export OMP_NUM_THREADS=1"]:
+        assert line in script, (line, script)
+    assert "#SBATCH --mem=15G" in script or "#SBATCH --mem=16G" in script, script
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("queue: q\ncores: 4\nwalltime: '01:00:00'\ngpus: 2\n")
+    code = cli.main(["--root", str(tmp_path), "sweep", "t01", "-p", "x=1", "--slurm", str(bad)])
+    assert code == cli.EXIT_USAGE
+
+
+def test_killed_worker_is_retried_and_every_point_runs_exactly_once(tmp_path):
+    """2 worker processes, 6 points; SIGKILL the worker running a point after 2 points finished."""
+    assert ALLOWED_FAILURES >= 3
+    project = make_project(tmp_path)
+    proc = subprocess.Popen(sweep_cmd(tmp_path, "-p", "x=0:6", "-p", "sleep=1.5", "--workers", "2"),
+                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        points = sweep_dir(project, "t01") / "points"
+
+        def finished() -> list[Path]:
+            return [d for d in points.glob("*") if (d / "result.json").exists()] if points.exists() else []
+
+        def running() -> list[Path]:
+            return [d for d in points.glob("*") if (d / "record.json").exists()
+                    and not (d / "result.json").exists()] if points.exists() else []
+
+        wait_for(lambda: len(finished()) >= 2 and running(), 120, "two finished points and a running one")
+        victim = running()[0]
+        done_before = {d.name: (d / "result.json").stat().st_mtime_ns for d in finished()}
+        pid = read_attempts(victim)[-1]["pid"]
+        os.kill(pid, signal.SIGKILL)
+        out, _ = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0, out
+    res = results(project, "t01")
+    assert len(res) == 6 and all(r["status"] == "ok" for r in res.values()), out
+    attempts = {pid_: len(read_attempts(points / pid_)) for pid_ in res}
+    assert attempts[victim.name] == 2, attempts
+    assert all(n == 1 for p, n in attempts.items() if p != victim.name), attempts
+    assert read_attempts(victim)[0]["pid"] == pid != read_attempts(victim)[1]["pid"]
+    for name, mtime in done_before.items():  # finished points were not recomputed
+        assert (points / name / "result.json").stat().st_mtime_ns == mtime
+    table = collect(project, "t01")
+    squares = table[table.metric == "square"]
+    assert sorted(squares.x) == list(range(6)) and (squares.value == squares.x ** 2).all()
+    assert squares.loc[squares.point_id == victim.name, "attempts"].item() == 2
+    assert "1 point(s) needed more than one attempt" in out
+
+
+def test_killed_driver_resumes_where_it_stopped(tmp_path):
+    project = make_project(tmp_path)
+    cmd = sweep_cmd(tmp_path, "-p", "x=0:6", "-p", "sleep=1.0", "--workers", "2")
+    proc = subprocess.Popen(cmd, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    points = sweep_dir(project, "t01") / "points"
+    try:
+        wait_for(lambda: points.exists() and len(list(points.glob("*/result.json"))) >= 2, 120,
+                 "two finished points")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver, its cluster and kernels: a dead login session
+        proc.wait()
+    first = {d.name for d in points.glob("*") if (d / "result.json").exists()}
+    assert 2 <= len(first) < 6
+    time.sleep(0.5)
+    rerun = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=180)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert f"{len(first)} done" in rerun.stdout
+    res = results(project, "t01")
+    assert len(res) == 6 and all(r["status"] == "ok" for r in res.values())
+    for name in first:
+        assert len(read_attempts(points / name)) == 1
+    table = pd.read_csv(sweep_dir(project, "t01") / "table.csv")
+    assert sorted(table[table.metric == "square"].x) == list(range(6))
+    assert set(pd.read_parquet(sweep_dir(project, "t01") / "table.parquet").point_id) == set(res)
+
+
+def test_failing_point_is_an_error_row_others_finish_and_values_are_bit_identical(tmp_path):
+    project = make_project(tmp_path)
+    run = subprocess.run(sweep_cmd(tmp_path, "-p", "x=1,2,3", "-p", "fail_at=2", "--workers", "2"),
+                         env=env(), capture_output=True, text=True, timeout=180)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "2 ok, 1 error" in run.stdout and "RuntimeError: x = 2 fails on purpose" in run.stdout
+    table = collect(project, "t01")
+    err = table[table.status == "error"]
+    assert len(err) == 1 and err.x.item() == 2 and "fails on purpose" in err.error.item()
+    bad_dir = point_dir(project, "t01", err.point_id.item())
+    error_text = (bad_dir / "error.txt").read_text()
+    assert error_text.startswith("RuntimeError: x = 2 fails on purpose")
+    assert "Traceback" in error_text and "raise RuntimeError" in error_text  # the kernel's traceback
+    assert sorted(table[table.metric == "square"].x) == [1, 3]
+    md = markdown(project, "t01")
+    assert "| error |" in md and "Refresh: `python -m ntputils.book sweep t01 -p x=1,2,3 -p fail_at=2" in md
+
+    # resume without --retry-failed: nothing runs, still exit 1
+    again = subprocess.run(sweep_cmd(tmp_path, "-p", "x=1,2,3", "-p", "fail_at=2"), env=env(),
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 1 and "0 to run" in again.stdout
+    assert len(read_attempts(bad_dir)) == 1
+
+    # the same point (x=3, fail_at=2) in another sweep: bit-identical recorded values
+    other = subprocess.run(sweep_cmd(tmp_path, "-p", "x=3", "-p", "fail_at=2", "--name", "again", "--workers",
+                                     "1"), env=env(), capture_output=True, text=True, timeout=120)
+    assert other.returncode == 0, other.stdout + other.stderr
+    (a,) = [r for r in results(project, "t01").values() if r.get("resolved", {}).get("x") == 3]
+    (b,) = results(project, "again").values()
+    assert a["id"] == b["id"]
+    assert json.dumps(a["results"], sort_keys=True) == json.dumps(b["results"], sort_keys=True)
+    assert a["results"]["top_singular_value"]["value"] > 0
+
+
+def test_smoke_sweep_of_chapter_a01_on_a_local_cluster(tmp_path):
+    """The CI smoke sweep: the real chapter a01 x 2 seeds through a real LocalCluster (2 workers)."""
+    root = REPO
+    name = f"smoke-test-{os.getpid()}"
+    run = subprocess.run([sys.executable, "-m", "ntputils.book", "sweep", "a01", "-p", "seed=0:2",
+                          "--name", name, "--workers", "2", "--no-progress"],
+                         env=env(), capture_output=True, text=True, timeout=300, cwd=root)
+    project = Project(root)
+    try:
+        assert run.returncode == 0, run.stdout + run.stderr
+        table = collect(project, name)
+        assert set(table.seed) == {0, 1} and (table.status == "ok").all()
+        assert (table[table.kind == "check"].outcome == "pass").all() and (table.kind == "check").any()
+        rec = table[table.kind == "record"].pivot(index="metric", columns="seed", values="value")
+        assert {"a01_V", "a01_n", "a01_H"} <= set(rec.index)
+        # the dataset is drawn with data_seed, not seed: both points see the same data
+        assert (rec.loc[["a01_V", "a01_n", "a01_H"], 0] == rec.loc[["a01_V", "a01_n", "a01_H"], 1]).all()
+        assert set(table[table.kind == "compare"].metric) >= {"a01_V", "a01_n", "a01_H"}
+    finally:
+        import shutil
+
+        shutil.rmtree(sweep_dir(project, name), ignore_errors=True)
