@@ -26,7 +26,7 @@
 # This chapter is not a reproduction: neither paper sweeps $d$. One run of the page trains NTP-UFM
 # (the training recipe of the a05 chapter) at one $(\text{dataset}, d, \text{seed})$; the sweep runner
 # (`python -m ntputils.book sweep`, see the README) ran the same page over
-# $d\in\{2,4,\dots,256\}\times$ 5 seeds on both of paper A's datasets, and the page renders that committed
+# $d\in\{2,4,\dots,256\}$ and seeds $\{0,\dots,4\}$ on both of paper A's datasets, and the page renders that committed
 # table. Nothing below the table is re-run by the book build.
 #
 # **What we measure per run** (all at the end of training): CE $-\,\mathcal H$; `sim` (paper A Fig. 6d-e:
@@ -126,7 +126,7 @@ print(f"{cfg.dataset}: V = {data.V}, m = {data.m}, H = {data.entropy:.4f}, rank 
 #
 # **Per run** (this page's run and every point of the sweep):
 #
-# * (R1) *fit*: CE $-\,\mathcal H\le10^{-3}$ at the end (the rule of chapter a05 for $d=128$).
+# * (R1) *fit*: CE $-\,\mathcal H\le10^{-3}$ at the end (the rule of chapter a05).
 # * (R2) *theory geometry*: the off-diagonal `sim` of $\boldsymbol H$ to $\boldsymbol H^{\rm mm}$ and of
 #   $\boldsymbol W^\top$ to $\boldsymbol W^{\rm mm\top}$, each at least 0.1 above its own chance level (the
 #   margin of a05); the values with the diagonals are judged the same way.
@@ -198,7 +198,7 @@ compare_similarity("c01_sim_H_mm", reps["H_mm"], paper="paper A (d >= V): high")
 compare_similarity("c01_sim_W_mm", reps["W_mm"], paper="paper A (d >= V): high")
 
 # %% [markdown]
-# ## The sweep: $d$ from 2 to 256, 5 seeds, both datasets
+# ## The sweep over $d$ and seeds, on both datasets
 #
 # The table below is the committed result of
 # `python -m ntputils.book sweep c01 -p dataset=synthetic,sts -p d=2,4,8,16,32,64,128,256 -p seed=0:5

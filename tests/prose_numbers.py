@@ -379,8 +379,8 @@ def scan_text(markdown: str, code: str = "") -> list[str]:
 
 
 def chapters() -> list[Path]:
-    """The chapter sources, ``notebooks/[ab][0-9][0-9]_*.py``."""
-    return sorted(NOTEBOOKS.glob("[ab][0-9][0-9]_*.py"))
+    """The chapter sources, ``notebooks/[a-z][0-9][0-9]_*.py``."""
+    return sorted(NOTEBOOKS.glob("[a-z][0-9][0-9]_*.py"))
 
 
 if __name__ == "__main__":  # pragma: no cover - report for humans
