@@ -16,8 +16,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_ENV = "NTP_DATA_DIR"
 CACHE_ENV = "NTP_CACHE_DIR"
-#: the folders of the data root that the corpus readers read (:mod:`ntputils.data.corpora.readers`)
-# every folder of the shared data root a loader reads (corpora, WordNet, GPT-2 tokenizer, MNIST)
+#: every folder of the data root a loader reads (corpora, WordNet, the GPT-2 tokenizer, MNIST)
 CORPUS_FOLDERS = ("official-ntp-2024", "tinystories", "wikitext-2", "nltk_data", "gpt2-tokenizer", "mnist")
 _SHA_MEMO: dict[tuple[str, int, int], str] = {}
 

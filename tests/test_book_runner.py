@@ -532,3 +532,25 @@ def test_real_module_imported_by_one_chapter_reexecutes_only_that_chapter():
             edited[rel] = files[rel] + b"\n# touched\n"
             after = _real_keys(texts, edited)
             assert {n for n in texts if after[n] != before[n]} == {name}, rel
+
+
+def test_data_digest_enters_the_keys_of_chapters_that_read_data(tmp_path, monkeypatch):
+    """Editing a data file changes the data part of the build key and the sweep point identity of a
+    chapter importing a data reader, and of no other chapter."""
+    from ntputils.book.fingerprint import PackageTree, chapter_data_digest
+    from ntputils.book.sweep_spec import code_hash
+
+    (tmp_path / "mnist").mkdir()
+    data = tmp_path / "mnist" / "train-labels-idx1-ubyte.gz"
+    data.write_bytes(b"first")
+    monkeypatch.setenv("NTP_DATA_DIR", str(tmp_path))
+    tree = PackageTree.from_dir()
+    reader = "from ntputils.data.mnist import load_mnist\n"
+    other = "from ntputils.geometry import centered_support\n"
+    nb = type("Nb", (), {"cells": []})()
+    before = (chapter_data_digest(reader, tree), code_hash(reader, nb, tree, []))
+    assert chapter_data_digest(other, tree) is None
+    data.write_bytes(b"second, longer")  # a new size: the (path, size, mtime) memo re-hashes
+    after = (chapter_data_digest(reader, tree), code_hash(reader, nb, tree, []))
+    assert before[0] != after[0] and before[1] != after[1]
+    assert chapter_data_digest(other, tree) is None

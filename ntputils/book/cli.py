@@ -34,21 +34,22 @@ from ntputils.book.execute import (
     record_failure,
     run_chapter,
 )
-from ntputils.book.fingerprint import PackageTree, chapter_key, dependency_pins, ntputils_digest
+from ntputils.book.fingerprint import (
+    PackageTree,
+    chapter_data_digest,
+    chapter_key,
+    dependency_pins,
+    ntputils_digest,
+)
 from ntputils.book.locks import ChapterBusy, chapter_locks, html_lock
 from ntputils.book.params import ChapterSpec, chapter_spec, parse_overrides, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.book.scorecard import write_scorecard
 from ntputils.book.status import write_status
 from ntputils.chapter_contract import DEFAULT_PROFILE, ParameterError
-from ntputils.paths import data_digest
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_BUSY, EXIT_INTERRUPTED = 3, 130
-#: modules that read files of the shared data root: a chapter importing any of them (transitively) has
-#: the data digest in its key
-DATA_READERS = frozenset({"data/corpora/readers.py", "data/corpora/wordnet.py",
-                          "data/corpora/gpt2_tokenizer.py", "data/mnist.py"})
 
 
 def say(*args: Any) -> None:
@@ -68,10 +69,10 @@ class KeyCalculator:
 
     The package is read once per calculator: a chapter's digest covers exactly the ``ntputils``
     modules it imports (transitively), so editing a module re-executes only the chapters using it.
-    A chapter that reads shared data (imports a module of ``DATA_READERS``: the corpus readers, WordNet,
-    the GPT-2 tokenizer, MNIST) also has the
-    content digest of the data files in its key (:func:`ntputils.paths.data_digest`, memoized on
-    path, size and mtime): editing a data file re-executes it.
+    A chapter that reads shared data (imports a module of ``fingerprint.DATA_READERS``: the corpus
+    readers, WordNet, the GPT-2 tokenizer, MNIST) also has the content digest of the data files in its
+    key (:func:`ntputils.paths.data_digest`, memoized on path, size and mtime): editing a data file
+    re-executes it.
     """
 
     def __init__(self, project: Project, tree: PackageTree | None = None):
@@ -86,8 +87,9 @@ class KeyCalculator:
         if chapter.name not in self._digests:
             _, text = self.spec(chapter)
             digest = ntputils_digest(text, self.tree)
-            if DATA_READERS & set(self.tree.closure(text)):
-                digest = hashlib.sha256(f"{digest}\0data:{data_digest()}".encode()).hexdigest()
+            data = chapter_data_digest(text, self.tree)
+            if data is not None:
+                digest = hashlib.sha256(f"{digest}\0data:{data}".encode()).hexdigest()
             self._digests[chapter.name] = digest
         return self._digests[chapter.name]
 

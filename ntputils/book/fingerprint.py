@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book.imports import EXCLUDED_SUBPACKAGES, PACKAGE_DIR, PackageTree
+from ntputils.paths import data_digest
 
 __all__ = ["EXCLUDED_SUBPACKAGES", "PACKAGE_DIR", "PackageTree", "chapter_key", "chapter_modules",
            "dependency_pins", "ntputils_digest"]
@@ -55,3 +56,16 @@ def chapter_key(source_text: str, resolved: dict[str, Any], package_digest: str,
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+#: modules that read files of the shared data root (corpora, WordNet, the GPT-2 tokenizer, MNIST): a
+#: chapter importing any of them (transitively) has the content digest of the data in its keys
+DATA_READERS = frozenset({"data/corpora/readers.py", "data/corpora/wordnet.py",
+                          "data/corpora/gpt2_tokenizer.py", "data/mnist.py"})
+
+
+def chapter_data_digest(source_text: str, tree: PackageTree) -> str | None:
+    """:func:`ntputils.paths.data_digest` when the chapter ``source_text`` imports a module of
+    :data:`DATA_READERS` (transitively), else ``None``: the data part of a chapter's build key and of a
+    sweep's point identity, so editing a data file re-executes what reads it."""
+    return data_digest() if DATA_READERS & set(tree.closure(source_text)) else None

@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ntputils.book.fingerprint import PackageTree, dependency_pins
+from ntputils.book.fingerprint import PackageTree, chapter_data_digest, dependency_pins
 from ntputils.book.params import ChapterSpec, chapter_spec, parse_value, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.chapter_contract import ParameterError
@@ -223,10 +223,12 @@ def package_code_digest(source_text: str, tree: PackageTree) -> str:
 
 def code_hash(source_text: str, nb, tree: PackageTree, pins: list[str]) -> str:
     """sha256 of the chapter's code cells, its ``ntputils`` modules (code only, :func:`package_code_digest`),
+    the content of the shared data it reads (:func:`~ntputils.book.fingerprint.chapter_data_digest`),
     the pins and the Python version."""
     code = "\n# ---- cell ----\n".join(c.source for c in nb.cells if c.cell_type == "code")
     payload = {"code": hashlib.sha256(code.encode()).hexdigest(),
                "ntputils": package_code_digest(source_text, tree),
+               "data": chapter_data_digest(source_text, tree),
                "pins": pins, "python": f"{sys.version_info.major}.{sys.version_info.minor}"}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
