@@ -554,3 +554,17 @@ def test_data_digest_enters_the_keys_of_chapters_that_read_data(tmp_path, monkey
     after = (chapter_data_digest(reader, tree), code_hash(reader, nb, tree, []))
     assert before[0] != after[0] and before[1] != after[1]
     assert chapter_data_digest(other, tree) is None
+
+
+def test_published_results_enter_the_keys_of_chapters_that_render_them(tmp_path):
+    from ntputils.book.fingerprint import published_results_digest
+
+    renders = "from ntputils.book.sweep_table import published\n"
+    assert published_results_digest("import numpy\n", tmp_path) is None
+    empty = published_results_digest(renders, tmp_path)
+    table = tmp_path / "results" / "sweeps" / "s" / "table.csv"
+    table.parent.mkdir(parents=True)
+    table.write_text("point,metric,value\n")
+    first = published_results_digest(renders, tmp_path)
+    table.write_text("point,metric,value\na,b,1\n")
+    assert len({empty, first, published_results_digest(renders, tmp_path)}) == 3

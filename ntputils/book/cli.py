@@ -40,6 +40,7 @@ from ntputils.book.fingerprint import (
     chapter_key,
     dependency_pins,
     ntputils_digest,
+    published_results_digest,
 )
 from ntputils.book.locks import ChapterBusy, chapter_locks, html_lock
 from ntputils.book.params import ChapterSpec, chapter_spec, parse_overrides, read_source
@@ -72,7 +73,7 @@ class KeyCalculator:
     A chapter that reads shared data (imports a module of ``fingerprint.DATA_READERS``: the corpus
     readers, WordNet, the GPT-2 tokenizer, MNIST) also has the content digest of the data files in its
     key (:func:`ntputils.paths.data_digest`, memoized on path, size and mtime): editing a data file
-    re-executes it.
+    re-executes it. A chapter rendering committed sweep tables has their digest in its key.
     """
 
     def __init__(self, project: Project, tree: PackageTree | None = None):
@@ -90,6 +91,9 @@ class KeyCalculator:
             data = chapter_data_digest(text, self.tree)
             if data is not None:
                 digest = hashlib.sha256(f"{digest}\0data:{data}".encode()).hexdigest()
+            results = published_results_digest(text, self.project.root)
+            if results is not None:
+                digest = hashlib.sha256(f"{digest}\0results:{results}".encode()).hexdigest()
             self._digests[chapter.name] = digest
         return self._digests[chapter.name]
 

@@ -69,3 +69,17 @@ def chapter_data_digest(source_text: str, tree: PackageTree) -> str | None:
     :data:`DATA_READERS` (transitively), else ``None``: the data part of a chapter's build key and of a
     sweep's point identity, so editing a data file re-executes what reads it."""
     return data_digest() if DATA_READERS & set(tree.closure(source_text)) else None
+
+
+def published_results_digest(source_text: str, root: Path) -> str | None:
+    """sha256 over the committed result tables under ``<root>/results/`` when the chapter reads them
+    (imports :mod:`ntputils.book.sweep_table`), else ``None``: a newly published sweep re-executes the
+    chapters that render it, so no page shows an old table as current."""
+    if "ntputils.book.sweep_table" not in source_text:
+        return None
+    h = hashlib.sha256()
+    base = root / "results"
+    for path in sorted(p for p in base.rglob("*") if p.is_file()) if base.is_dir() else []:
+        rel = path.relative_to(base).as_posix().encode()
+        h.update(rel + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
