@@ -514,7 +514,7 @@ pd.DataFrame(tf_ufm_rows).set_index("dataset").style.format(
 #   $10^{-4}$), so the logits are less far along the max-margin direction than after 30,000 steps, and the
 #   projection on $\mathcal F$ is not the paper's converged state (claim 3).
 # * **Data.** Our Simplified TinyStories has $m=${glue:text}`a06_sts_m`, $V=${glue:text}`a06_sts_V` (paper 403, 104)
-#   because the authors' text excerpt and WordNet synonyms are not available; the recipe is the same. The Synthetic
+#   because the authors' text excerpt is not available; the recipe (WordNet step included) is the same. The Synthetic
 #   entropy differs ({glue:text}`a06_syn_H:.4f` vs the paper's 1.0166, chapter a01).
 # * **Metrics.** $\operatorname{sim}$ uses `ddof=0` throughout (the authors' code mixes ddof 0 and 1; the difference
 #   is below $1/N$). In Fig. 6(d) we compare with $\widetilde{\boldsymbol S}$ as the caption says (one of the

@@ -824,7 +824,10 @@ for key in DATASETS:
     record(f"fig14_{key}_singles_mean", singles)
     record(f"fig14_{key}_orthants_mean", orth)
     outcomes.append((f"fig14 {key} orthants vs singles",
-                     compare(f"fig14 {key} orthants vs singles", orth, chance=singles)))
+                     compare(f"fig14 {key} orthants vs singles", orth, chance=singles,
+                             note=f"{key}: single half-dimensions are themselves fairly pure here (mean "
+                                  f"{singles:.2f}; many beat random word sets), so the orthants' margin "
+                                  "over them is smaller than the paper's Fig. 14 suggests")))
 
 for key in DATASETS:
     h = hierarchy[hierarchy["dataset"] == key].set_index("p")

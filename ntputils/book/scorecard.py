@@ -147,8 +147,8 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str]) -
                   + (f" (chance {_cell(r['chance'])})" if r.get("chance") is not None else "")
                   + f", rule {_cell(r['rule'])}" for r in shown]
         measured = "; ".join(parts) or "-"
-        reasons = "; ".join(_cell(r["note"]) for r in shown
-                            if r["outcome"] in ("deviates", "not reproduced") and r.get("note"))
+        failed = [r for r in shown if r["outcome"] in ("deviates", "not reproduced") and r.get("note")]
+        reasons = "; ".join(dict.fromkeys(_cell(r["note"]) for r in failed))  # each reason once
         rows.append(f"| {_cell(title)} | {where} | **{status}** | {measured} | {reasons or _cell(why)} |")
     lines = [
         "# Reproduction scorecard",
