@@ -247,8 +247,11 @@ def test_one_ctrl_c_stops_worker_and_kernel_and_keeps_the_good_result(tmp_path):
     good = fake_good_notebook(project)
     before = good.read_bytes()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # a terminal's Ctrl-C: SIGINT at its default disposition in the build (a test run from a background
+    # job, e.g. `make test &`, inherits SIGINT ignored, and Python then never raises KeyboardInterrupt)
     proc = subprocess.Popen(cli_cmd(tmp_path, "build", "--only", "a01", "--no-html", "-p", "sleep_s=600.0"),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         wait_for(lambda: (tmp_path / "kernel.pid").exists(), 120, "the kernel to start")
         kernel = int((tmp_path / "kernel.pid").read_text())
