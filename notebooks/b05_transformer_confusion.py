@@ -387,7 +387,7 @@ check("Spec's 'largest total probability' rule never predicts the nested classes
 #   and counts; our class names are ours (the paper labels only some support sets).
 # * **Model and optimizer** are UNKNOWN beyond the paper's "2 layers, $d=128$"; we use the Llama-style transformer of paper A
 #   with the authors' AdamW settings (lr $10^{-4}$, the setting of the authors' code of paper A) and full
-#   batches. A larger learning rate shortens every learning time (not run on this page), so the epochs of Fig. 3
+#   batches. A larger learning rate shortens every learning time (the learning-rate sweep below), so the epochs of Fig. 3
 #   can only be compared loosely: the time axis depends on the UNKNOWN optimizer.
 # * **Class mapping and learning time** are our definitions (above); the paper reads the matrices by eye.
 # * **Timing.** Our finer classes are learned between epochs {glue:text}`b05_fine_min:.0f` and
