@@ -254,7 +254,8 @@ def pm(summary: pd.DataFrame, metric: str) -> list[str]:
 
 
 verdicts = None
-if pub is not None and not pub["stale"]:
+fresh = pub is not None and not pub["stale"]
+if pub is not None:  # a stale table is shown (marked) but judged by no claim
     summary = summarize(pub["table"])
     verdicts = judge(summary)
     shown = pd.DataFrame({
@@ -303,14 +304,16 @@ if verdicts is not None:
             ax.axvline(int(s[("V", "mean")].iloc[0]), color="tab:purple", ls=":", label="d = V")
             ax.set_xlabel(f"d ({ds})")
             ax.legend(fontsize=7)
-    fig.suptitle("NTP-UFM with d below and above V: fit, theory geometry, proxy geometry")
+    fig.suptitle("NTP-UFM with d below and above V: fit, theory geometry, proxy geometry"
+                 + ("" if fresh else "  [STALE TABLE: the chapter's code changed since the sweep]"),
+                 color="black" if fresh else "tab:red")
     fig.tight_layout()
     plt.show()
 
 # %%
 for ds in ("synthetic", "sts"):
     shares = {"S1": None, "S2": None, "S3": None}
-    if verdicts is not None and ds in verdicts.index.get_level_values("dataset"):
+    if fresh and ds in verdicts.index.get_level_values("dataset"):
         v = verdicts.loc[ds]
         dd = v.index.to_numpy()
         masks = {"S1": dd >= v["V"].to_numpy(), "S2": (dd >= v["rank S~"].to_numpy()) & (dd < v["V"].to_numpy()),
@@ -344,7 +347,7 @@ for ds in ("synthetic", "sts"):
 from IPython.display import Markdown  # noqa: E402
 
 lines = []
-if verdicts is not None:
+if fresh:
     for ds in verdicts.index.get_level_values("dataset").unique():
         v = verdicts.loc[ds]
         dd = v.index.to_numpy()
