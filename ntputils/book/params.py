@@ -77,29 +77,7 @@ def chapter_spec(name: str, nb) -> ChapterSpec:
     if not params_cells:
         raise ParameterError(f"chapter {name} has no code cell tagged 'parameters'")
     defaults = _literal_assignments(params_cells[0].source, f"the parameters cell of {name}")
-    profiles = None
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        try:
-            tree = ast.parse(_without_magics(cell.source))
-        except SyntaxError as err:
-            if PROFILES_NAME in cell.source:  # never skip the validation silently
-                raise ParameterError(f"the cell defining {PROFILES_NAME} of chapter {name} does not parse "
-                                     f"(line {err.lineno}: {err.msg}); up-front parameter validation "
-                                     "needs it") from None
-            continue  # other IPython syntax; the kernel reports real errors
-        for node in tree.body:
-            if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                    and isinstance(node.targets[0], ast.Name) and node.targets[0].id == PROFILES_NAME):
-                try:
-                    profiles = ast.literal_eval(node.value)
-                except ValueError:
-                    msg = f"{PROFILES_NAME} of chapter {name} must be a literal dict"
-                    raise ParameterError(msg) from None
-                break
-        if profiles is not None:
-            break
+    profiles = literal_assignment(nb, PROFILES_NAME, name)
     spec = ChapterSpec(name, profiles, defaults)
     if profiles is not None:
         try:
@@ -108,6 +86,32 @@ def chapter_spec(name: str, nb) -> ChapterSpec:
             raise ParameterError(f"{err} (declare the name in PROFILES)") from None
         spec.resolve({})  # the chapter's own defaults must be valid
     return spec
+
+
+def literal_assignment(nb, target: str, chapter: str) -> Any:
+    """The value of the first top-level ``target = <literal>`` in the chapter's code cells (``None`` if
+    there is none): how ``PROFILES`` and the sweep runner's ``LIMITS`` are read without running the
+    chapter. IPython magic lines are blanked first; a cell that mentions ``target`` but does not parse,
+    or a non-literal value, raises ``ParameterError`` (validation is never skipped silently)."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(_without_magics(cell.source))
+        except SyntaxError as err:
+            if target in cell.source:
+                raise ParameterError(f"the cell defining {target} of chapter {chapter} does not parse "
+                                     f"(line {err.lineno}: {err.msg}); up-front parameter validation "
+                                     "needs it") from None
+            continue  # other IPython syntax; the kernel reports real errors
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name) and node.targets[0].id == target):
+                try:
+                    return ast.literal_eval(node.value)
+                except ValueError:
+                    raise ParameterError(f"{target} of chapter {chapter} must be a literal dict") from None
+    return None
 
 
 def _without_magics(source: str) -> str:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ntputils.book.fingerprint import PackageTree, chapter_data_digest, dependency_pins
-from ntputils.book.params import ChapterSpec, chapter_spec, parse_value, read_source
+from ntputils.book.params import ChapterSpec, chapter_spec, literal_assignment, parse_value, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.chapter_contract import ParameterError
 
@@ -147,28 +147,18 @@ def parse_axes(pairs: list[str] | None) -> dict[str, list[Any]]:
 
 def chapter_limits(nb, name: str) -> dict[str, Any]:
     """The chapter's optional literal ``LIMITS = {param: (low, high) or {allowed, ...}}`` (or ``{}``)."""
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                    and isinstance(node.targets[0], ast.Name) and node.targets[0].id == LIMITS_NAME):
-                try:
-                    limits = ast.literal_eval(node.value)
-                except ValueError:
-                    raise SweepSpecError(f"{LIMITS_NAME} of chapter {name} must be a literal dict") from None
-                ok = isinstance(limits, dict) and all(
-                    (isinstance(v, tuple) and len(v) == 2) or isinstance(v, (set, frozenset))
-                    for v in limits.values())
-                if not ok:
-                    raise SweepSpecError(f"{LIMITS_NAME} of chapter {name} must map names to (low, high) "
-                                         "or to a set of allowed values")
-                return {str(k): v if isinstance(v, tuple) else frozenset(v) for k, v in limits.items()}
-    return {}
+    try:
+        limits = literal_assignment(nb, LIMITS_NAME, name)
+    except ParameterError as err:
+        raise SweepSpecError(str(err)) from None
+    if limits is None:
+        return {}
+    ok = isinstance(limits, dict) and all(
+        (isinstance(v, tuple) and len(v) == 2) or isinstance(v, (set, frozenset)) for v in limits.values())
+    if not ok:
+        raise SweepSpecError(f"{LIMITS_NAME} of chapter {name} must map names to (low, high) "
+                             "or to a set of allowed values")
+    return {str(k): v if isinstance(v, tuple) else frozenset(v) for k, v in limits.items()}
 
 
 def check_limits(resolved: dict[str, Any], limits: dict[str, Any]) -> list[str]:
