@@ -455,3 +455,19 @@ print(f"chapter wall time: {cfg.elapsed():.1f} s")
 #   loss gap $\lambda\|\boldsymbol L^{\rm mm}\|_*$, and the explicit $1/\log(1/\lambda)$ rate of the direction.
 # * **Gradient descent** is run for a few thousand steps at the `cpu` profile; it shows the same trends but
 #   lags the path at equal norm, which we report rather than hide.
+
+# %% [markdown]
+# ## The paper profile, recorded
+#
+# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
+# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# were committed under `results/sweeps/a03-paper/` with their provenance (commit, machine, date, wall
+# time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
+# where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
+# whose producing code has changed since is marked STALE, with the command that refreshes it.
+
+# %%
+from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
+from ntputils.runtime import current_record  # noqa: E402
+
+paper_view = show_paper_profile("a03", current_record(), cfg.profile)

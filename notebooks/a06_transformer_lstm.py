@@ -530,3 +530,19 @@ cpu_total = cfg.cpu_elapsed()
 wall_total = cfg.elapsed()
 print(f"chapter: {wall_total:.1f} s wall, {cpu_total:.1f} s CPU (this process); training CPU per run: "
       + ", ".join(f"{n} {m} {r.cpu_seconds:.1f} s" for (n, m), r in runs.items()))
+
+# %% [markdown]
+# ## The paper profile, recorded
+#
+# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
+# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# were committed under `results/sweeps/a06-paper/` with their provenance (commit, machine, date, wall
+# time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
+# where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
+# whose producing code has changed since is marked STALE, with the command that refreshes it.
+
+# %%
+from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
+from ntputils.runtime import current_record  # noqa: E402
+
+paper_view = show_paper_profile("a06", current_record(), cfg.profile)

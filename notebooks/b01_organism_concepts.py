@@ -454,3 +454,19 @@ compare("b01_axis2", axis2_frac, chance=0.5, paper="cat + / trout -")
 #   $\boldsymbol v^{\rm d}_1,\boldsymbol v^{\rm d}_2$) instead of the top-2 PCA plane, which in our run hides the second
 #   concept axis (see the note above the figure); the quantitative statements of its caption are checked in
 #   the full $d$-dimensional space.
+
+# %% [markdown]
+# ## The paper profile, recorded
+#
+# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
+# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# were committed under `results/sweeps/b01-paper/` with their provenance (commit, machine, date, wall
+# time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
+# where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
+# whose producing code has changed since is marked STALE, with the command that refreshes it.
+
+# %%
+from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
+from ntputils.runtime import current_record  # noqa: E402
+
+paper_view = show_paper_profile("b01", current_record(), cfg.profile)

@@ -351,3 +351,19 @@ compare("b02_ce_growth", float(ce_growth.min()), paper="grow unboundedly")
 #   predicts: once the other concepts are fit, the softmax saturates and every gradient shrinks. The order of
 #   onsets is still the order of $\sigma_k$, as Fig. 18 states; the linear $T_k\propto1/\sigma_k$ law is a
 #   square-loss statement (Prop. 1), and we fit it only there.
+
+# %% [markdown]
+# ## The paper profile, recorded
+#
+# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
+# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# were committed under `results/sweeps/b02-paper/` with their provenance (commit, machine, date, wall
+# time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
+# where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
+# whose producing code has changed since is marked STALE, with the command that refreshes it.
+
+# %%
+from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
+from ntputils.runtime import current_record  # noqa: E402
+
+paper_view = show_paper_profile("b02", current_record(), cfg.profile)

@@ -320,3 +320,19 @@ check("A.4 balanced one-hot: all singular values equal (sqrt(k)), rank V-1", bal
 #   $\boldsymbol\Omega^2$: the tiers stay staggered, in reversed order (majorities last);
 #   $\omega_{\rm maj}=R^{-1/4}$ equalizes the growth rates of tiers 1 and 3 in that parameterization. The paper does
 #   not say which of the two it ran.
+
+# %% [markdown]
+# ## The paper profile, recorded
+#
+# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
+# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# were committed under `results/sweeps/b03-paper/` with their provenance (commit, machine, date, wall
+# time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
+# where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
+# whose producing code has changed since is marked STALE, with the command that refreshes it.
+
+# %%
+from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
+from ntputils.runtime import current_record  # noqa: E402
+
+paper_view = show_paper_profile("b03", current_record(), cfg.profile)

@@ -452,3 +452,19 @@ if lr_sweep is not None:
         record("b05_lr_n", int(len(out)))
 compare("lr_broad_first", lr_share, paper="broad by 20, finer 40-200 (one unknown lr)",
         note="epochs in the table are in our time axis; the paper's optimizer is UNKNOWN")
+
+# %% [markdown]
+# ## The paper profile, recorded
+#
+# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
+# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# were committed under `results/sweeps/b05-paper/` with their provenance (commit, machine, date, wall
+# time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
+# where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
+# whose producing code has changed since is marked STALE, with the command that refreshes it.
+
+# %%
+from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
+from ntputils.runtime import current_record  # noqa: E402
+
+paper_view = show_paper_profile("b05", current_record(), cfg.profile)

@@ -423,3 +423,19 @@ compare("perfect_end", float(min(r["accuracy"] for r in runs.values())), paper=1
 # * **Quantitative timing.** Prop. 1 predicts learning times in the ratio $1:$ {glue:text}`b06_time_ratio_2:.2f`
 #   $:$ {glue:text}`b06_time_ratio_3:.2f` for the square-loss
 #   bilinear model; for the CNN trained with CE and GD the tier times are printed above (claim `tier_order`).
+
+# %% [markdown]
+# ## The paper profile, recorded
+#
+# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
+# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# were committed under `results/sweeps/b06-paper/` with their provenance (commit, machine, date, wall
+# time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
+# where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
+# whose producing code has changed since is marked STALE, with the command that refreshes it.
+
+# %%
+from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
+from ntputils.runtime import current_record  # noqa: E402
+
+paper_view = show_paper_profile("b06", current_record(), cfg.profile)

@@ -73,9 +73,10 @@ def chapter_data_digest(source_text: str, tree: PackageTree) -> str | None:
 
 def published_results_digest(source_text: str, root: Path) -> str | None:
     """sha256 over the committed result tables under ``<root>/results/`` when the chapter reads them
-    (imports :mod:`ntputils.book.sweep_table`), else ``None``: a newly published sweep re-executes the
-    chapters that render it, so no page shows an old table as current."""
-    if "ntputils.book.sweep_table" not in source_text:
+    (imports :mod:`ntputils.book.sweep_table` or :mod:`ntputils.book.paper_profile`), else ``None``:
+    a newly published sweep re-executes the chapters that render it, so no page shows an old table as
+    current."""
+    if not any(m in source_text for m in ("ntputils.book.sweep_table", "ntputils.book.paper_profile")):
         return None
     h = hashlib.sha256()
     base = root / "results"

@@ -4,8 +4,10 @@ One row per point x recorded value (``kind="record"``: :func:`ntputils.runtime.r
 pre-registered comparison (``kind="compare"``: measured value and outcome) and per check
 (``kind="check"``); a failed point is one ``kind="point"`` row with its error. Columns::
 
-    point_id, <swept parameters...>, profile, kind, metric, value, value_text, outcome,
+    point_id, <swept parameters...>, profile, kind, metric, value, value_text, outcome, items,
     status, seconds, attempts, code_hash, git_commit, error
+
+(``items``: the scorecard items a comparison is evidence for, ``;``-separated.)
 
 ``value`` is the number (NaN for non-numeric values, which are in ``value_text`` as JSON). Written as
 ``sweeps/<name>/table.parquet`` (pyarrow) and ``table.csv``; ``sweep-table NAME --format markdown``
@@ -24,9 +26,8 @@ from typing import Any
 from ntputils.book.project import Project
 
 RESULTS_DIR = "results"
-COLUMNS_TAIL = ["profile", "kind", "metric", "value", "value_text", "outcome", "status", "seconds",
-                "attempts",
-                "code_hash", "git_commit", "error"]
+COLUMNS_TAIL = ["profile", "kind", "metric", "value", "value_text", "outcome", "items", "status", "seconds",
+                "attempts", "code_hash", "git_commit", "error"]
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -79,7 +80,8 @@ def rows(project: Project, name: str) -> tuple[list[dict[str, Any]], list[str], 
         for comp in res.get("comparisons", []):
             value, text = _number(comp.get("measured"))
             out.append(base | {"kind": "compare", "metric": comp.get("key", ""), "value": value,
-                               "value_text": text, "outcome": comp.get("outcome", "")})
+                               "value_text": text, "outcome": comp.get("outcome", ""),
+                               "items": ";".join(comp.get("items", []))})
         for chk in res.get("checks", []):
             value, text = _number(chk.get("measured"))
             out.append(base | {"kind": "check", "metric": chk.get("claim", ""), "value": value,
@@ -142,8 +144,8 @@ def markdown(project: Project, name: str) -> str:
 
 
 def publish(project: Project, name: str) -> Path:
-    """Write the table (CSV: records, comparisons and failed points; checks left out, the code hash
-    shortened) and its provenance to ``results/sweeps/<name>/`` (the committed folder)."""
+    """Write the table (CSV: records, comparisons, checks and failed points; the code hash shortened)
+    and its provenance to ``results/sweeps/<name>/`` (the committed folder)."""
     import pandas as pd
 
     from ntputils.book.sweep import sweep_dir
@@ -154,7 +156,7 @@ def publish(project: Project, name: str) -> Path:
     out = project.root / RESULTS_DIR / "sweeps" / name
     out.mkdir(parents=True, exist_ok=True)
     df = pd.read_parquet(src / "table.parquet")
-    df = df[df["kind"] != "check"].copy()  # checks are facts that held (a failed one fails its point)
+    df = df.copy()
     df["code_hash"] = df["code_hash"].str[:16]
     df.to_csv(out / "table.csv", index=False)
     prov = {k: desc.get(k) for k in ("name", "chapter", "profile", "axes", "points", "code_hash", "git",

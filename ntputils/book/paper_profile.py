@@ -1,0 +1,201 @@
+"""The paper profile beside the cpu run: a chapter's committed paper-profile sweep, rendered on its page.
+
+The book builds every chapter at the ``cpu`` profile. The ``paper`` profile (the papers' sizes, steps and
+draws) runs through the sweep runner as a one-point sweep named ``<prefix>-paper``::
+
+    python -m ntputils.book sweep a05 --profile paper -p seed=0 --name a05-paper --workers 1
+    python -m ntputils.book sweep-table a05-paper --publish
+
+and its table (recorded values and pre-registered claims, with provenance: commit, machine, date, wall
+time) is committed under ``results/sweeps/a05-paper/``. :func:`beside_cpu` puts that table next to the
+values the current (cpu) run recorded: one row per claim (rule, cpu measured and outcome, paper measured
+and outcome) and one per recorded value. A table whose producing code changed since it was made (the
+chapter's code cells or the ``ntputils`` modules it imports, :func:`ntputils.book.sweep_table.published`)
+is **stale**: it is still shown, under a red STALE line with the command that refreshes it.
+:func:`paper_tables` gives the scorecard the outcomes of every committed paper-profile run.
+
+Used in: a02, a03, a04, a05, a06, b01, b02, b03, b04, b05, b06 (the last section of each page).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+from ntputils.book.project import Project
+from ntputils.book.sweep_table import RESULTS_DIR, published
+
+SUFFIX = "-paper"
+
+
+def sweep_name(prefix: str) -> str:
+    """The name of chapter ``prefix``'s paper-profile sweep (``a05`` -> ``a05-paper``)."""
+    return prefix + SUFFIX
+
+
+def refresh_command(prefix: str) -> str:
+    """The two commands that (re)make and commit chapter ``prefix``'s paper-profile table."""
+    name = sweep_name(prefix)
+    return (f"python -m ntputils.book sweep {prefix} --profile paper -p seed=0 --name {name} --workers 1"
+            f" && python -m ntputils.book sweep-table {name} --publish")
+
+
+def _shown(value: Any) -> str:
+    """A measured value as short text (numbers to 4 significant digits)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, float)):
+        return f"{value:.4g}"
+    if isinstance(value, str):
+        try:
+            return f"{float(value):.4g}"
+        except ValueError:
+            return value
+    return json.dumps(value)
+
+
+def _paper_value(row: Any) -> Any:
+    """The value of one published table row (the number, else its JSON text)."""
+    value = row["value"]
+    if isinstance(value, float) and math.isnan(value):
+        text = row.get("value_text")
+        return text if isinstance(text, str) and text else None
+    return value
+
+
+@dataclass
+class PaperProfileView:
+    """A chapter's committed paper-profile run next to the current run (see the module docstring)."""
+
+    prefix: str
+    found: bool
+    stale: bool = False
+    provenance: dict[str, Any] = field(default_factory=dict)
+    refresh: str = ""
+    claims: Any = None   # DataFrame: key, claim, rule, cpu, cpu outcome, paper, paper outcome
+    records: Any = None  # DataFrame: value, cpu, paper
+    checks: tuple[int, int, int, int] = (0, 0, 0, 0)  # passed and total: cpu run, paper run
+    error: str = ""
+
+    def counts(self) -> dict[str, int]:
+        """Outcome -> number of claims under the paper profile."""
+        if self.claims is None or self.claims.empty:
+            return {}
+        return self.claims["paper outcome"].value_counts().to_dict()
+
+    def html(self) -> str:
+        """The section's HTML: provenance (or why there is no table), a STALE line, the two tables."""
+        if not self.found:
+            return (f"<p><b>No committed paper-profile run</b> of {escape(self.prefix)} "
+                    f"({escape(self.error)}). Make it with <code>{escape(self.refresh)}</code>.</p>")
+        p = self.provenance
+        head = (f"<p>Paper-profile run <code>{escape(str(p.get('name')))}</code>: commit "
+                f"<code>{escape(str(p.get('git')))}</code>, {escape(str(p.get('machine')))}, finished "
+                f"{escape(str(p.get('finished')))}, wall {escape(str(p.get('wall_s')))} s. Claims: "
+                + (", ".join(f"{n} {escape(o)}" for o, n in sorted(self.counts().items())) or "none")
+                + f". Checks (mathematical facts) passed: cpu run {self.checks[0]}/{self.checks[1]}, "
+                f"paper run {self.checks[2]}/{self.checks[3]}.</p>")
+        if self.stale:
+            head += ("<p style='color:#c00'><b>STALE</b>: this chapter's code changed since the table was "
+                     "made; its numbers may not be what the current code gives. Refresh with "
+                     f"<code>{escape(self.refresh)}</code></p>")
+        parts = [head]
+        for title, df in (("Claims (rule fixed before either run)", self.claims),
+                          ("Recorded values", self.records)):
+            if df is not None and not df.empty:
+                parts.append(f"<p><b>{title}</b></p>" + df.to_html(index=False, escape=True, border=0))
+        return "\n".join(parts)
+
+    def text(self) -> str:
+        """A plain-text summary (terminals, logs)."""
+        if not self.found:
+            return (f"no committed paper-profile run of {self.prefix}: {self.error}; "
+                    f"make it with {self.refresh}")
+        p = self.provenance
+        return (f"paper-profile run {p.get('name')}: commit {p.get('git')}, finished {p.get('finished')}, "
+                f"wall {p.get('wall_s')} s, claims {self.counts()}" + (" [STALE]" if self.stale else ""))
+
+    def _repr_html_(self) -> str:
+        return self.html()
+
+    def __repr__(self) -> str:
+        return self.text()
+
+
+def beside_cpu(prefix: str, record: dict[str, Any], project: Project | None = None) -> PaperProfileView:
+    """Chapter ``prefix``'s committed paper-profile table next to ``record`` (the running chapter's
+    :func:`ntputils.runtime.current_record`: its comparisons and recorded values).
+
+    Rows: every claim judged in either run (by key, in the cpu run's order, then those only the paper
+    run judged) and every value recorded in either run. A missing table gives ``found=False`` and the
+    command that makes it; never raises for a missing or unreadable table."""
+    import pandas as pd
+
+    project = project or Project.default()
+    refresh = refresh_command(prefix)
+    try:
+        pub = published(project, sweep_name(prefix))
+    except (FileNotFoundError, KeyError, ValueError) as err:
+        return PaperProfileView(prefix, False, refresh=refresh, error=str(err))
+    table = pub["table"]
+    ok = table[table["status"] == "ok"] if "status" in table else table
+    cmp_rows = {r["metric"]: r for r in ok[ok["kind"] == "compare"].to_dict("records")}
+    rec_rows = {r["metric"]: r for r in ok[ok["kind"] == "record"].to_dict("records")}
+
+    cpu_cmp = {c["key"]: c for c in record.get("comparisons", [])}
+    claims = []
+    for key in [*cpu_cmp, *(k for k in cmp_rows if k not in cpu_cmp)]:
+        c, r = cpu_cmp.get(key, {}), cmp_rows.get(key)
+        claims.append({"key": key, "claim": c.get("claim", ""), "rule": c.get("rule", ""),
+                       "cpu": _shown(c.get("measured")) if c else "-", "cpu outcome": c.get("outcome", "-"),
+                       "paper": _shown(_paper_value(r)) if r else "-",
+                       "paper outcome": r["outcome"] if r else "not in the paper run"})
+    cpu_rec = record.get("results", {})
+    records = []
+    for name in [*cpu_rec, *(k for k in rec_rows if k not in cpu_rec)]:
+        entry = cpu_rec.get(name)
+        cpu_value = entry.get("value") if isinstance(entry, dict) else entry
+        r = rec_rows.get(name)
+        records.append({"value": name, "cpu": _shown(cpu_value) if name in cpu_rec else "-",
+                        "paper": _shown(_paper_value(r)) if r else "-"})
+    cpu_checks = record.get("checks", [])
+    paper_checks = ok[ok["kind"] == "check"]
+    checks = (sum(bool(c.get("passed")) for c in cpu_checks), len(cpu_checks),
+              int((paper_checks["outcome"] == "pass").sum()), len(paper_checks))
+    return PaperProfileView(prefix, True, stale=bool(pub["stale"]), provenance=pub["provenance"],
+                            refresh=refresh, claims=pd.DataFrame(claims), records=pd.DataFrame(records),
+                            checks=checks)
+
+
+def show_paper_profile(prefix: str, record: dict[str, Any], profile: str) -> PaperProfileView | None:
+    """Display :func:`beside_cpu` in a chapter (the last cell). When the page itself runs at the paper
+    profile (it is then the run that makes the table) it only says so and returns ``None``."""
+    from IPython.display import HTML, display
+
+    if profile == "paper":
+        print("this run is the paper profile itself: its values are the ones recorded above")
+        return None
+    view = beside_cpu(prefix, record)
+    display(HTML(view.html()))
+    print(view.text())
+    return view
+
+
+def paper_tables(project: Project) -> dict[str, dict[str, Any]]:
+    """Chapter prefix -> ``{"table", "provenance", "stale"}`` for every committed ``<prefix>-paper`` sweep
+    (the scorecard's paper-profile column). Unreadable folders are skipped."""
+    base = project.root / RESULTS_DIR / "sweeps"
+    out: dict[str, dict[str, Any]] = {}
+    for folder in sorted(base.glob("*" + SUFFIX)) if base.is_dir() else []:
+        prefix = folder.name[: -len(SUFFIX)]
+        try:
+            pub = published(project, folder.name)
+        except (FileNotFoundError, KeyError, ValueError):
+            continue
+        out[prefix] = {"table": pub["table"], "provenance": pub["provenance"], "stale": pub["stale"]}
+    return out
