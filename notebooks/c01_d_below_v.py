@@ -41,19 +41,22 @@
 
 # %%
 PROFILES = {
-    "cpu": {"dataset": "sts", "d": 16, "steps": 2000, "lr": 1e-2, "milestones": [1000, 1500], "gamma": 0.4,
-            "weight_decay": 1e-6, "init_scale": 0.1, "draws": 20},
-    "paper": {"dataset": "sts", "d": 16, "steps": 30000, "lr": 1e-4,
+    "cpu": {"dataset": "sts", "model": "ufm", "d": 16, "steps": 2000, "lr": 1e-2, "milestones": [1000, 1500],
+            "gamma": 0.4, "weight_decay": 1e-6, "init_scale": 0.1, "draws": 20,
+            "tf_layers": 4, "n_heads": 6, "tf_steps": 1000, "tf_lr": 2e-3},
+    "paper": {"dataset": "sts", "model": "ufm", "d": 16, "steps": 30000, "lr": 1e-4,
               "milestones": [5000, 10000, 15000, 20000, 25000], "gamma": 0.4, "weight_decay": 1e-6,
-              "init_scale": 0.1, "draws": 20},
+              "init_scale": 0.1, "draws": 20, "tf_layers": 4, "n_heads": 6, "tf_steps": 30000, "tf_lr": 1e-4},
 }
-LIMITS = {"dataset": {"synthetic", "sts"}, "d": (1, 4096), "steps": (1, None), "draws": (2, 1000)}
+LIMITS = {"dataset": {"synthetic", "sts"}, "model": {"ufm", "transformer"}, "d": (1, 4096), "steps": (1, None),
+          "draws": (2, 1000), "tf_steps": (1, None)}
 
 # %% tags=["parameters"]
 profile = "cpu"
 seed = 0
 device = "auto"
 dataset = None       # "synthetic" (paper A's Synthetic) or "sts" (Simplified TinyStories)
+model = None         # "ufm" (NTP-UFM, free W and H) or "transformer" (the a06 transformer, decoder W)
 d = None             # embedding dimension (a05: 128 > V)
 steps = None         # full-batch AdamW steps
 lr = None            # initial learning rate
@@ -62,6 +65,10 @@ gamma = None         # learning-rate decay factor
 weight_decay = None  # AdamW (decoupled) weight decay
 init_scale = None    # std of the i.i.d. normal initialization of W and H
 draws = None         # random matrices per chance level
+tf_layers = None     # transformer layers (model="transformer"; a06: 4)
+n_heads = None       # transformer heads (head width 2*floor(d/n_heads/2), at least 2)
+tf_steps = None      # transformer full-batch AdamW steps (constant learning rate)
+tf_lr = None         # transformer learning rate
 
 # %%
 # %matplotlib inline
@@ -74,6 +81,7 @@ from IPython.display import display
 from ntputils.analysis.baselines import similarity_with_chance
 from ntputils.analysis.convergence import GeometryReference
 from ntputils.analysis.metrics import normalized_distance
+from ntputils.analysis.network_runs import train_and_compare
 from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories
 from ntputils.geometry import max_margin_cached, mm_embeddings
 from ntputils.runtime import (
@@ -91,8 +99,9 @@ from ntputils.runtime import (
 from ntputils.training import ufm
 
 cfg = setup_chapter(PROFILES, globals(), torch_threads=lambda c: 1 if c.device == "cpu" else None)
-if cfg.dataset not in LIMITS["dataset"]:
-    raise ParameterError(f"dataset must be one of {sorted(LIMITS['dataset'])}, got {cfg.dataset!r}")
+for _name in ("dataset", "model"):
+    if cfg[_name] not in LIMITS[_name]:
+        raise ParameterError(f"{_name} must be one of {sorted(LIMITS[_name])}, got {cfg[_name]!r}")
 
 # %% [markdown]
 # ## The data, the theory and the proxy, and their rank-$d$ truncations
@@ -168,11 +177,19 @@ preregister(SWEEP_CLAIMS)
 # ## This page's run
 
 # %%
-hist = ufm.train(data, d=cfg.d, loss="ce", steps=cfg.steps, lr=cfg.lr, optimizer="adamw",
-                 weight_decay=cfg.weight_decay, milestones=cfg.milestones, gamma=cfg.gamma,
-                 init_scale=cfg.init_scale, dtype=torch.float64, device=cfg.device, log_steps=20, seed=cfg.seed,
-                 progress=False)
-W, H = hist.W[-1], hist.H[-1]
+if cfg.model == "ufm":
+    hist = ufm.train(data, d=cfg.d, loss="ce", steps=cfg.steps, lr=cfg.lr, optimizer="adamw",
+                     weight_decay=cfg.weight_decay, milestones=cfg.milestones, gamma=cfg.gamma,
+                     init_scale=cfg.init_scale, dtype=torch.float64, device=cfg.device, log_steps=20,
+                     seed=cfg.seed, progress=False)
+else:  # the a06 transformer: H = last-layer context embeddings, W = decoder (no positional encoding)
+    hist = train_and_compare(
+        "transformer", data, model_config=dict(d=cfg.d, n_layers=cfg.tf_layers, n_heads=cfg.n_heads,
+                                               pos_encoding="none"),
+        train_config=dict(steps=cfg.tf_steps, lr=cfg.tf_lr, weight_decay=cfg.weight_decay, schedule="constant",
+                          log_steps=20),
+        seed=cfg.seed, label=f"c01-{cfg.dataset}-tf", device=cfg.device, progress=False).history
+W, H = (np.asarray(hist.W[-1], dtype=np.float64), np.asarray(hist.H[-1], dtype=np.float64))
 ce_minus_H = float(hist.final["ce_minus_H"])
 pairs = {"H_mm": (H, ref.H_mm), "W_mm": (W.T, ref.W_mm.T), "H_proxy": (H, ref.S_tilde),
          "W_proxy": (W.T, ref.S_tilde.T), "H_mm_d": (H, H_mm_d), "W_mm_d": (W.T, W_mm_d.T),
@@ -329,6 +346,112 @@ for ds in ("synthetic", "sts"):
         compare(f"c01_{ds}_{key}", share, paper="not studied (beyond the paper)")
 
 # %% [markdown]
+# ## The transformer over $d$ (a committed sweep)
+#
+# The same page with `model="transformer"` trains the transformer of chapter a06 (no positional encoding,
+# `tf_layers` layers, `n_heads` heads, full batch, AdamW at the constant rate `tf_lr` for `tf_steps` steps;
+# $\boldsymbol H$ = the last layer's context embeddings, $\boldsymbol W$ = the decoder) and measures exactly
+# what it measures for NTP-UFM. The committed table is the result of
+# `python -m ntputils.book sweep c01 -p model=transformer -p dataset=synthetic,sts -p d=12,24,48,128
+# -p seed=0:3 --name d-below-V-tf --workers 1` and `sweep-table d-below-V-tf --publish`. The values of $d$
+# start at the smallest width the six heads allow (a head width of at least two); they fall below the rank
+# of $\widetilde{\boldsymbol S}$, between the rank and $V$, and above $V$ on at least one dataset each.
+#
+# **Rules, fixed before the sweep ran** (per dataset, on the means over seeds):
+#
+# * (T1) *theory geometry* at every swept $d\ge\mathrm{rank}\,\widetilde{\boldsymbol S}$: the off-diagonal
+#   `sim` of $\boldsymbol H$ to $\boldsymbol H^{\rm mm}$ and of $\boldsymbol W^\top$ to
+#   $\boldsymbol W^{\rm mm\top}$ at least 0.1 above chance (R2 above); share of those $d$ at least 1.
+# * (T2) *fit* at every swept $d\ge V$: CE $-\,\mathcal H\le10^{-2}$ at every seed (the cpu-profile rule of
+#   chapter a06; the cpu budget of steps does not reach the $10^{-3}$ of NTP-UFM); share at least 1.
+
+# %%
+TF_CLAIMS = {}
+for ds in ("synthetic", "sts"):
+    TF_CLAIMS.update({
+        f"c01_tf_{ds}_T1": (f"transformer, {ds}: share of swept d >= rank(S~) where sim to the theory is above "
+                            "chance + 0.1", at_least(1.0, "T1")),
+        f"c01_tf_{ds}_T2": (f"transformer, {ds}: share of swept d >= V where CE - H <= 1e-2 at every seed",
+                            at_least(1.0, "T2")),
+    })
+preregister(TF_CLAIMS)
+try:
+    pub_tf = published(Project.default(), "d-below-V-tf")
+except FileNotFoundError as err:
+    pub_tf = None
+    print(f"no committed sweep: {err}")
+fresh_tf = pub_tf is not None and not pub_tf["stale"]
+if pub_tf is not None:
+    prov = pub_tf["provenance"]
+    print(f"sweep {prov['name']}: {prov['points']} points, profile {prov['profile']}, commit {prov['git']}, "
+          f"{prov['machine']}, finished {prov['finished']}, wall {prov['wall_s']} s\n"
+          + ("STALE: the chapter's code changed since; refresh with\n  " + pub_tf["refresh"] if pub_tf["stale"]
+             else "current (the code hash matches this chapter's code)"))
+    summary_tf = summarize(pub_tf["table"])
+    tf_v = pd.DataFrame(index=summary_tf.index)
+    tf_v["V"] = summary_tf[("V", "mean")].astype(int)
+    tf_v["rank S~"] = summary_tf[("rank_S_tilde", "mean")].astype(int)
+    tf_v["fit (T2)"] = summary_tf[("ce_minus_H", "max")] <= 1e-2
+    t1 = True
+    for name in ("H_mm", "W_mm"):
+        t1 = t1 & (summary_tf[(f"sim_{name}_offdiag", "mean")]
+                   >= summary_tf[(f"chance_{name}_offdiag", "mean")] + 0.1)
+    tf_v["theory (T1)"] = t1
+    display(pd.concat([pd.DataFrame({
+        "seeds": summary_tf[("ce_minus_H", "count")].astype(int),
+        "CE - H (mean)": summary_tf[("ce_minus_H", "mean")],
+        "CE - H (max)": summary_tf[("ce_minus_H", "max")],
+        "off-diag sim(H, H^mm)": pm(summary_tf, "sim_H_mm_offdiag"),
+        "chance": summary_tf[("chance_H_mm_offdiag", "mean")].round(3),
+        "off-diag sim(W^T, W^mm^T)": pm(summary_tf, "sim_W_mm_offdiag"),
+        "chance ": summary_tf[("chance_W_mm_offdiag", "mean")].round(3),
+        "off-diag sim(H, S~)": summary_tf[("sim_H_proxy_offdiag", "mean")].round(3),
+        "off-diag sim(H, S~_d)": summary_tf[("sim_H_proxy_d_offdiag", "mean")].round(3),
+    }), tf_v], axis=1))
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), squeeze=False)
+    for col, ds in enumerate(("synthetic", "sts")):
+        ax = axes[0, col]
+        if ds not in summary_tf.index.get_level_values("dataset"):
+            ax.set_visible(False)
+            continue
+        s_tf = summary_tf.loc[ds]
+        dd = s_tf.index.to_numpy()
+        for name, label in (("H_mm", "sim(H, H^mm)"), ("W_mm", "sim(W^T, W^mm^T)"), ("H_proxy", "sim(H, S~)")):
+            ax.errorbar(dd, s_tf[(f"sim_{name}_offdiag", "mean")], yerr=s_tf[(f"sim_{name}_offdiag", "std")],
+                        marker="o", capsize=3, label=f"transformer: off-diag {label}")
+        if "summary" in globals() and ds in summary.index.get_level_values("dataset"):
+            s_ufm = summary.loc[ds]
+            ax.plot(s_ufm.index, s_ufm[("sim_H_mm_offdiag", "mean")], color="0.3", ls="-.",
+                    label="NTP-UFM: off-diag sim(H, H^mm)")
+        ax.plot(dd, s_tf[("chance_H_mm_offdiag", "mean")], color="0.5", ls="--", label="chance")
+        ax.axvline(int(s_tf[("rank_S_tilde", "mean")].iloc[0]), color="tab:red", ls=":", label="d = rank S~")
+        ax.axvline(int(s_tf[("V", "mean")].iloc[0]), color="tab:purple", ls=":", label="d = V")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(f"d ({ds})")
+        ax.set_ylabel("off-diagonal sim")
+        ax.legend(fontsize=7)
+    fig.suptitle("The a06 transformer over d (mean ± std over seeds)"
+                 + ("" if fresh_tf else "  [STALE TABLE: the chapter's code changed since the sweep]"),
+                 color="black" if fresh_tf else "tab:red")
+    fig.tight_layout()
+    plt.show()
+
+for ds in ("synthetic", "sts"):
+    t1_share = t2_share = None
+    if fresh_tf and ds in tf_v.index.get_level_values("dataset"):
+        v = tf_v.loc[ds]
+        dd = v.index.to_numpy()
+        above_rank, above_V = dd >= v["rank S~"].to_numpy(), dd >= v["V"].to_numpy()
+        if above_rank.any():
+            t1_share = record(f"tf_{ds}_T1_share", float(v["theory (T1)"].to_numpy()[above_rank].mean()))
+        if above_V.any():
+            t2_share = record(f"tf_{ds}_T2_share", float(v["fit (T2)"].to_numpy()[above_V].mean()))
+    compare(f"c01_tf_{ds}_T1", t1_share, paper="not studied (beyond the paper)")
+    compare(f"c01_tf_{ds}_T2", t2_share, paper="not studied (beyond the paper)",
+            note="the cpu budget of transformer steps")
+
+# %% [markdown]
 # ## Where the geometry holds and where it breaks
 #
 # The sentences below are generated from the committed table by the pre-registered rules above (they
@@ -362,4 +485,13 @@ if fresh:
             f"it breaks at d = {', '.join(f'{x} ({why})' for x, why in fails.items()) or 'none'}. "
             f"Below the rank, the run is closer to the top-d truncation of S~ than to S~ (R3) at d = "
             f"{topd or 'none'} of {below or 'none'}.")
+if fresh_tf:
+    for ds in tf_v.index.get_level_values("dataset").unique():
+        v = tf_v.loc[ds]
+        dd = v.index.to_numpy()
+        t1_at = [int(x) for x in dd[v["theory (T1)"].to_numpy()]]
+        fit_at = [int(x) for x in dd[v["fit (T2)"].to_numpy()]]
+        lines.append(f"* **transformer, {ds}**: its geometry is above chance + 0.1 (T1) at d = {t1_at or 'none'}; "
+                     f"it fits to CE - H <= 1e-2 at every seed (T2) at d = {fit_at or 'none'} "
+                     f"(of {[int(x) for x in dd]}).")
 display(Markdown("\n".join(lines) if lines else "*(no current committed sweep table)*"))
