@@ -1,0 +1,420 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Beyond the papers: theory vs proxy at paper B's scale
+#
+# Paper B {cite}`zhao2025semantics` reads concepts off the SVD of the centered support matrix
+# $\widetilde{\boldsymbol S}=(\mathbb I-\tfrac1V\mathbb 1\mathbb 1^\top)\boldsymbol S$ of real text (the
+# Simplified TinyStories and Simplified WikiText of chapter b04). Paper A {cite}`zhao2024implicit` says
+# what the logits of a model trained to the entropy floor converge to in direction: the max-margin logits
+# $\boldsymbol L^{\rm mm}$, the solution of the nuclear-norm program (paper A, Eq. (NTP-SVM))
+#
+# $$\boldsymbol L^{\rm mm}=\arg\min_{\boldsymbol L}\|\boldsymbol L\|_*\quad\text{s.t.}\quad
+#   (\boldsymbol e_z-\boldsymbol e_{z'})^\top\boldsymbol L\boldsymbol e_j\ge1\ \ \text{and}\ \
+#   (\boldsymbol e_z-\boldsymbol e_{z''})^\top\boldsymbol L\boldsymbol e_j=0
+#   \quad\forall j,\ z,z''\in\mathcal S_j,\ z'\notin\mathcal S_j,$$
+#
+# whose SVD factors are the theory's geometry of words and contexts; $\widetilde{\boldsymbol S}$ is its
+# cheap **proxy** (paper A, Sec. 5). Paper B never computes $\boldsymbol L^{\rm mm}$ at its own scale
+# ($V=1{,}000$ next tokens, $m=10{,}000$ contexts), because a generic conic solver cannot. The certified
+# first-order solver of this package can (`ntputils.geometry.maxmargin_admm`, relative duality gap at most
+# $10^{-6}$), so this chapter asks the question neither paper answers: **are the proxy's concepts the
+# theory's concepts on real text?**
+#
+# **Profiles.** The `cpu` profile (the book) uses the `V` most frequent next tokens and `m` contexts of
+# the same recipe at a reduced size; the `paper` profile uses paper B's sizes. Its table is committed
+# (the last section shows it beside this run).
+#
+# **What we compare**, per dataset, with $\widetilde{\boldsymbol S}=\boldsymbol U_s\boldsymbol\Sigma_s
+# \boldsymbol V_s^\top$ and $\boldsymbol L^{\rm mm}=\boldsymbol U_{\rm mm}\boldsymbol\Sigma_{\rm mm}
+# \boldsymbol V_{\rm mm}^\top$:
+#
+# * **principal angles** between the top-$k$ word subspaces (columns of $\boldsymbol U$) and between the
+#   top-$k$ context subspaces (rows of $\boldsymbol V^\top$), $k=1,\dots,$ `k_max`, summarized by
+#   $\mathrm{overlap}_k=\frac1k\|\boldsymbol U_{s,k}^\top\boldsymbol U_{{\rm mm},k}\|_F^2$ (the mean squared
+#   cosine; 1 = the same subspace). Chance: a random $k$-dimensional subspace has expected overlap $k/n$
+#   ($n=V-1$ for words, orthogonal to $\mathbb 1$ as both $\boldsymbol U$'s are; $n=m$ for contexts)
+#   (`ntputils.analysis.subspaces`);
+# * the **direction distance** $\|\widetilde{\boldsymbol S}/\|\widetilde{\boldsymbol S}\|_F-\boldsymbol
+#   L^{\rm mm}/\|\boldsymbol L^{\rm mm}\|_F\|_F$ (paper A's proxy distance) and how the **nuclear norm**
+#   spreads over the spectrum (effective rank $\|\cdot\|_*/\|\cdot\|_2$);
+# * the **orthant clusters** of the words (paper B, Definition 1) and the **k-means** clusters ($k=2^p$)
+#   built from $\boldsymbol U_s$ and from $\boldsymbol U_{\rm mm}$ on the top $p$ dimensions: their adjusted
+#   Rand index (ARI), against the ARI of shuffled labels (same cluster sizes);
+# * the **purity tables** of chapter b04 (best word class of each orthant cluster's top-40 words by
+#   typicality) computed from both.
+
+# %%
+PROFILES = {
+    "cpu": {"V": 300, "m": 3000, "k_max": 64, "ps": [4, 5, 6], "top": 40, "n_draws": 200, "min_size": 10},
+    "paper": {"V": 1000, "m": 10000, "k_max": 64, "ps": [4, 5, 6], "top": 40, "n_draws": 1000, "min_size": 10},
+}
+LIMITS = {"V": (20, 5000), "m": (100, 100000), "k_max": (8, 256), "top": (5, 1000), "n_draws": (20, 100000)}
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+device = "auto"
+V = None         # next tokens kept (the most frequent; paper B: 1,000)
+m = None         # contexts of lengths 2-6 (paper B: 10,000)
+k_max = None     # largest k of the principal-angle curves
+ps = None        # numbers of top dimensions p of the orthant / k-means clusterings
+top = None       # cluster members shown and scored (by typicality; paper B: 40)
+n_draws = None   # random draws per chance level (shuffled labels, random word sets)
+min_size = None  # smallest cluster whose purity is tested (as in b04)
+
+# %%
+# %matplotlib inline
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from IPython.display import Markdown, display
+
+from ntputils.analysis.concepts import kmeans_on_analyzers, orthant_labels, orthant_purity, sign_string
+from ntputils.analysis.metrics import normalized_distance
+from ntputils.analysis.purity import RandomBaseline, lexical_labels, summarize_purity
+from ntputils.analysis.subspaces import clustering_agreement, subspace_overlap
+from ntputils.data.corpora import paper_b_text
+from ntputils.geometry import max_margin_cached
+from ntputils.runtime import (
+    ParameterError,
+    at_least,
+    check,
+    compare,
+    current_record,
+    preregister,
+    record,
+    setup_chapter,
+)
+
+cfg = setup_chapter(PROFILES, globals())
+if max(cfg.ps) > 8 or min(cfg.ps) < 1:
+    raise ParameterError(f"ps must be in 1..8 (2^p orthants), got {cfg.ps}")
+if cfg.k_max >= min(cfg.V, cfg.m):
+    raise ParameterError(f"k_max={cfg.k_max} must be below min(V, m) = {min(cfg.V, cfg.m)}")
+
+# %% [markdown]
+# ## Pre-registered rules (fixed before any run of this chapter)
+#
+# "The proxy is a good stand-in for the theory" means, per dataset:
+#
+# * (P1) *word concepts*: $\mathrm{overlap}_k\ge0.8$ for every $k\le8$ (paper B's orthant clusters use
+#   the top $p\le7$ dimensions), i.e. the smallest such overlap is at least 0.8;
+# * (P2) *context concepts*: the same for the context subspaces;
+# * (P3) *orthant clusters*: the ARI of the $p=5$ orthant clusterings (Fig. 4 of paper B uses $p=5$) at
+#   least 0.5, and above the 95th percentile of the shuffled-label ARI;
+# * (P4) *k-means clusters*: the ARI of the 32-means clusterings on the top 5 dimensions at least 0.5 (and
+#   above chance, as P3);
+# * (P5) *purity*: the mean purity of the tested $p=5$ orthant clusters built from $\boldsymbol L^{\rm mm}$
+#   is at most 0.05 below that built from $\widetilde{\boldsymbol S}$ (the proxy's clusters are not purer
+#   than the theory's by more than that; measured: theory minus proxy).
+#
+# The thresholds 0.8, 0.5 and 0.05 were written down before anything below was computed; they are not
+# from the papers (neither computes these quantities).
+
+# %%
+DATASETS = {"STS": "tinystories", "WikiText": "wikitext"}
+CLAIMS = {}
+for key in DATASETS:
+    CLAIMS.update({
+        f"c02_{key}_P1": (f"{key}: smallest word-subspace overlap over k <= 8 (chance k/(V-1))", at_least(0.8, "P1")),
+        f"c02_{key}_P2": (f"{key}: smallest context-subspace overlap over k <= 8 (chance k/m)", at_least(0.8, "P2")),
+        f"c02_{key}_P3": (f"{key}: ARI of the p=5 orthant clusterings (chance: shuffled labels)", at_least(0.5, "P3")),
+        f"c02_{key}_P3_chance": (f"{key}: ARI of the p=5 orthant clusterings minus the shuffled p95",
+                                 at_least(0.0, "P3, above chance")),
+        f"c02_{key}_P4": (f"{key}: ARI of the 32-means clusterings (chance: shuffled labels)", at_least(0.5, "P4")),
+        f"c02_{key}_P4_chance": (f"{key}: ARI of the 32-means clusterings minus the shuffled p95",
+                                 at_least(0.0, "P4, above chance")),
+        f"c02_{key}_P5": (f"{key}: mean purity of the p=5 orthant clusters, theory minus proxy", at_least(-0.05, "P5")),
+    })
+preregister(CLAIMS)
+
+# %% [markdown]
+# ## The data and the two geometries
+#
+# `paper_b_text` builds the $V\times m$ support of chapter b04 (GPT-2 tokenizer, contexts of lengths 2-6)
+# at this profile's size; `max_margin_cached` solves the nuclear-norm program and certifies it (cached on
+# disk: the second build reads it back and re-verifies feasibility). Both matrices are dense here
+# ($V m$ entries), and both SVDs are exact (`numpy.linalg.svd`).
+
+# %%
+geo, rows = {}, []
+for key, name in DATASETS.items():
+    t0 = time.perf_counter()
+    d = paper_b_text(name, V=cfg.V, m=cfg.m, context_lengths=(2, 3, 4, 5, 6), tokenizer="gpt2")
+    S = np.asarray(d.S.todense() if hasattr(d.S, "todense") else d.S, dtype=np.float64)
+    S_t = S - S.mean(axis=0, keepdims=True)
+    L_mm, info = max_margin_cached(d.S, solver="fast", progress=False)
+    check(f"{key}: L^mm certified (relative duality gap <= 1e-6)", info["rel_gap"] <= 1e-6,
+          measured=info["rel_gap"], tol=1e-6)
+    check(f"{key}: L^mm has centered columns (1^T L^mm = 0, as every optimum of the program)",
+          float(np.abs(L_mm.sum(axis=0)).max()) <= 1e-6 * float(np.abs(L_mm).max()),
+          measured=float(np.abs(L_mm.sum(axis=0)).max()), tol="1e-6 of the largest entry")
+    Us, ss, Vts = np.linalg.svd(S_t, full_matrices=False)
+    Um, sm, Vtm = np.linalg.svd(L_mm, full_matrices=False)
+    check(f"{key}: the nuclear norm of the SVD equals the solver's", abs(sm.sum() - info["nuclear_norm"])
+          <= 1e-6 * info["nuclear_norm"], measured=float(sm.sum()), paper=info["nuclear_norm"], tol="1e-6 relative")
+    geo[key] = {"data": d, "S_t": S_t, "L_mm": L_mm, "info": info, "U": {"proxy": Us, "theory": Um},
+                "Vt": {"proxy": Vts, "theory": Vtm}, "sigma": {"proxy": ss, "theory": sm}}
+    rows.append({"dataset": key, "V": d.V, "m": d.m, "rank S~": int((ss > 1e-9 * ss[0]).sum()),
+                 "rank L^mm": int((sm > 1e-9 * sm[0]).sum()), "relative gap": f"{info['rel_gap']:.1e}",
+                 "solve (s)": round(float(info["seconds"]), 1), "cached": bool(info.get("cached", False)),
+                 "total (s)": round(time.perf_counter() - t0, 1)})
+    record(f"{key}_V", int(d.V))
+    record(f"{key}_m", int(d.m))
+    record(f"{key}_rel_gap", float(info["rel_gap"]))
+pd.DataFrame(rows).set_index("dataset")
+
+# %% [markdown]
+# ## Principal angles between the concept subspaces
+#
+# For every $k\le$ `k_max`: $\mathrm{overlap}_k$ of the word subspaces (left) and of the context subspaces
+# (right), with the chance level of a random subspace (dashed) and the cosine of the largest principal
+# angle (dotted: the worst direction of the $k$).
+
+# %%
+ks = np.arange(1, cfg.k_max + 1)
+overlaps = {}
+fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+for key, g in geo.items():
+    V_, m_ = g["data"].V, g["data"].m
+    ow = subspace_overlap(g["U"]["proxy"][:, : cfg.k_max], g["U"]["theory"][:, : cfg.k_max], ks, ambient_dim=V_ - 1)
+    oc = subspace_overlap(g["Vt"]["proxy"][: cfg.k_max].T, g["Vt"]["theory"][: cfg.k_max].T, ks, ambient_dim=m_)
+    overlaps[key] = {"words": ow, "contexts": oc}
+    for ax, o in zip(axes, (ow, oc), strict=True):
+        (line,) = ax.plot(o.k, o.overlap, marker=".", label=f"{key}: overlap_k")
+        ax.plot(o.k, o.worst, color=line.get_color(), ls=":", lw=0.9, alpha=0.6,
+                label=f"{key}: cosine of the largest angle")
+        ax.plot(o.k, o.chance, color=line.get_color(), ls="--", lw=0.8, label=f"{key}: chance k/n")
+for ax, side in zip(axes, ("words (columns of U)", "contexts (rows of V^T)"), strict=True):
+    ax.axvline(8, color="0.6", lw=0.8)
+    ax.axhline(0.8, color="k", lw=0.6, ls="-.")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("k (top-k concepts; grey line: k = 8, dash-dot: the 0.8 of P1/P2)")
+    ax.set_ylabel("overlap of the top-k subspaces")
+    ax.set_title(f"S~ vs L^mm: {side}")
+    ax.set_ylim(-0.02, 1.02)
+handles, names = axes[0].get_legend_handles_labels()
+fig.legend(handles, names, loc="lower center", ncol=3, fontsize=8, frameon=False)
+fig.tight_layout(rect=(0, 0.12, 1, 1))
+plt.show()
+
+table = []
+for key, o in overlaps.items():
+    for side in ("words", "contexts"):
+        oo = o[side]
+        for k in (1, 2, 4, 8, 16, 32, 64):
+            if k <= cfg.k_max:
+                table.append({"dataset": key, "side": side, "k": k, "overlap": round(float(oo.overlap[k - 1]), 4),
+                              "worst cosine": round(float(oo.worst[k - 1]), 4), "chance": round(float(oo.chance[k - 1]), 4)})
+display(pd.DataFrame(table).pivot_table(index=["dataset", "side"], columns="k", values="overlap"))
+
+# %% [markdown]
+# A dip of the overlap at one $k$ that recovers at $k+1$ marks a near-tie $\sigma_k\approx\sigma_{k+1}$: the
+# top-$k$ subspace is then ill-defined (a small perturbation swaps the two directions), while the top-$(k+1)$
+# subspace is not. The table gives, per dataset and side, the $k\le8$ of the smallest overlap and the
+# relative gaps $(\sigma_k-\sigma_{k+1})/\sigma_k$ of both matrices there.
+
+# %%
+dips = []
+for key, o in overlaps.items():
+    for side in ("words", "contexts"):
+        k_min = int(o[side].k[np.argmin(o[side].overlap[:8])])
+        gap = {w: float((geo[key]["sigma"][w][k_min - 1] - geo[key]["sigma"][w][k_min]) / geo[key]["sigma"][w][k_min - 1])
+               for w in ("proxy", "theory")}
+        dips.append({"dataset": key, "side": side, "k of the smallest overlap (k <= 8)": k_min,
+                     "overlap there": round(float(o[side].overlap[k_min - 1]), 4),
+                     "overlap at k + 1": round(float(o[side].overlap[k_min]), 4),
+                     "relative gap, S~": round(gap["proxy"], 4), "relative gap, L^mm": round(gap["theory"], 4)})
+pd.DataFrame(dips).set_index(["dataset", "side"])
+
+# %% [markdown]
+# ## Direction distance and the spread of the spectrum
+#
+# The two matrices are compared as paper A compares them on its Simplified TinyStories (its proxy
+# distance); the effective rank $\|\cdot\|_*/\|\cdot\|_2$ says over how many directions each spreads its
+# nuclear norm, and the last column gives the share of the nuclear norm in the top 8 singular values.
+
+# %%
+spec = []
+for key, g in geo.items():
+    dist = record(f"{key}_direction_distance", normalized_distance(g["S_t"], g["L_mm"]))
+    row = {"dataset": key, "distance(S~, L^mm)": round(dist, 4)}
+    for which in ("proxy", "theory"):
+        s = g["sigma"][which]
+        eff = record(f"{key}_{which}_effective_rank", float(s.sum() / s[0]))
+        row[f"effective rank, {which}"] = round(eff, 1)
+        row[f"top-8 share of ||.||_*, {which}"] = round(float(s[:8].sum() / s.sum()), 3)
+    spec.append(row)
+pd.DataFrame(spec).set_index("dataset")
+
+# %%
+fig, axes = plt.subplots(1, len(geo), figsize=(6 * len(geo), 3.8), squeeze=False)
+for ax, (key, g) in zip(axes[0], geo.items(), strict=True):
+    for which, style in (("proxy", "-"), ("theory", "--")):
+        s = g["sigma"][which]
+        s = s[s > 1e-9 * s[0]]  # the numerical rank (the rest is rounding)
+        ax.plot(np.arange(1, s.size + 1), s / s.sum(), ls=style, label=f"{which}: sigma_i / ||.||_*")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("i")
+    ax.set_ylabel("share of the nuclear norm")
+    ax.set_title(f"{key}: spectra of S~ and L^mm (each over its nuclear norm)")
+    ax.legend(fontsize=8)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## Orthant clusters and k-means from each
+#
+# For each $p$ of `ps`: the ARI of the word clusterings built from the proxy and from the theory, the
+# orthant clustering of Definition 1 (a word with a zero coordinate is its own label $-1$) and k-means with
+# $k=2^p$ on the rows of $\boldsymbol U_{:,1:p}$ (paper B's spectral variant, seed 0). Chance: the ARI
+# with the theory's labels shuffled over the words, `n_draws` times.
+
+# %%
+agree = []
+for key, g in geo.items():
+    for p in cfg.ps:
+        lab = {w: orthant_labels(g["U"][w], range(p)) for w in ("proxy", "theory")}
+        km = {w: kmeans_on_analyzers(g["U"][w], p, seed=cfg.seed)[0] for w in ("proxy", "theory")}
+        for method, (a, b) in (("orthant", (lab["proxy"], lab["theory"])), ("k-means", (km["proxy"], km["theory"]))):
+            ag = clustering_agreement(a, b, draws=cfg.n_draws, seed=cfg.seed)
+            agree.append({"dataset": key, "p": p, "method": method, "ARI": round(ag.ari, 4),
+                          "shuffled mean": round(ag.chance_mean, 4), "shuffled p95": round(ag.chance_p95, 4)})
+            record(f"{key}_{method.replace('-', '')}_ari_p{p}", ag.ari)
+            record(f"{key}_{method.replace('-', '')}_ari_p{p}_chance_p95", ag.chance_p95)
+agree_df = pd.DataFrame(agree)
+agree_df.set_index(["dataset", "method", "p"])
+
+# %% [markdown]
+# ## The purity tables of b04, from both
+#
+# Chapter b04's purity: for each orthant cluster on the top $p$ dimensions, the best word class of its
+# top-`top` words by typicality (the class with the largest excess over its base rate), and whether it beats
+# same-size random word sets (95th percentile of `n_draws`). Summaries over the clusters with at least
+# `min_size` members.
+
+# %%
+purity_rows, purity_clusters = [], {}
+for key, g in geo.items():
+    labels = lexical_labels(g["data"].vocab)
+    baseline = RandomBaseline(labels, n_draws=cfg.n_draws, seed=cfg.seed)
+    for p in cfg.ps:
+        for which in ("proxy", "theory"):
+            clusters, tab = orthant_purity(g["U"][which], p, labels, baseline, top=cfg.top)
+            purity_clusters[key, p, which] = (clusters, tab.set_index("cluster"))
+            s = summarize_purity(tab, min_size=cfg.min_size)
+            purity_rows.append({"dataset": key, "p": p, "from": which, **{k_: (round(v, 3) if isinstance(v, float)
+                                                                                 else v) for k_, v in s.items()}})
+            record(f"{key}_purity_p{p}_{which}", s["mean purity"])
+            record(f"{key}_beat_random_p{p}_{which}", s["beat random"])
+purity_df = pd.DataFrame(purity_rows)
+display(purity_df.set_index(["dataset", "p", "from"]))
+
+# %% [markdown]
+# Cluster by cluster at $p=5$: every tested orthant cluster of the proxy (its top-`top` words) next to the
+# theory's cluster that shares the most of those words (Jaccard index of the two top-`top` sets; the sign
+# of a singular vector is arbitrary, so the two clusterings' sign strings need not match).
+
+# %%
+def _members(clusters: dict, name: str) -> list[int]:
+    """The cluster's members, by decreasing typicality."""
+    return [int(i) for C, cl in clusters.items() if sign_string(C) == name for i in cl.indices]
+
+
+for key, g in geo.items():
+    (cl_p, tab_p), (cl_t, tab_t) = purity_clusters[key, 5, "proxy"], purity_clusters[key, 5, "theory"]
+    theory_sets = {sign_string(C): {int(i) for i in cl.indices} for C, cl in cl_t.items()}
+    rows_ = []
+    for name, row in tab_p[tab_p["size"] >= cfg.min_size].sort_values("size", ascending=False).iterrows():
+        ordered = _members(cl_p, name)
+        mine = set(ordered)
+        jac = {other: len(mine & ws) / len(mine | ws) for other, ws in theory_sets.items()}
+        best = max(jac, key=jac.get)
+        rows_.append({"S~ cluster": name, "size": int(row["size"]), "S~ best class": row["best class"],
+                      "S~ purity": round(float(row["purity"]), 3), "L^mm cluster": best,
+                      "shared words (Jaccard)": round(jac[best], 3), "L^mm best class": tab_t.loc[best, "best class"],
+                      "L^mm purity": round(float(tab_t.loc[best, "purity"]), 3),
+                      "words of S~ cluster": " ".join(g["data"].vocab[i] for i in ordered[:8])})
+    display(Markdown(f"**{key}, p = 5**"))
+    display(pd.DataFrame(rows_))
+
+# %% [markdown]
+# ## The verdicts
+
+# %%
+for key in geo:
+    ow, oc = overlaps[key]["words"], overlaps[key]["contexts"]
+    first8 = ks <= 8
+    compare(f"c02_{key}_P1", record(f"{key}_min_word_overlap_k8", float(ow.overlap[first8].min())),
+            chance=float(ow.chance[first8].max()), paper="not computed by either paper")
+    compare(f"c02_{key}_P2", record(f"{key}_min_context_overlap_k8", float(oc.overlap[first8].min())),
+            chance=float(oc.chance[first8].max()), paper="not computed by either paper")
+    for claim, method in (("P3", "orthant"), ("P4", "k-means")):
+        row = agree_df[(agree_df.dataset == key) & (agree_df.p == 5) & (agree_df.method == method)].iloc[0]
+        compare(f"c02_{key}_{claim}", float(row["ARI"]), chance=float(row["shuffled p95"]),
+                paper="not computed by either paper")
+        compare(f"c02_{key}_{claim}_chance", float(row["ARI"] - row["shuffled p95"]),
+                paper="not computed by either paper")
+    pur = purity_df[(purity_df.dataset == key) & (purity_df.p == 5)].set_index("from")["mean purity"]
+    compare(f"c02_{key}_P5", record(f"{key}_purity_gap_p5", float(pur["theory"] - pur["proxy"])),
+            paper="not computed by either paper")
+
+# %% [markdown]
+# ## Where the proxy stands in for the theory, and where it does not
+#
+# The sentences below are generated from this run's recorded values by the rules above. How to read a
+# split verdict: the subspace rules (P1, P2) ask whether the top concepts span the same space; the
+# clustering rules (P3, P4) ask whether individual singular vectors, and the signs of their small
+# coordinates, are the same. A rotation inside a subspace leaves the overlap at 1 and can still move many
+# words across orthant boundaries, so P3 and P4 are the stricter test. P5 asks whether the proxy's clusters
+# would mislead a reader of the word clouds.
+
+# %%
+lines = []
+for key in geo:
+    out = {c["key"]: c for c in current_record()["comparisons"] if c["key"].startswith(f"c02_{key}_")}
+    held = [k.split("_")[-1] for k, c in out.items() if not k.endswith("_chance") and c["outcome"] == "reproduced"]
+    failed = [k.split("_")[-1] for k, c in out.items() if not k.endswith("_chance") and c["outcome"] == "deviates"]
+    ari = {c_: float(agree_df[(agree_df.dataset == key) & (agree_df.p == 5) & (agree_df.method == c_)]["ARI"].iloc[0])
+           for c_ in ("orthant", "k-means")}
+    lines.append(
+        f"* **{key}** ($V$ = {geo[key]['data'].V}, $m$ = {geo[key]['data'].m}): the rules hold for "
+        f"{', '.join(held) or 'none'} and fail for {', '.join(failed) or 'none'}. The top-8 word subspaces "
+        f"overlap at least {out[f'c02_{key}_P1']['measured']:.3f} (chance at most {out[f'c02_{key}_P1']['chance']:.3f}), "
+        f"the context subspaces at least {out[f'c02_{key}_P2']['measured']:.3f}; the p = 5 orthant clusterings "
+        f"agree with ARI {ari['orthant']:.3f} and the 32-means clusterings with {ari['k-means']:.3f} "
+        f"(shuffled labels: 95th percentile at most {agree_df[agree_df.dataset == key]['shuffled p95'].max():.3f}); "
+        f"the theory's p = 5 orthant clusters are "
+        f"{abs(out[f'c02_{key}_P5']['measured']):.3f} {'less' if out[f'c02_{key}_P5']['measured'] < 0 else 'more'} "
+        f"pure on average than the proxy's; the direction distance of the two matrices is "
+        f"{current_record()['results'][f'{key}_direction_distance']['value']:.3f}.")
+display(Markdown("\n".join(lines)))
+print(f"chapter wall time: {cfg.elapsed():.1f} s")
+
+# %% [markdown]
+# ## The paper profile, recorded
+#
+# The book builds this page at the `cpu` profile. The `paper` profile (paper B's sizes, in the `PROFILES`
+# cell at the top) was run through the sweep runner, and its recorded values, claims and checks were
+# committed under `results/sweeps/c02-paper/` with their provenance (commit, machine, date, wall time).
+# Below they stand beside this run's values. A committed table whose producing code has changed since is
+# marked STALE, with the command that refreshes it.
+
+# %%
+from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
+
+paper_view = show_paper_profile("c02", current_record(), cfg.profile)

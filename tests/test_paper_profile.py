@@ -1,0 +1,134 @@
+"""The paper profile beside the cpu run (:mod:`ntputils.book.paper_profile`) and the scorecard's
+paper-profile column: a real one-point paper-profile sweep of a tiny chapter, published, read back next
+to a cpu record; stale after a code edit; a clear message (and the command) when nothing is committed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ntputils.book.paper_profile import beside_cpu, paper_tables, refresh_command, sweep_name
+from ntputils.book.project import Project
+from ntputils.book.scorecard import render_scorecard
+from ntputils.book.sweep_table import publish
+
+TINY = '''\
+# %% [markdown]
+# # A tiny chapter with one claim
+
+# %%
+PROFILES = {"cpu": {"n": 10}, "paper": {"n": 1000}}
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+device = "cpu"
+n = None
+
+# %%
+import json
+import os
+from pathlib import Path
+
+from ntputils.chapter_contract import RECORD_ENV, resolve_parameters
+
+cfg = resolve_parameters(PROFILES, {k: globals()[k] for k in ("profile", "seed", "device", "n")})
+mean = sum(range(cfg["n"])) / cfg["n"]
+rec = {"profile": cfg["profile"], "seed": cfg["seed"], "device": "cpu",
+       "checks": [{"claim": "mean = (n - 1) / 2", "passed": mean == (cfg["n"] - 1) / 2, "items": []}],
+       "comparisons": [{"key": "big_mean", "claim": "the mean is at least 100", "rule": ">= 100",
+                        "measured": mean, "outcome": "reproduced" if mean >= 100 else "deviates",
+                        "items": ["A:Fig 1"]}],
+       "results": {"mean": {"value": mean, "paper": None, "unit": None}}}
+Path(os.environ[RECORD_ENV]).write_text(json.dumps(rec))
+'''
+
+CPU_RECORD = {"checks": [{"claim": "mean = (n - 1) / 2", "passed": True}],
+              "comparisons": [{"key": "big_mean", "claim": "the mean is at least 100", "rule": ">= 100",
+                               "measured": 4.5, "outcome": "deviates", "items": ["A:Fig 1"]},
+                              {"key": "cpu_only", "claim": "only the cpu run judges this", "rule": "-",
+                               "measured": 1, "outcome": "reproduced", "items": []}],
+              "results": {"mean": {"value": 4.5}, "cpu_only_value": {"value": 2}}}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Project:
+    root = tmp_path_factory.mktemp("paper-profile")
+    (root / "notebooks").mkdir()
+    (root / "notebooks" / "t01_tiny.py").write_text(TINY)
+    env = os.environ.copy()
+    env.pop("MPLBACKEND", None)
+    cmd = [sys.executable, "-m", "ntputils.book", "--root", str(root), "sweep", "t01", "--profile", "paper",
+           "-p", "seed=0", "--name", sweep_name("t01"), "--workers", "1", "--no-progress"]
+    run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stdout + run.stderr
+    proj = Project(root)
+    publish(proj, sweep_name("t01"))
+    return proj
+
+
+def test_the_paper_run_stands_beside_the_cpu_record(project):
+    view = beside_cpu("t01", CPU_RECORD, project)
+    assert view.found and not view.stale
+    claims = view.claims.set_index("key")
+    assert claims.loc["big_mean", "cpu"] == "4.5" and claims.loc["big_mean", "cpu outcome"] == "deviates"
+    assert claims.loc["big_mean", "paper"] == "499.5"
+    assert claims.loc["big_mean", "paper outcome"] == "reproduced"
+    assert claims.loc["cpu_only", "paper outcome"] == "not in the paper run"
+    records = view.records.set_index("value")
+    assert records.loc["mean", "cpu"] == "4.5" and records.loc["mean", "paper"] == "499.5"
+    assert records.loc["cpu_only_value", "paper"] == "-"
+    assert view.checks == (1, 1, 1, 1)
+    assert view.counts() == {"reproduced": 1, "not in the paper run": 1}
+    html = view.html()
+    assert "STALE" not in html and "paper run 1/1" in html and view.provenance["profile"] == "paper"
+
+
+def test_scorecard_tallies_the_paper_run_per_item(project):
+    paper = paper_tables(project)
+    assert set(paper) == {"t01"}
+    md = render_scorecard({"t01_tiny": CPU_RECORD}, {"t01": "t01_tiny"}, paper)
+    (row,) = [line for line in md.splitlines() if line.startswith("| Paper A Fig. 1:")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2] == "**deviates**"  # the book's status follows the cpu build
+    assert cells[4] == "t01: 1 reproduced"  # the paper profile's claim, by its scorecard item
+    assert "t01 of 20" in md and "(STALE)" not in md
+
+
+def test_a_code_edit_makes_the_committed_table_stale(project):
+    src = project.root / "notebooks" / "t01_tiny.py"
+    text = src.read_text()
+    try:
+        src.write_text(text.replace("mean = sum(range(cfg[\"n\"])) / cfg[\"n\"]",
+                                    "mean = sum(range(cfg[\"n\"])) / cfg[\"n\"] + 0"))
+        view = beside_cpu("t01", CPU_RECORD, project)
+        assert view.stale and "STALE" in view.html() and refresh_command("t01") in view.text() + view.refresh
+        md = render_scorecard({"t01_tiny": CPU_RECORD}, {"t01": "t01_tiny"}, paper_tables(project))
+        assert "t01 (STALE): 1 reproduced" in md
+        src.write_text(text.replace("# A tiny chapter", "# A tiny chapter (prose only)"))
+        assert not beside_cpu("t01", CPU_RECORD, project).stale  # markdown is not code
+    finally:
+        src.write_text(text)
+
+
+def test_no_committed_table_names_the_command_that_makes_it(project):
+    view = beside_cpu("t02", CPU_RECORD, project)
+    assert not view.found
+    assert "python -m ntputils.book sweep t02 --profile paper -p seed=0 --name t02-paper" in view.html()
+    assert "sweep-table t02-paper --publish" in view.text()
+
+
+def test_published_table_keeps_checks_and_claim_items(project):
+    import pandas as pd
+
+    folder = project.root / "results" / "sweeps" / sweep_name("t01")
+    table = pd.read_csv(folder / "table.csv")
+    assert set(table.kind) == {"record", "compare", "check"}
+    assert table[table.kind == "compare"]["items"].tolist() == ["A:Fig 1"]
+    prov = json.loads((folder / "provenance.json").read_text())
+    assert prov["profile"] == "paper" and prov["points"] == 1 and Path(folder).is_dir()
