@@ -111,7 +111,10 @@ _RECORD: dict[str, Any] = {"checks": []}
 
 
 def current_record() -> dict[str, Any]:
-    """The record of the chapter running in this process (config, checks, wall time so far)."""
+    """The record of the chapter running in this process (config, checks, wall time so far).
+
+    Used in: a02, a03, a04, a05, a06, b01, b02, b03, b04, b05, b06, c02.
+    """
     return _RECORD
 
 
@@ -216,7 +219,7 @@ def setup_chapter(profiles: Mapping[str, Mapping[str, Any]], namespace: Mapping[
     (a ``ValueError``) naming unknown or ill-typed parameters and listing the valid ones, or a value
     that breaks ``rules`` or the memory budget.
 
-    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07, c01.
+    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07, c01, c02.
     """
     valid = valid_parameter_names(profiles)
     injected = injected_parameter_names(namespace.get("In") or namespace.get("_ih") or [])
@@ -309,7 +312,7 @@ def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol:
     Returns ``None`` (nothing is echoed in the notebook); raises ``AssertionError`` (after recording)
     when ``passed`` is false.
 
-    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07, c01.
+    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07, c01, c02.
     """
     try:
         ok = bool(passed)
@@ -375,7 +378,7 @@ def within(paper: float, *, abs_tol: float | None = None, rel_tol: float | None 
 def at_least(bound: float, why: str = "") -> Rule:
     """``measured >= bound``.
 
-    Used in: a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07, c01.
+    Used in: a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07, c01, c02.
     """
     return Rule("at_least", f">= {bound:g}" + (f" ({why})" if why else ""), low=bound)
 
@@ -421,7 +424,7 @@ def preregister(claims: Mapping[str, tuple]) -> None:
     Call it in a cell above the computation; :func:`compare` refuses keys that were not registered
     (the rule cannot be chosen after the number is seen). Registering a key twice is an error.
 
-    Used in: a01, a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07, c01.
+    Used in: a01, a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07, c01, c02.
     """
     for key, spec in claims.items():
         if key in _RULES:
@@ -446,7 +449,7 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
     deviation is recorded and shown, not raised: the page says how the number differs and why
     (``note``). Returns the outcome. Raises ``KeyError`` for a claim that was not pre-registered.
 
-    Used in: a01, a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07, c01.
+    Used in: a01, a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07, c01, c02.
     """
     if key not in _RULES:
         raise KeyError(f"claim {key!r} was not pre-registered: call preregister() above its computation")
@@ -505,7 +508,7 @@ def record(name: str, value: Any, *, paper: Any = None, unit: str | None = None)
     prose never types a measured number and the status page, scorecard and sweeps read it.
     Returns ``value``.
 
-    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07, c01.
+    Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07, c01, c02.
     """
     if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
         raise ValueError(f"record name must be letters, digits, '_' or '-', got {name!r}")

@@ -166,7 +166,7 @@ def sign_string(config: Iterable[int]) -> str:
     """A sign configuration ``C = [c_{k_1}, ..., c_{k_p}]`` (paper B Definition 1) as text:
     ``(1, -1, 1)`` -> ``"(+,-,+)"``.
 
-    Used in: b04, b07.
+    Used in: b04, b07, c02.
     """
     return "(" + ",".join("+" if c > 0 else "-" for c in config) + ")"
 
@@ -247,7 +247,7 @@ def orthant_labels(A: np.ndarray, dims: Iterable[int], zero_tol: float = DEFAULT
 
     Orthant-based clustering of Paper B, Sec. 4.3 and Def. 1.
 
-    Used in: b04, b07.
+    Used in: b04, b07, c02.
     """
     pat = sign_patterns(A, dims, zero_tol)
     p = pat.shape[1]
@@ -473,7 +473,7 @@ def kmeans_on_analyzers(A: np.ndarray, p: int, k: int | None = None, seed: int =
 
     The k-means variant of Paper B, Sec. 5.1 and App. A.3 (Figs. 5, 20, 21).
 
-    Used in: b04.
+    Used in: b04, c02.
     """
     from sklearn.cluster import KMeans
 
@@ -610,7 +610,7 @@ def orthant_purity(A: np.ndarray, p: int, labels, baseline, top: int | None = 40
     Paper B, Definition 1 and Figs. 15-17 (GPT-2), 22-25 (orthant grids of STS / WikiText).
     Returns ``(clusters, table)``: the ``{C: OrthantCluster}`` dict and the ``pandas.DataFrame``.
 
-    Used in: b04 (Figs. 22-25), b07 (Figs. 15-17).
+    Used in: b04, b07, c02.
     """
     from ntputils.analysis.purity import purity_table  # a sibling module: imported where needed
 

@@ -121,7 +121,7 @@ def normalized_distance(A: np.ndarray, B: np.ndarray) -> float:
     r"""$\big\lVert\boldsymbol A/\lVert\boldsymbol A\rVert_F-\boldsymbol B/\lVert\boldsymbol
     B\rVert_F\big\rVert_F$, the direction error of Paper A, Thm. 1 (0 = same direction, 2 = opposite).
 
-    Used in: a04, a05, a06, a07, b01, c01.
+    Used in: a04, a05, a06, a07, b01, c01, c02.
     """
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)

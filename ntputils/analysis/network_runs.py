@@ -161,7 +161,7 @@ def train_and_compare(kind: str, data: NTPData, ref: GeometryReference | None = 
     device, num_threads, progress: passed to :func:`ntputils.training.loop.train_ntp` (not part of the key:
         they do not change the result on CPU).
 
-    Used in: a06, a07.
+    Used in: a06, a07, c01.
     """
     unknown = sorted(set(train_config) - set(TRAIN_ARGUMENTS))
     if unknown:

@@ -129,7 +129,7 @@ def lexical_labels(words: Sequence[str], classify: Callable[[str], set[str]] | N
 
     Lexical classes for the semantic categories of Paper B, Fig. 4.
 
-    Used in: b04, b07.
+    Used in: b04, b07, c02.
     """
     if classify is None:
         from ntputils.data.corpora import classify
@@ -216,7 +216,7 @@ class RandomBaseline:
 
     Random-cluster baseline for the clusters of Paper B, Sec. 5.2 (beyond the paper).
 
-    Used in: b04, b07.
+    Used in: b04, b07, c02.
     """
 
     labels: ClassLabels
@@ -306,7 +306,7 @@ def summarize_purity(table, min_size: int = 10) -> dict[str, float]:
 
     Purity of the orthant and k-means clusters of Paper B, Sec. 5.2 (Figs. 4, 5).
 
-    Used in: b04, b07.
+    Used in: b04, b07, c02.
     """
     tested = table[table["size"] >= min_size]
     nan = float("nan")

@@ -38,8 +38,6 @@ def _orthonormal(A: np.ndarray, name: str) -> np.ndarray:
 def principal_cosines(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     r"""Cosines of the principal angles between span(A) and span(B), largest first (orthonormal columns,
     same number of rows): the singular values of $\boldsymbol A^\top\boldsymbol B$, clipped to [0, 1].
-
-    Used in: c02.
     """
     A, B = _orthonormal(A, "A"), _orthonormal(B, "B")
     if A.shape[0] != B.shape[0]:

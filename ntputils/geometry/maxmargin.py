@@ -238,7 +238,7 @@ def max_margin_cached(S: np.ndarray | sp.sparray | sp.spmatrix, solver: str = "c
     violation of the stored ``L`` is at most ``max(1e-6, 10 x`` the stored violation) and, for
     ``V m <= 10^6``, its nuclear norm (relative 1e-8). Otherwise it is recomputed with a warning.
 
-    Used in: a03, a04, a05, c01.
+    Used in: a03, a04, a05, c01, c02.
     """
     from ntputils.data.corpora.cache import CacheWarning, load_verified, save_verified
 

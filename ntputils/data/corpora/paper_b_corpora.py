@@ -216,7 +216,7 @@ def paper_b_text(name: str = "tinystories", V: int = 1000, m: int = 10000,
     vocabulary). See the module docstring for the recipe and the OOV policy (drop). Built once per
     parameter set and cached.
 
-    Used in: b04.
+    Used in: b04, c02.
     """
     if name not in CORPORA:
         raise ValueError(f"unknown corpus {name!r}; valid: {CORPORA}")
