@@ -131,6 +131,21 @@ def sweep_tables() -> list[str]:
     return parts
 
 
+def published_sweeps(root: Path = BOOK_PAGE.parents[1]) -> list[str]:
+    """One row per committed sweep (``results/sweeps/*/provenance.json``): what ran, where, how long."""
+    rows = []
+    for prov_path in sorted((root / "results" / "sweeps").glob("*/provenance.json")):
+        prov = json.loads(prov_path.read_text())
+        axes = ", ".join(f"{k} ({len(v)})" for k, v in (prov.get("axes") or {}).items())
+        rows.append(f"| `{prov.get('name')}` | {prov.get('chapter')} | {prov.get('profile')} | {axes} | "
+                    f"{prov.get('points')} | {prov.get('wall_s')} | {str(prov.get('finished'))[:16]} | "
+                    f"`{str(prov.get('git'))[:10]}` | {prov.get('machine')} |")
+    if not rows:
+        return []
+    return ["| sweep | chapter | profile | axes (values) | points | wall s | finished | commit | machine |",
+            "|---|---|---|---|---|---|---|---|---|", *rows, ""]
+
+
 def render() -> str:
     text = TEMPLATE.read_text()
     lmm = _tables(load("lmm"), bench_lmm.format_table, lmm_verdicts)
@@ -138,6 +153,8 @@ def render() -> str:
     text = text.replace("<!-- LMM_TABLES -->", "\n".join(lmm).strip() or "(no results yet)")
     text = text.replace("<!-- CONCEPTS_TABLES -->", "\n".join(conc).strip() or "(no results yet)")
     text = text.replace("<!-- SWEEP_TABLES -->", "\n".join(sweep_tables()).strip() or "(no results yet)")
+    published = "\n".join(published_sweeps()).strip() or "(none committed)"
+    text = text.replace("<!-- PUBLISHED_SWEEPS -->", published)
     return text.rstrip() + "\n"
 
 
