@@ -117,10 +117,33 @@ def test_a_code_edit_makes_the_committed_table_stale(project):
 
 
 def test_no_committed_table_names_the_command_that_makes_it(project):
-    view = beside_cpu("t02", CPU_RECORD, project)
+    view = beside_cpu("t09", CPU_RECORD, project)
     assert not view.found
-    assert "python -m ntputils.book sweep t02 --profile paper -p seed=0 --name t02-paper" in view.html()
-    assert "sweep-table t02-paper --publish" in view.text()
+    assert "python -m ntputils.book sweep t09 --profile paper -p seed=0 --name t09-paper" in view.html()
+    assert "sweep-table t09-paper --publish" in view.text()
+
+
+def test_a_failed_paper_run_is_shown_as_failed(project):
+    src = project.root / "notebooks" / "t02_broken.py"
+    src.write_text(TINY.replace("mean = sum(", "raise RuntimeError('the paper run breaks here')\n"
+                                "mean = sum("))
+    env = os.environ.copy()
+    env.pop("MPLBACKEND", None)
+    cmd = [sys.executable, "-m", "ntputils.book", "--root", str(project.root), "sweep", "t02", "--profile",
+           "paper", "-p", "seed=0", "--name", sweep_name("t02"), "--workers", "1", "--no-progress"]
+    run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    try:
+        assert run.returncode == 1, run.stdout + run.stderr
+        publish(project, sweep_name("t02"))
+        view = beside_cpu("t02", CPU_RECORD, project)
+        assert view.found and "the paper run breaks here" in view.failed
+        assert "FAILED" in view.html() and "FAILED" in view.text()
+        assert (view.claims["paper outcome"] == "not in the paper run").all()
+    finally:
+        src.unlink()
+        import shutil
+
+        shutil.rmtree(project.root / "results" / "sweeps" / sweep_name("t02"), ignore_errors=True)
 
 
 def test_published_table_keeps_checks_and_claim_items(project):

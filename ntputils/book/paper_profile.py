@@ -81,6 +81,7 @@ class PaperProfileView:
     records: Any = None  # DataFrame: value, cpu, paper
     checks: tuple[int, int, int, int] = (0, 0, 0, 0)  # passed and total: cpu run, paper run
     error: str = ""
+    failed: str = ""  # the error of a paper-profile run that failed (its table has no values)
 
     def counts(self) -> dict[str, int]:
         """Outcome -> number of claims under the paper profile."""
@@ -100,6 +101,9 @@ class PaperProfileView:
                 + (", ".join(f"{n} {escape(o)}" for o, n in sorted(self.counts().items())) or "none")
                 + f". Checks (mathematical facts) passed: cpu run {self.checks[0]}/{self.checks[1]}, "
                 f"paper run {self.checks[2]}/{self.checks[3]}.</p>")
+        if self.failed:
+            head += ("<p style='color:#c00'><b>The committed paper-profile run FAILED</b>: "
+                     f"<code>{escape(self.failed[:500])}</code></p>")
         if self.stale:
             head += ("<p style='color:#c00'><b>STALE</b>: this chapter's code changed since the table was "
                      "made; its numbers may not be what the current code gives. Refresh with "
@@ -118,7 +122,8 @@ class PaperProfileView:
                     f"make it with {self.refresh}")
         p = self.provenance
         return (f"paper-profile run {p.get('name')}: commit {p.get('git')}, finished {p.get('finished')}, "
-                f"wall {p.get('wall_s')} s, claims {self.counts()}" + (" [STALE]" if self.stale else ""))
+                f"wall {p.get('wall_s')} s, claims {self.counts()}" + (" [STALE]" if self.stale else "")
+                + (f" [FAILED: {self.failed.splitlines()[0] if self.failed else ''}]" if self.failed else ""))
 
     def _repr_html_(self) -> str:
         return self.html()
@@ -144,6 +149,8 @@ def beside_cpu(prefix: str, record: dict[str, Any], project: Project | None = No
         return PaperProfileView(prefix, False, refresh=refresh, error=str(err))
     table = pub["table"]
     ok = table[table["status"] == "ok"] if "status" in table else table
+    bad = table[table["status"] != "ok"] if "status" in table else table.iloc[:0]
+    failed = "; ".join(str(e) for e in bad["error"].dropna().unique()) if len(bad) else ""
     cmp_rows = {r["metric"]: r for r in ok[ok["kind"] == "compare"].to_dict("records")}
     rec_rows = {r["metric"]: r for r in ok[ok["kind"] == "record"].to_dict("records")}
 
@@ -169,7 +176,7 @@ def beside_cpu(prefix: str, record: dict[str, Any], project: Project | None = No
               int((paper_checks["outcome"] == "pass").sum()), len(paper_checks))
     return PaperProfileView(prefix, True, stale=bool(pub["stale"]), provenance=pub["provenance"],
                             refresh=refresh, claims=pd.DataFrame(claims), records=pd.DataFrame(records),
-                            checks=checks)
+                            checks=checks, failed=failed or ("failed" if len(bad) else ""))
 
 
 def show_paper_profile(prefix: str, record: dict[str, Any], profile: str) -> PaperProfileView | None:
