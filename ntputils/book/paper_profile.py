@@ -77,7 +77,7 @@ class PaperProfileView:
     stale: bool = False
     provenance: dict[str, Any] = field(default_factory=dict)
     refresh: str = ""
-    claims: Any = None   # DataFrame: key, claim, rule, cpu, cpu outcome, paper, paper outcome
+    claims: Any = None   # DataFrame: key, claim, rule, cpu, cpu outcome, paper, paper outcome, same outcome
     records: Any = None  # DataFrame: value, cpu, paper
     checks: tuple[int, int, int, int] = (0, 0, 0, 0)  # passed and total: cpu run, paper run
     error: str = ""
@@ -162,6 +162,8 @@ def beside_cpu(prefix: str, record: dict[str, Any], project: Project | None = No
                        "cpu": _shown(c.get("measured")) if c else "-", "cpu outcome": c.get("outcome", "-"),
                        "paper": _shown(_paper_value(r)) if r else "-",
                        "paper outcome": r["outcome"] if r else "not in the paper run"})
+        last = claims[-1]
+        last["same outcome"] = "yes" if last["cpu outcome"] == last["paper outcome"] else "NO"
     cpu_rec = record.get("results", {})
     records = []
     for name in [*cpu_rec, *(k for k in rec_rows if k not in cpu_rec)]:
