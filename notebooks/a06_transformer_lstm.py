@@ -544,7 +544,7 @@ print(f"chapter: {wall_total:.1f} s wall, {cpu_total:.1f} s CPU (this process); 
 # **Not committed for this chapter.** Its paper profile trains four networks and two NTP-UFMs for the
 # paper's full number of steps each. On the 2-core CPU of this project the first of those runs (the
 # transformer on Synthetic) took longer than building the whole cpu-profile book, and the Simplified
-# TinyStories transformer is slower per step (longer contexts), so the profile was stopped. The section below
+# TinyStories transformer is slower per step (it has many more contexts), so the profile was stopped. The section below
 # gives the command; every training run is checkpointed, so an interrupted run resumes (a GPU is used when
 # present).
 
