@@ -556,6 +556,27 @@ def test_data_digest_enters_the_keys_of_chapters_that_read_data(tmp_path, monkey
     assert chapter_data_digest(other, tree) is None
 
 
+def test_a_chapter_key_follows_only_the_tables_it_names(tmp_path):
+    from ntputils.book.fingerprint import published_results_digest
+
+    sweeps = tmp_path / "results" / "sweeps"
+    for name in ("s1", "s2", "a05-paper", "b01-paper"):
+        (sweeps / name).mkdir(parents=True)
+        (sweeps / name / "table.csv").write_text("metric,value\n")
+    reads_s1 = 'from ntputils.book.sweep_table import published\npublished(project, "s1")\n'
+    shows_paper = "from ntputils.book.paper_profile import show_paper_profile\n"
+    keys = lambda: (published_results_digest(reads_s1, tmp_path, "c09"),  # noqa: E731
+                    published_results_digest(shows_paper, tmp_path, "a05"))
+    before = keys()
+    (sweeps / "s2" / "table.csv").write_text("metric,value\nx,1\n")
+    (sweeps / "b01-paper" / "table.csv").write_text("metric,value\nx,1\n")
+    assert keys() == before  # tables the chapters do not read
+    (sweeps / "s1" / "table.csv").write_text("metric,value\nx,2\n")
+    assert keys()[0] != before[0] and keys()[1] == before[1]
+    (sweeps / "a05-paper" / "provenance.json").write_text("{}")
+    assert keys()[1] != before[1]
+
+
 def test_published_results_enter_the_keys_of_chapters_that_render_them(tmp_path):
     from ntputils.book.fingerprint import published_results_digest
 

@@ -91,7 +91,7 @@ class KeyCalculator:
             data = chapter_data_digest(text, self.tree)
             if data is not None:
                 digest = hashlib.sha256(f"{digest}\0data:{data}".encode()).hexdigest()
-            results = published_results_digest(text, self.project.root)
+            results = published_results_digest(text, self.project.root, chapter.short)
             if results is not None:
                 digest = hashlib.sha256(f"{digest}\0results:{results}".encode()).hexdigest()
             self._digests[chapter.name] = digest

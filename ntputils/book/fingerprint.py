@@ -71,16 +71,30 @@ def chapter_data_digest(source_text: str, tree: PackageTree) -> str | None:
     return data_digest() if DATA_READERS & set(tree.closure(source_text)) else None
 
 
-def published_results_digest(source_text: str, root: Path) -> str | None:
-    """sha256 over the committed result tables under ``<root>/results/`` when the chapter reads them
-    (imports :mod:`ntputils.book.sweep_table` or :mod:`ntputils.book.paper_profile`), else ``None``:
-    a newly published sweep re-executes the chapters that render it, so no page shows an old table as
-    current."""
-    if not any(m in source_text for m in ("ntputils.book.sweep_table", "ntputils.book.paper_profile")):
+def published_results_digest(source_text: str, root: Path, prefix: str | None = None) -> str | None:
+    """sha256 over the committed result tables a chapter renders, or ``None`` when it renders none (it
+    imports neither :mod:`ntputils.book.sweep_table` nor :mod:`ntputils.book.paper_profile`): a newly
+    published table re-executes the chapters that render it, so no page shows an old table as current.
+
+    The tables read are the folders ``<root>/results/sweeps/<name>/`` whose ``name`` is a string literal
+    of the chapter source, plus ``<prefix>-paper`` for a chapter that shows its paper-profile run
+    (``prefix``: ``a05``). When none is found that way (a name computed at run time), every table under
+    ``<root>/results/`` counts, so a change can only re-execute too much, never too little."""
+    uses_sweeps = "ntputils.book.sweep_table" in source_text
+    uses_paper = "ntputils.book.paper_profile" in source_text
+    if not (uses_sweeps or uses_paper):
         return None
-    h = hashlib.sha256()
     base = root / "results"
-    for path in sorted(p for p in base.rglob("*") if p.is_file()) if base.is_dir() else []:
-        rel = path.relative_to(base).as_posix().encode()
-        h.update(rel + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    sweeps = base / "sweeps"
+    named = [d for d in sorted(sweeps.iterdir()) if d.is_dir() and (
+        f'"{d.name}"' in source_text or f"'{d.name}'" in source_text
+        or (uses_paper and prefix is not None and d.name == f"{prefix}-paper"))] if sweeps.is_dir() else []
+    fallback = uses_sweeps and not any(f'"{d.name}"' in source_text or f"'{d.name}'" in source_text
+                                       for d in named)
+    folders = [base] if fallback else named
+    h = hashlib.sha256()
+    for folder in folders:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []:
+            rel = path.relative_to(base).as_posix().encode()
+            h.update(rel + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
