@@ -85,13 +85,12 @@ def published_results_digest(source_text: str, root: Path, prefix: str | None = 
     if not (uses_sweeps or uses_paper):
         return None
     base = root / "results"
-    sweeps = base / "sweeps"
-    named = [d for d in sorted(sweeps.iterdir()) if d.is_dir() and (
-        f'"{d.name}"' in source_text or f"'{d.name}'" in source_text
-        or (uses_paper and prefix is not None and d.name == f"{prefix}-paper"))] if sweeps.is_dir() else []
-    fallback = uses_sweeps and not any(f'"{d.name}"' in source_text or f"'{d.name}'" in source_text
-                                       for d in named)
-    folders = [base] if fallback else named
+    folders = [d for d in sorted((base / "sweeps").glob("*")) if d.is_dir()
+               and (f'"{d.name}"' in source_text or f"'{d.name}'" in source_text)]
+    if uses_sweeps and not folders:  # a name computed at run time: every table counts
+        folders = [base]
+    if uses_paper and prefix is not None:
+        folders.append(base / "sweeps" / f"{prefix}-paper")
     h = hashlib.sha256()
     for folder in folders:
         for path in sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []:

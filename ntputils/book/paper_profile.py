@@ -191,7 +191,6 @@ def show_paper_profile(prefix: str, record: dict[str, Any], profile: str) -> Pap
         return None
     view = beside_cpu(prefix, record)
     display(HTML(view.html()))
-    print(view.text())
     return view
 
 

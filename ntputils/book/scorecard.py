@@ -118,22 +118,17 @@ def item_status(rows: list[dict[str, Any]], chapters: tuple[str, ...]) -> str:
     return "not run"
 
 
-def paper_evidence(states: dict[str, dict[str, Any]],
-                   paper: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def paper_evidence(paper: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """item id -> the claims of the committed paper-profile runs (:func:`ntputils.book.paper_profile.
-    paper_tables`) that name it, each ``{"chapter", "key", "outcome", "stale"}``. A claim's items come from
-    the table's ``items`` column, else from the same key in the cpu run of that chapter."""
-    cpu_items = {(stem.split("_")[0], row.get("key")): row.get("items", [])
-                 for stem, st in states.items() for row in st.get("comparisons", [])}
+    paper_tables`) that name it (the table's ``items`` column), each ``{"chapter", "key", "outcome",
+    "stale"}``."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for prefix, pub in paper.items():
         table = pub["table"]
         rows = table[(table["kind"] == "compare") & (table["status"] == "ok")]
         for row in rows.to_dict("records"):
-            text = row.get("items")
-            items = (text.split(";") if isinstance(text, str) and text
-                     else cpu_items.get((prefix, row["metric"]), []))
-            for item in items:
+            items = row.get("items")
+            for item in items.split(";") if isinstance(items, str) and items else []:
                 out[item].append({"chapter": prefix, "key": row["metric"], "outcome": row["outcome"],
                                   "stale": pub["stale"]})
     return out
@@ -159,7 +154,7 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
     prefix (``a05``) -> page name; ``paper``: the committed paper-profile runs (chapter prefix ->
     ``{"table", "provenance", "stale"}``), shown in their own column."""
     ev = evidence(states)
-    pev = paper_evidence(states, paper or {})
+    pev = paper_evidence(paper or {})
     unknown = sorted(set(ev) - ITEM_IDS)
     counts: dict[str, int] = defaultdict(int)
     rows = []
