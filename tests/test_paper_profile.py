@@ -15,7 +15,7 @@ import pytest
 from ntputils.book.paper_profile import beside_cpu, paper_tables, refresh_command, sweep_name
 from ntputils.book.project import Project
 from ntputils.book.scorecard import render_scorecard
-from ntputils.book.sweep_table import publish
+from ntputils.book.sweep_table import PublishRefused, publish
 
 TINY = '''\
 # %% [markdown]
@@ -155,3 +155,33 @@ def test_published_table_keeps_checks_and_claim_items(project):
     assert table[table.kind == "compare"]["items"].tolist() == ["A:Fig 1"]
     prov = json.loads((folder / "provenance.json").read_text())
     assert prov["profile"] == "paper" and prov["points"] == 1 and Path(folder).is_dir()
+
+
+def test_a_failed_sweep_does_not_replace_a_good_committed_table(project):
+    env = os.environ.copy()
+    env.pop("MPLBACKEND", None)
+    src = project.root / "notebooks" / "t01_tiny.py"
+    text = src.read_text()
+    cmd = [sys.executable, "-m", "ntputils.book", "--root", str(project.root), "sweep", "t01", "-p", "seed=0",
+           "--name", "t01-other", "--workers", "1", "--no-progress"]
+    folder = project.root / "results" / "sweeps" / "t01-other"
+    try:
+        assert subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180).returncode == 0
+        publish(project, "t01-other")
+        good = (folder / "table.csv").read_bytes(), (folder / "provenance.json").read_bytes()
+        src.write_text(text.replace("mean = sum(", "raise RuntimeError('broken')\nmean = sum("))
+        assert subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180).returncode == 1
+        with pytest.raises(PublishRefused, match="1 failed point"):
+            publish(project, "t01-other")
+        assert ((folder / "table.csv").read_bytes(), (folder / "provenance.json").read_bytes()) == good
+        cli = subprocess.run([sys.executable, "-m", "ntputils.book", "--root", str(project.root),
+                              "sweep-table", "t01-other", "--publish"],
+                             env=env, capture_output=True, text=True, timeout=120)
+        assert cli.returncode == 1 and "--force" in cli.stdout
+        publish(project, "t01-other", force=True)
+        assert (folder / "table.csv").read_bytes() != good[0]
+    finally:
+        src.write_text(text)
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)

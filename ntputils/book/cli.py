@@ -387,6 +387,9 @@ def parser() -> argparse.ArgumentParser:
     st.add_argument("--format", choices=("csv", "parquet", "markdown"), default="csv")
     st.add_argument("--publish", action="store_true",
                     help="copy the table and its provenance to results/sweeps/NAME/ (committed)")
+    st.add_argument("--force", action="store_true",
+                    help="with --publish: replace a committed all-ok table even if this sweep has "
+                         "failed points")
 
     br = sub.add_parser("browser", help="check the built HTML in headless Chromium")
     br.add_argument("--screenshot", default="a01", help="chapter (prefix) to screenshot")
@@ -449,7 +452,7 @@ def _main(argv: list[str] | None = None) -> int:
     if args.command == "sweep-table":
         from ntputils.book.sweep_table import table_command
 
-        return table_command(project, args.name, args.format, args.publish)
+        return table_command(project, args.name, args.format, args.publish, args.force)
     if args.command == "browser":
         from ntputils.book.browser import run_browser_check
 

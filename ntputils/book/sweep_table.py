@@ -143,9 +143,22 @@ def markdown(project: Project, name: str) -> str:
     return "\n".join([prov, "", header, sep, *body])
 
 
-def publish(project: Project, name: str) -> Path:
+class PublishRefused(RuntimeError):
+    """Publishing would replace a committed table whose points all succeeded by one with failed points."""
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def publish(project: Project, name: str, force: bool = False) -> Path:
     """Write the table (CSV: records, comparisons, checks and failed points; the code hash shortened)
-    and its provenance to ``results/sweeps/<name>/`` (the committed folder)."""
+    and its provenance to ``results/sweeps/<name>/`` (the committed folder), each file atomically.
+
+    A sweep with failed points does not replace a committed table whose points all succeeded
+    (:class:`PublishRefused`, nothing written) unless ``force``: a failure never destroys a good result."""
     import pandas as pd
 
     from ntputils.book.sweep import sweep_dir
@@ -154,15 +167,20 @@ def publish(project: Project, name: str) -> Path:
     src = sweep_dir(project, name)
     desc = _read(src / "sweep.json")
     out = project.root / RESULTS_DIR / "sweeps" / name
-    out.mkdir(parents=True, exist_ok=True)
     df = pd.read_parquet(src / "table.parquet")
-    df = df.copy()
+    failed = df.loc[df["status"] != "ok", "point_id"].nunique()
+    if failed and not force and (out / "table.csv").exists():
+        old = pd.read_csv(out / "table.csv")
+        if (old["status"] == "ok").all():
+            raise PublishRefused(f"sweep {name!r} has {failed} failed point(s) and the committed table "
+                                 f"{out / 'table.csv'} has none: not replaced (--force publishes anyway)")
+    out.mkdir(parents=True, exist_ok=True)
     df["code_hash"] = df["code_hash"].str[:16]
-    df.to_csv(out / "table.csv", index=False)
+    _write_atomic(out / "table.csv", df.to_csv(index=False))
     prov = {k: desc.get(k) for k in ("name", "chapter", "profile", "axes", "points", "code_hash", "git",
                                      "machine", "host", "versions", "started", "finished", "wall_s",
                                      "command")}
-    (out / "provenance.json").write_text(json.dumps(prov, indent=1) + "\n")
+    _write_atomic(out / "provenance.json", json.dumps(prov, indent=1) + "\n")
     return out
 
 
@@ -191,11 +209,16 @@ def published(project: Project, name: str) -> dict[str, Any]:
             "stale": current != prov.get("code_hash"), "refresh": refresh}
 
 
-def table_command(project: Project, name: str, fmt: str = "csv", do_publish: bool = False) -> int:
-    """``sweep-table NAME [--format csv|parquet|markdown] [--publish]``; returns the exit code."""
+def table_command(project: Project, name: str, fmt: str = "csv", do_publish: bool = False,
+                  force: bool = False) -> int:
+    """``sweep-table NAME [--format csv|parquet|markdown] [--publish [--force]]``; returns the exit code."""
     try:
         if do_publish:
-            out = publish(project, name)
+            try:
+                out = publish(project, name, force=force)
+            except PublishRefused as err:
+                print(f"error: {err}")
+                return 1
             print(f"published {out / 'table.csv'} and {out / 'provenance.json'}")
             return 0
         if fmt == "markdown":
