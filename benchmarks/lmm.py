@@ -10,6 +10,7 @@ the speed-up over cvxpy measured in the same run. Results: ``benchmarks/results/
 Usage::
 
     python -m benchmarks.lmm --group small          # cvxpy-comparable sizes (<= 200 x 1000)
+    nohup python -m benchmarks.lmm --group real > benchmarks/results/lmm_real.log 2>&1 &  # issue 17
     nohup python -m benchmarks.lmm --group big > benchmarks/results/lmm_big.log 2>&1 &
 """
 
@@ -38,8 +39,17 @@ GROUPS = {
         ("zipf", 200, 1000, True, 1800),
     ],
     "big": [("zipf", 500, 2000, True, 900), ("zipf", 1000, 10_000, False, 0)],
+    # paper B's b04 supports (GPT-2 tokenizer, contexts of length 2-6), issue 17: cvxpy at its
+    # frontier on the same corpus, then the b04 sizes
+    "real": [
+        ("tinystories", 200, 1000, True, 1800),
+        ("tinystories", 1000, 10_000, False, 0),
+        ("wikitext", 1000, 10_000, False, 0),
+    ],
 }
 CVXPY_MEM_GB = 14.0
+#: support kinds read from paper B's corpora (``ntputils.data.corpora.paper_b_text``)
+REAL_KINDS = ("tinystories", "wikitext")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -47,9 +57,17 @@ CVXPY_MEM_GB = 14.0
 # ---------------------------------------------------------------------------------------------
 def make_support(kind: str, V: int, m: int, seed: int = 0) -> sp.csc_array:
     """``uniform``: 1-3 next tokens per context, uniformly at random;
-    ``zipf``: :func:`ntputils.data.zipf_supports` (Zipf token frequencies, supports of 1-50)."""
+    ``zipf``: :func:`ntputils.data.zipf_supports` (Zipf token frequencies, supports of 1-50);
+    ``tinystories`` / ``wikitext``: paper B's Simplified TinyStories / WikiText supports as in b04
+    (``paper_b_text(kind, V, m, context_lengths=(2, ..., 6), tokenizer="gpt2")``, ``S = counts > 0``;
+    ``seed`` unused)."""
     from ntputils.data import zipf_supports
 
+    if kind in REAL_KINDS:
+        from ntputils.data.corpora import paper_b_text
+
+        d = paper_b_text(kind, V=V, m=m, context_lengths=(2, 3, 4, 5, 6), tokenizer="gpt2")
+        return sp.csc_array((sp.csc_array(d.S) > 0).astype(np.int8))
     if kind == "zipf":
         return zipf_supports(V, m, max_support=50, exponent=1.1, seed=seed)
     if kind == "uniform":
@@ -57,7 +75,7 @@ def make_support(kind: str, V: int, m: int, seed: int = 0) -> sp.csc_array:
         sizes = rng.integers(1, 4, size=m)
         ranks = np.argsort(np.argsort(rng.random((V, m)), axis=0), axis=0)
         return sp.csc_array((ranks < sizes).astype(np.int8))
-    raise ValueError(f"unknown support kind {kind!r}; valid: 'uniform', 'zipf'")
+    raise ValueError(f"unknown support kind {kind!r}; valid: 'uniform', 'zipf', {REAL_KINDS}")
 
 
 def anchor_constraints(mask: np.ndarray) -> tuple[sp.csr_array, sp.csr_array]:

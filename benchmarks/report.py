@@ -3,8 +3,9 @@
 The page is static: the book build never re-runs a benchmark. Every number on it comes from the
 JSON files (written by ``python -m benchmarks.lmm`` / ``python -m benchmarks.concepts`` /
 ``python -m benchmarks.sweep``) and the prose
-around them from ``benchmarks/performance_template.md``; each target of issue #4 gets a verdict
-computed from those numbers.
+around them from ``benchmarks/performance_template.md``; each target of issue #4 (the solvers
+against their baselines) and of issue #17 (the L^mm solver at paper B's scale, with the budget of
+``python -m benchmarks.lmm_budget``) gets a verdict computed from those numbers.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from pathlib import Path
 
 from benchmarks import concepts as bench_concepts
 from benchmarks import lmm as bench_lmm
+from benchmarks import lmm_budget as bench_budget
 from benchmarks import sweep as bench_sweep
 from benchmarks.common import RESULTS_DIR
 
 BOOK_PAGE = Path(__file__).resolve().parents[1] / "book" / "performance.md"
 TEMPLATE = Path(__file__).resolve().parent / "performance_template.md"
-LMM_ORDER = ["tiny", "small", "big"]
+LMM_ORDER = ["tiny", "small", "big", "real"]
 
 
 def load(prefix: str) -> list[dict]:
@@ -62,7 +64,7 @@ def lmm_verdicts(rows: list[dict]) -> list[str]:
     for r in fast:
         if r["V"] * r["m"] >= 500 * 2000:
             out.append(
-                f"- {r['V']} x {r['m']} (Zipf supports) within 30 min with certificate: "
+                f"- {r['V']} x {r['m']} ({r['kind']} supports) within 30 min with certificate: "
                 f"{r['seconds']:.0f} s, gap {r['rel_gap']:.1e}, violation {r['max_violation']:.1e} -> "
                 f"{verdict(r['seconds'] <= 1800 and r['converged'])}."
             )
@@ -118,6 +120,45 @@ def _tables(payloads: list[dict], format_table, verdicts) -> list[str]:
     return parts
 
 
+def budget_section(lmm_payloads: list[dict]) -> list[str]:
+    """Issue 17: the per-iteration budget (``lmm_budget.json``) and the verdicts on its two targets,
+    from the real-text rows of ``lmm_real.json`` and the budget's floors."""
+    path = RESULTS_DIR / "lmm_budget.json"
+    if not path.exists():
+        return []
+    payload = json.loads(path.read_text()) | {"file": path.name}
+    parts = ["**Where one iteration's time goes** -- " + machine_line(payload), "",
+             bench_budget.format_components(payload), "",
+             "**Full solves at 1000 x 10,000 (b04 TinyStories), same session**", "",
+             bench_budget.format_solves(payload), "", "**Targets of issue #17**", ""]
+    rows = [r for p in lmm_payloads if p.get("group") == "real" for r in p["rows"]]
+    for r in rows:
+        if r.get("method", "").startswith("fast") and r["V"] * r["m"] >= 1000 * 10_000:
+            ok = r.get("status") == "ok" and r.get("converged") and r["seconds"] <= 60
+            detail = (f"{r['seconds']:.0f} s ({r['iterations']} iterations), gap {r['rel_gap']:.1e}, "
+                      f"violation {r['max_violation']:.1e}, load {r['loadavg_before'][0]:.1f}"
+                      if r.get("status") == "ok" else str(r.get("status")))
+            parts.append(f"- {r['V']} x {r['m']} {r['kind']} supports certified (gap <= 1e-6) in <= 60 s: "
+                         f"{detail} -> {verdict(ok)}.")
+    needed = [r["iterations"] for r in payload.get("solves", [])
+              if r.get("status") == "ok" and r.get("converged")]
+    for c in payload.get("components", []):
+        if c.get("status") != "ok" or c["V"] * c["m"] < 5000 * 50_000:
+            continue
+        floor = min(s["floor"] for s in c["steps"].values())
+        mb = min(s["array_mb"] for s in c["steps"].values())
+        allowed = c["target_s"] / floor
+        parts.append(
+            f"- {c['V']} x {c['m']} {c['kind']} supports ({c['unique_columns']} unique contexts) in <= "
+            f"{c['target_s'] / 60:.0f} min and <= {c['target_gb']:.0f} GB: one iteration costs at least "
+            f"{floor:.1f} s (no Anderson step counted), so the budget leaves {allowed:.0f} iterations; at "
+            f"1000 x 10,000 the solver needed {min(needed) if needed else '?'} or more. One iterate is "
+            f"{mb:.0f} MB in float32; the solver holds about ten of them plus 2 x Anderson memory -> "
+            f"{verdict(False if needed and allowed < min(needed) else None)} (not attempted)."
+        )
+    return parts + [""]
+
+
 def sweep_tables() -> list[str]:
     parts = []
     for group in ("overhead", "throughput", "memory"):
@@ -148,7 +189,10 @@ def published_sweeps(root: Path = BOOK_PAGE.parents[1]) -> list[str]:
 
 def render() -> str:
     text = TEMPLATE.read_text()
-    lmm = _tables(load("lmm"), bench_lmm.format_table, lmm_verdicts)
+    lmm_payloads = [p for p in load("lmm") if p["file"] != "lmm_budget.json"]
+    lmm = _tables(lmm_payloads, bench_lmm.format_table, lmm_verdicts)
+    budget = "\n".join(budget_section(lmm_payloads)).strip()
+    text = text.replace("<!-- LMM_BUDGET -->", budget or "(no results yet)")
     conc = _tables(load("concepts"), bench_concepts.format_table, concepts_verdicts)
     text = text.replace("<!-- LMM_TABLES -->", "\n".join(lmm).strip() or "(no results yet)")
     text = text.replace("<!-- CONCEPTS_TABLES -->", "\n".join(conc).strip() or "(no results yet)")
