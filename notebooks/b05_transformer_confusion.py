@@ -284,9 +284,16 @@ for j, s in enumerate(seeds_run):
     jitter = (j - (len(seeds_run) - 1) / 2) * 0.006
     ax2.scatter(T_pred + jitter, runs[s]["times"], color=colors[:k], marker=markers[j % 5], s=30)
     ax2.scatter([], [], color="0.4", marker=markers[j % 5], label=f"seed {s}")
-for i, c in enumerate(names):
-    ax2.annotate(c, (T_pred[i], np.nanmax([runs[s]["times"][i] for s in seeds_run])), fontsize=7,
-                 color=colors[i], xytext=(4, 2), textcoords="offset points")
+# labels right of each depth's column of points (beyond the seed jitter and the marker), at the class's
+# latest learning time, pushed apart vertically where classes of one depth end close together
+top = {i: np.nanmax([runs[s]["times"][i] for s in seeds_run]) for i in range(k)}
+y_lo, y_hi = ax2.get_ylim()
+for t_col in np.unique(np.round(T_pred, 6)):
+    y_prev = -np.inf
+    for i in sorted((i for i in range(k) if np.round(T_pred[i], 6) == t_col and np.isfinite(top[i])), key=top.get):
+        y_prev = max(top[i], y_prev + 0.045 * (y_hi - y_lo))
+        ax2.annotate(names[i], (t_col + 0.016, y_prev), fontsize=7, color=colors[i], va="center")
+ax2.set_xlim(right=max(ax2.get_xlim()[1], T_pred.max() + 0.09))
 ax2.set_xlabel(r"predicted $T_c = 1/\sigma_{\mathrm{depth}(c)}$ (Prop. 1, rescaled time)")
 ax2.set_ylabel("measured learning time (epoch)")
 ax2.set_title("Learning time vs concept depth (colour = class)", fontsize=10)
