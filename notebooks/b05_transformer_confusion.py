@@ -286,13 +286,13 @@ for j, s in enumerate(seeds_run):
     ax2.scatter([], [], color="0.4", marker=markers[j % 5], label=f"seed {s}")
 # labels right of each depth's column of points (beyond the seed jitter and the marker), at the class's
 # latest learning time, pushed apart vertically where classes of one depth end close together
-top = {i: np.nanmax([runs[s]["times"][i] for s in seeds_run]) for i in range(k)}
+top = np.array([np.nanmax([runs[s]["times"][i] for s in seeds_run]) for i in range(k)])
 y_lo, y_hi = ax2.get_ylim()
-for t_col in np.unique(np.round(T_pred, 6)):
+for d in np.unique(depth):
     y_prev = -np.inf
-    for i in sorted((i for i in range(k) if np.round(T_pred[i], 6) == t_col and np.isfinite(top[i])), key=top.get):
+    for i in sorted(np.flatnonzero((depth == d) & np.isfinite(top)), key=lambda i: top[i]):
         y_prev = max(top[i], y_prev + 0.045 * (y_hi - y_lo))
-        ax2.annotate(names[i], (t_col + 0.016, y_prev), fontsize=7, color=colors[i], va="center")
+        ax2.annotate(names[i], (T_pred[i] + 0.016, y_prev), fontsize=7, color=colors[i], va="center")
 ax2.set_xlim(right=max(ax2.get_xlim()[1], T_pred.max() + 0.09))
 ax2.set_xlabel(r"predicted $T_c = 1/\sigma_{\mathrm{depth}(c)}$ (Prop. 1, rescaled time)")
 ax2.set_ylabel("measured learning time (epoch)")
