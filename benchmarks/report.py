@@ -156,7 +156,26 @@ def budget_section(lmm_payloads: list[dict]) -> list[str]:
             f"{mb:.0f} MB in float32; the solver holds about ten of them plus 2 x Anderson memory -> "
             f"{verdict(False if needed and allowed < min(needed) else None)} (not attempted)."
         )
+    parts += rank_line(lmm_payloads)
     return parts + [""]
+
+
+def rank_line(lmm_payloads: list[dict]) -> list[str]:
+    """Issue 17: the rank of every certified real-text or Zipf solution of at least 200 x 1000, over V --
+    why a rank-r (truncated) thresholding would not make an iteration cheaper on these supports."""
+    seen = {}
+    for p in lmm_payloads:
+        for r in p["rows"]:
+            if (r.get("method", "").startswith("fast") and r.get("status") == "ok" and r.get("rank")
+                    and r["kind"] != "uniform" and r["V"] * r["m"] >= 200 * 1000):
+                seen[r["kind"], r["V"], r["m"]] = int(r["rank"])
+    if not seen:
+        return []
+    shares = [rank / V for (_, V, _), rank in seen.items()]
+    listed = ", ".join(f"{rank} of {V} ({kind} {V} x {m})" for (kind, V, m), rank in sorted(seen.items()))
+    return [f"- Rank of the certified solutions: {listed}, i.e. {min(shares):.2f} to {max(shares):.2f} of V. "
+            "A truncated (rank-r) thresholding therefore costs about what the full one costs; it cannot "
+            "lower the floor above."]
 
 
 def sweep_tables() -> list[str]:

@@ -52,6 +52,8 @@ def test_bad_bases_and_ks_are_named():
         subspace_overlap(2 * A, A, [1])
     with pytest.raises(ValueError, match="different spaces"):
         principal_cosines(A, _basis(11, 3, 1))
+    with pytest.raises(ValueError, match="different spaces"):
+        subspace_overlap(A, _basis(11, 3, 1), [1, 2])
     with pytest.raises(ValueError, match="every k must be in 1..3"):
         subspace_overlap(A, A, [0, 4])
 

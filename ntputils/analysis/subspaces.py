@@ -72,11 +72,12 @@ def subspace_overlap(A: np.ndarray, B: np.ndarray, ks: Sequence[int], ambient_di
     ks = np.asarray(list(ks), dtype=int)
     if ks.size == 0 or ks.min() < 1 or ks.max() > min(A.shape[1], B.shape[1], dim):
         raise ValueError(f"every k must be in 1..{min(A.shape[1], B.shape[1], dim)}, got {ks.tolist()}")
-    M = A.T @ B  # one product; each k is its leading k x k block
+    if A.shape[0] != B.shape[0]:
+        raise ValueError(f"A and B live in different spaces: {A.shape[0]} vs {B.shape[0]} rows")
     overlap = np.empty(ks.size)
     worst = np.empty(ks.size)
     for i, k in enumerate(ks):  # at most a few dozen k, each a k x k SVD
-        c = np.clip(np.linalg.svd(M[:k, :k], compute_uv=False), 0.0, 1.0)
+        c = principal_cosines(A[:, :k], B[:, :k])
         overlap[i], worst[i] = float(np.mean(c**2)), float(c.min())
     return SubspaceOverlap(k=ks, overlap=overlap, worst=worst, chance=ks / dim)
 
