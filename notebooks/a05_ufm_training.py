@@ -109,6 +109,7 @@ from ntputils.analysis.convergence import (
     word_order,
 )
 from ntputils.analysis.metrics import normalized_distance
+from ntputils.analysis.ufm_memory import ufm_runs_bytes
 from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories, paper_a_tinystories_details
 from ntputils.data.corpora.paper_a import (
     SEARCH_MAX_COUNTS,
@@ -119,8 +120,10 @@ from ntputils.data.corpora.paper_a import (
 from ntputils.data.corpora.variants import SYNONYMS
 from ntputils.geometry import max_margin_cached, max_margin_logits, nuclear_norm
 from ntputils.runtime import (
+    ParameterError,
     at_least,
     at_most,
+    available_memory_bytes,
     between,
     check,
     compare,
@@ -168,6 +171,15 @@ preregister({
 # %%
 sts_details = paper_a_tinystories_details()
 datasets = {"Synthetic": paper_a_synthetic(), "STS": sts_details.data}
+LOG_STEPS = sorted(set(log_spaced_steps(cfg.steps, cfg.n_log)) | {10, 100})  # the steps each run keeps W, H, L at
+
+# Both runs keep their snapshots to the end, so the chapter's peak memory is checked here, before the solves and
+# the training: parameters that cannot fit fail now, not after the first run (`ntputils.analysis.ufm_memory`).
+need = ufm_runs_bytes([(x.V, x.m) for x in datasets.values()], cfg.d, len(LOG_STEPS) + 1)
+if need > (have := available_memory_bytes()):
+    raise ParameterError(f"d={cfg.d} with n_log={cfg.n_log} ({len(LOG_STEPS) + 1} snapshots per run, both runs kept) "
+                         f"needs about {need / 2**30:.3g} GiB, only {have / 2**30:.3g} GiB are available; "
+                         "lower d or n_log")
 variants = {"STS, paragraphs reading": paper_a_tinystories(layout="paragraphs"),
             "STS without the WordNet step": paper_a_tinystories(wordnet=False)}
 PAPER_DATA = {"Synthetic": {"V": 30, "m": 16, "n": 72, "H": 1.0166},
@@ -395,7 +407,7 @@ for name, data in datasets.items():
     histories[name] = ufm.train(
         data, d=cfg.d, loss="ce", steps=cfg.steps, lr=cfg.lr, optimizer="adamw", weight_decay=cfg.weight_decay,
         milestones=cfg.milestones, gamma=cfg.gamma, init_scale=cfg.init_scale, dtype=getattr(torch, cfg.dtype),
-        device=cfg.device, log_steps=sorted(set(log_spaced_steps(cfg.steps, cfg.n_log)) | {10, 100}),
+        device=cfg.device, log_steps=LOG_STEPS,
         seed=cfg.seed)
     print(f"{name}: {cfg.steps} steps in {histories[name].meta['seconds']:.1f} s, "
           f"final CE - H = {histories[name].final['ce_minus_H']:.2e}")

@@ -28,7 +28,7 @@ SEED_MAX = 2**63 - 1
 class ParameterError(ValueError):
     """A chapter parameter is unknown, ill-typed or inconsistent with the chapter's profiles.
 
-    Used in: c01, c02.
+    Used in: a05, c01, c02.
     """
 
 

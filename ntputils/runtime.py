@@ -258,7 +258,10 @@ def setup_chapter(profiles: Mapping[str, Mapping[str, Any]], namespace: Mapping[
 
 
 def available_memory_bytes() -> float:
-    """Memory this process may still allocate: ``MemAvailable`` of ``/proc/meminfo`` (else total RAM)."""
+    """Memory this process may still allocate: ``MemAvailable`` of ``/proc/meminfo`` (else total RAM).
+
+    Used in: a05.
+    """
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):

@@ -66,7 +66,7 @@ def centered_support(S: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
     Entry ``[z, j]`` is ``1 - |S_j|/V`` in the support and ``-|S_j|/V`` outside; columns sum to 0.
     For large sparse S use :func:`concepts` instead, which never forms this dense matrix.
 
-    Used in: a01, a04, b01, b02, b03, b05, b06.
+    Used in: a01, a04, b01, b02, b03, b05, b06, c02.
     """
     _binary(S)
     Sd = _dense(S).astype(np.float64)
