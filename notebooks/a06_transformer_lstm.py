@@ -55,7 +55,7 @@
 # whether ours gets there is a pre-registered claim below). At the `cpu` profile the
 # NTP-UFM column is trained with AdamW at lr $10^{-2}$ for 500 steps (chapter a05 studies the UFM itself).
 # The `paper` profile restores the authors' optimizer, schedule and 30,000 steps everywhere; it is meant for
-# a GPU (see "Measured results at the paper profile" below).
+# a GPU (see "The paper profile, recorded" at the end of the page).
 #
 # **Threads.** The `cpu` profile trains with one torch thread (`num_threads=1`). On a 2-core machine that is
 # otherwise idle, two threads made the largest model here somewhat faster per step, but as soon as
@@ -485,27 +485,6 @@ pd.DataFrame(tf_ufm_rows).set_index("dataset").style.format(
     "{:.3f}", subset=["value", "off-diagonal", "sim(H_0, S~)", "sim(H_final, S~)"])
 
 # %% [markdown]
-# ## Measured results at the paper profile
-#
-# **Not run yet: no GPU was available in this session.** The `paper` profile trains every model for 30,000
-# full-batch AdamW steps with the authors' hyper-parameters (lr $10^{-4}$, weight decay $10^{-6}$, lr $\times0.4$
-# at steps 5k, 10k, 15k, 20k, 25k); on a CPU this is several hours (0.3 s per step for the STS transformer), on
-# a GPU minutes. Run it with
-#
-# ```bash
-# python -m ntputils.book build --profile paper --only a06
-# ```
-#
-# (`device="auto"` picks CUDA when present; runs are checkpointed every 10 % under `.cache/runs/`, so an
-# interrupted build resumes). Then fill in the table:
-#
-# | run (paper profile) | CE − H | ‖L‖_F | sim(H, S~) | sim(W^T, S~^T) | sim(H, H^mm) | sim(W^T, W^mm^T) |
-# |---|---|---|---|---|---|---|
-# | Synthetic TF | not run yet | | | | | |
-# | STS TF | not run yet | | | | | |
-# | Synthetic LSTM | not run yet | | | | | |
-# | STS LSTM | not run yet | | | | | |
-#
 # ## What differs from the paper and why
 #
 # * **Training length and optimizer (cpu profile only).** 200-1,000 steps with a 20-30$\times$ larger constant
@@ -534,10 +513,10 @@ print(f"chapter: {wall_total:.1f} s wall, {cpu_total:.1f} s CPU (this process); 
 # %% [markdown]
 # ## The paper profile, recorded
 #
-# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
-# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
-# were committed under `results/sweeps/a06-paper/` with their provenance (commit, machine, date, wall
-# time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
+# The book builds this page at the `cpu` profile. A run of the `paper` profile (its sizes and steps are in the
+# `PROFILES` cell at the top) through the sweep runner commits its recorded values, claims and checks under
+# `results/sweeps/a06-paper/` with their provenance (commit, machine, date, wall time), and they stand below
+# beside this run's values. The claims are judged by the same pre-registered rules;
 # where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
 # whose producing code has changed since is marked STALE, with the command that refreshes it.
 #

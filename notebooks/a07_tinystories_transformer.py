@@ -129,6 +129,7 @@ from ntputils.runtime import (
     check,
     compare,
     compare_similarity,
+    current_record,
     preregister,
     preregister_similarity,
     record,
@@ -424,25 +425,11 @@ pd.DataFrame(sim_rows).set_index("claim").style.format("{:.3f}", subset=["value"
 # occur as a next token, whose proxy rows coincide.
 
 # %% [markdown]
-# ## Measured results at the paper profile
+# ## The paper profile's data
 #
-# **Not run yet: no GPU was available in this session.** The `paper` profile (100 stories, 12 layers, $d=512$,
-# 42,000 steps of 512 contexts, which the authors' 600 epochs amount to if 100 stories give about
-# {glue:text}`a07_paper_epoch_contexts:,.0f` distinct contexts (our count is below the table), lr $5\cdot10^{-4}$ with a cosine decay standing in for the authors' exponential
-# decay of unknown rate) needs a GPU. Run it with
-#
-# ```bash
-# python -m ntputils.book build --profile paper --only a07
-# ```
-#
-# (`device="auto"` picks CUDA; the run is checkpointed every 10 % under `.cache/runs/` and resumes after an
-# interruption). Its rules are the pre-registered ones above (chance levels are measured with the run); fill in:
-#
-# | paper profile | CE − H | sim(H, S~) heatmap | sim(H, H^mm) heatmap | sim(W^T, S~^T) | within − between |
-# |---|---|---|---|---|---|
-# | 12-layer TF, 100 stories | not run yet | | | | |
-#
-# The paper profile's data are computed above: the first 100 stories give {glue:text}`a07_m100` distinct contexts,
+# The `paper` profile (100 stories, 12 layers, $d=512$, 42,000 steps of 512 contexts, lr $5\cdot10^{-4}$ with a
+# cosine decay standing in for the authors' exponential decay of unknown rate; its run is the last section of
+# this page) reads the data computed above: the first 100 stories give {glue:text}`a07_m100` distinct contexts,
 # so 42,000 steps of 512 contexts are about the authors' 600 epochs only if that count is near
 # {glue:text}`a07_paper_epoch_contexts:,.0f` (compare).
 #
@@ -471,3 +458,21 @@ cpu_total = cfg.cpu_elapsed()
 wall_total = cfg.elapsed()
 print(f"chapter: {wall_total:.1f} s wall, {cpu_total:.1f} s CPU (this process); training "
       + ("reloaded" if run.cached else f"{run.cpu_seconds:.1f} s CPU"))
+
+# %% [markdown]
+# ## The paper profile, recorded
+#
+# The book builds this page at the `cpu` profile. A run of the `paper` profile through the sweep runner commits
+# its recorded values, claims and checks under `results/sweeps/a07-paper/` with their provenance (commit, machine,
+# date, wall time), and they stand below beside this run's values, judged by the same pre-registered rules (chance
+# levels are measured with the run). A committed table whose producing code has changed since is marked STALE,
+# with the command that refreshes it.
+#
+# **Not committed for this chapter.** The profile trains a 12-layer transformer with $d=512$ for 42,000 steps of
+# 512 contexts, which needs a GPU; no GPU has been lent to this project. `device="auto"` picks CUDA when present,
+# and the run is checkpointed every 10 % under `.cache/runs/`, so an interrupted run resumes.
+
+# %%
+from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
+
+paper_view = show_paper_profile("a07", current_record(), cfg.profile)
