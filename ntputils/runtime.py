@@ -113,7 +113,7 @@ _RECORD: dict[str, Any] = {"checks": []}
 def current_record() -> dict[str, Any]:
     """The record of the chapter running in this process (config, checks, wall time so far).
 
-    Used in: a02, a03, a04, a05, a06, b01, b02, b03, b04, b05, b06, c02.
+    Used in: a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, c02.
     """
     return _RECORD
 
