@@ -9,6 +9,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -97,6 +98,16 @@ def run_worker(module: str, args: list[str], timeout: float, mem_limit_gb: float
     out.update(wall_seconds=wall, loadavg_before=load_before, loadavg_after=os.getloadavg())
     out.setdefault("status", "ok")
     return out
+
+
+def dispatch_worker(argv: list[str] | None, worker: Callable[[list[str]], None]) -> list[str] | None:
+    """The other end of :func:`run_worker`: for ``worker ARGS`` call ``worker(ARGS)`` and return ``None``;
+    otherwise return the command-line arguments (``sys.argv[1:]`` when ``argv`` is ``None``) to parse."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["worker"]:
+        worker(argv[1:])
+        return None
+    return argv
 
 
 def write_json(name: str, payload: dict) -> Path:

@@ -19,14 +19,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import fmt, machine_info, markdown_table, peak_rss_mb, run_worker, write_json
+from benchmarks.common import (
+    dispatch_worker,
+    fmt,
+    machine_info,
+    markdown_table,
+    peak_rss_mb,
+    run_worker,
+    write_json,
+)
 
 MODULE = "benchmarks.concepts"
 
@@ -168,9 +175,8 @@ def format_table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["worker"]:
-        worker(argv[1:])
+    argv = dispatch_worker(argv, worker)
+    if argv is None:
         return
     p = argparse.ArgumentParser(prog=MODULE, description=__doc__.splitlines()[0])
     p.add_argument("--group", choices=sorted(GROUPS), default="small")

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,7 +25,15 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from benchmarks.common import fmt, machine_info, markdown_table, peak_rss_mb, run_worker, write_json
+from benchmarks.common import (
+    dispatch_worker,
+    fmt,
+    machine_info,
+    markdown_table,
+    peak_rss_mb,
+    run_worker,
+    write_json,
+)
 
 MODULE = "benchmarks.lmm"
 
@@ -332,9 +339,8 @@ def format_table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["worker"]:
-        worker(argv[1:])
+    argv = dispatch_worker(argv, worker)
+    if argv is None:
         return
     p = argparse.ArgumentParser(prog=MODULE, description=__doc__.splitlines()[0])
     p.add_argument("--group", choices=sorted(GROUPS), default="small")

@@ -29,12 +29,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 
 import numpy as np
 
-from benchmarks.common import fmt, machine_info, markdown_table, peak_rss_mb, run_worker, write_json
+from benchmarks.common import (
+    dispatch_worker,
+    fmt,
+    machine_info,
+    markdown_table,
+    peak_rss_mb,
+    run_worker,
+    write_json,
+)
 
 MODULE = "benchmarks.lmm_budget"
 
@@ -228,9 +235,8 @@ def format_solves(payload: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "worker":
-        worker(argv[1:])
+    argv = dispatch_worker(argv, worker)
+    if argv is None:
         return
     p = argparse.ArgumentParser(prog=MODULE, description=__doc__.splitlines()[0])
     p.parse_args(argv)

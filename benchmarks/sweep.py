@@ -31,7 +31,15 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from benchmarks.common import fmt, machine_info, markdown_table, peak_rss_mb, run_worker, write_json
+from benchmarks.common import (
+    dispatch_worker,
+    fmt,
+    machine_info,
+    markdown_table,
+    peak_rss_mb,
+    run_worker,
+    write_json,
+)
 
 MODULE = "benchmarks.sweep"
 REPO = Path(__file__).resolve().parents[1]
@@ -249,9 +257,8 @@ def verdicts(group: str, rows: list[dict]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "worker":
-        worker(argv[1:])
+    argv = dispatch_worker(argv, worker)
+    if argv is None:
         return
     p = argparse.ArgumentParser(prog=MODULE, description=__doc__.splitlines()[0])
     p.add_argument("--group", choices=("overhead", "throughput", "memory"), required=True)

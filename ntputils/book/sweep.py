@@ -64,11 +64,17 @@ def point_dir(project: Project, name: str, pid: str) -> Path:
     return sweep_dir(project, name) / "points" / pid
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to ``path`` via a temporary file in the same folder and ``os.replace``."""
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``: a reader (or
+    an interruption) sees the old file or the new one, never a half-written one."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str))
+    tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to ``path`` atomically (:func:`write_text_atomic`)."""
+    write_text_atomic(path, json.dumps(data, indent=1, default=str))
 
 
 def read_json(path: Path) -> dict[str, Any]:

@@ -147,12 +147,6 @@ class PublishRefused(RuntimeError):
     """Publishing would replace a committed table whose points all succeeded by one with failed points."""
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
 def publish(project: Project, name: str, force: bool = False) -> Path:
     """Write the table (CSV: records, comparisons, checks and failed points; the code hash shortened)
     and its provenance to ``results/sweeps/<name>/`` (the committed folder), each file atomically.
@@ -161,7 +155,7 @@ def publish(project: Project, name: str, force: bool = False) -> Path:
     (:class:`PublishRefused`, nothing written) unless ``force``: a failure never destroys a good result."""
     import pandas as pd
 
-    from ntputils.book.sweep import sweep_dir
+    from ntputils.book.sweep import sweep_dir, write_text_atomic
 
     write_table(project, name)
     src = sweep_dir(project, name)
@@ -176,11 +170,11 @@ def publish(project: Project, name: str, force: bool = False) -> Path:
                                  f"{out / 'table.csv'} has none: not replaced (--force publishes anyway)")
     out.mkdir(parents=True, exist_ok=True)
     df["code_hash"] = df["code_hash"].str[:16]
-    _write_atomic(out / "table.csv", df.to_csv(index=False))
+    write_text_atomic(out / "table.csv", df.to_csv(index=False))
     prov = {k: desc.get(k) for k in ("name", "chapter", "profile", "axes", "points", "code_hash", "git",
                                      "machine", "host", "versions", "started", "finished", "wall_s",
                                      "command")}
-    _write_atomic(out / "provenance.json", json.dumps(prov, indent=1) + "\n")
+    write_text_atomic(out / "provenance.json", json.dumps(prov, indent=1) + "\n")
     return out
 
 
