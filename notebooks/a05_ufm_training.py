@@ -175,9 +175,9 @@ LOG_STEPS = sorted(set(log_spaced_steps(cfg.steps, cfg.n_log)) | {10, 100})  # t
 
 # Both runs keep their snapshots to the end, so the chapter's peak memory is checked here, before the solves and
 # the training: parameters that cannot fit fail now, not after the first run (`ntputils.analysis.ufm_memory`).
-need = ufm_runs_bytes([(x.V, x.m) for x in datasets.values()], cfg.d, len(LOG_STEPS) + 1)
+need = ufm_runs_bytes([(x.V, x.m) for x in datasets.values()], cfg.d, len(LOG_STEPS))
 if need > (have := available_memory_bytes()):
-    raise ParameterError(f"d={cfg.d} with n_log={cfg.n_log} ({len(LOG_STEPS) + 1} snapshots per run, both runs kept) "
+    raise ParameterError(f"d={cfg.d} with n_log={cfg.n_log} ({len(LOG_STEPS)} snapshots per run, both runs kept) "
                          f"needs about {need / 2**30:.3g} GiB, only {have / 2**30:.3g} GiB are available; "
                          "lower d or n_log")
 variants = {"STS, paragraphs reading": paper_a_tinystories(layout="paragraphs"),
