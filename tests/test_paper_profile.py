@@ -177,7 +177,7 @@ def test_a_failed_sweep_does_not_replace_a_good_committed_table(project):
         cli = subprocess.run([sys.executable, "-m", "ntputils.book", "--root", str(project.root),
                               "sweep-table", "t01-other", "--publish"],
                              env=env, capture_output=True, text=True, timeout=120)
-        assert cli.returncode == 1 and "--force" in cli.stdout
+        assert cli.returncode == 2 and "--force" in cli.stdout
         publish(project, "t01-other", force=True)
         assert (folder / "table.csv").read_bytes() != good[0]
     finally:

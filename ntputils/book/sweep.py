@@ -205,18 +205,89 @@ def _summary_of(result: dict[str, Any]) -> dict[str, Any]:
     return out | {"error": result.get("error", "")}
 
 
+class SweepFileError(ValueError):
+    """A sweep's ``sweep.json`` exists but cannot be read (exit code 2, naming the file)."""
+
+
+def read_plan(path: Path) -> dict[str, Any]:
+    """``sweep.json`` (``{}`` if there is none); raises :class:`SweepFileError` naming the file when it is
+    unreadable, not JSON or not a sweep plan (a dict with ``chapter``, ``axes`` and ``point_ids``)."""
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise SweepFileError(f"{path} is unreadable ({type(err).__name__}: {err}); remove the folder "
+                             f"{path.parent} to start the sweep over") from None
+    if (not isinstance(data, dict) or not isinstance(data.get("axes"), dict)
+            or not isinstance(data.get("point_ids"), list) or not isinstance(data.get("chapter"), str)):
+        raise SweepFileError(f"{path} is not a sweep plan (expected chapter, axes and point_ids); remove the "
+                             f"folder {path.parent} to start the sweep over")
+    return data
+
+
+def plan_conflict(previous: dict[str, Any], plan: SweepPlan) -> str | None:
+    """Why ``plan`` may not run under the name of the sweep ``previous`` (another chapter, other axes or
+    another profile: its table would silently lose the old points), or ``None``. The same plan after a
+    code edit (new code hash, new point ids) is a rerun and allowed."""
+    if not previous:
+        return None
+    old_axes = json.dumps(previous.get("axes"), sort_keys=True, default=repr)
+    new_axes = json.dumps(json.loads(json.dumps(plan.axes, default=repr)), sort_keys=True, default=repr)
+    what = []
+    if previous.get("chapter") != plan.chapter.name:
+        what.append(f"chapter {previous.get('chapter')}, not {plan.chapter.name}")
+    if old_axes != new_axes:
+        what.append(f"axes {old_axes}, not {new_axes}")
+    if previous.get("profile") != plan.profile and "profile" not in plan.axes:
+        what.append(f"profile {previous.get('profile')}, not {plan.profile}")
+    if not what:
+        return None
+    return (f"sweep {plan.name!r} already exists with another plan ({'; '.join(what)}); its command: "
+            f"`{previous.get('command')}`. Choose another --name, or remove sweeps/{plan.name}/ to "
+            "replace it")
+
+
 # ----------------------------------------------------------------------------------------------
 # the driver
 # ----------------------------------------------------------------------------------------------
+LOCK = ".lock"
+
+
 @contextlib.contextmanager
 def _lock(directory: Path) -> Iterator[None]:
-    """One driver per sweep at a time (an ``flock``: released by the OS when the driver dies)."""
+    """One driver per sweep at a time (an exclusive ``flock`` on ``sweeps/<name>/.lock``, held for the
+    whole run and released by the OS when the driver dies; ``sweep-table --publish`` holds it shared)."""
     directory.mkdir(parents=True, exist_ok=True)
-    with (directory / ".lock").open("w") as f:
+    with (directory / LOCK).open("w") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise ClusterError(f"another sweep driver is running on {directory}") from None
+            raise ClusterError(f"another sweep driver (or a sweep-table --publish) is running on "
+                               f"{directory}") from None
+        yield
+
+
+class DriverRunning(RuntimeError):
+    """The sweep's driver holds its lock: its points are still running."""
+
+
+@contextlib.contextmanager
+def no_driver(directory: Path) -> Iterator[None]:
+    """Hold the sweep's lock *shared* (no driver can start meanwhile); raise :class:`DriverRunning` when a
+    driver holds it. Opens the lock file read-only, so it works on a read-only sweep folder; a sweep whose
+    lock file does not exist has never had a driver."""
+    try:
+        f = (directory / LOCK).open("r")
+    except FileNotFoundError:
+        yield
+        return
+    with f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise DriverRunning(f"the driver of sweep {directory.name!r} is still running (it holds "
+                                f"{directory / LOCK}); wait for it to finish") from None
         yield
 
 
@@ -241,10 +312,14 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
     from ntputils.book.sweep_table import write_table
 
     directory = sweep_dir(project, plan.name)
-    previous = read_json(directory / "sweep.json")
-    if previous and previous.get("chapter") != plan.chapter.name:
-        say(f"error: sweep {plan.name!r} holds chapter {previous.get('chapter')}, not {plan.chapter.name}; "
-            "choose another --name")
+    try:
+        previous = read_plan(directory / "sweep.json")
+    except SweepFileError as err:
+        say(f"error: {err}")
+        return EXIT_USAGE
+    problem = plan_conflict(previous, plan)
+    if problem:
+        say(f"error: {problem}")
         return EXIT_USAGE
     started = time.time()
     try:
@@ -344,17 +419,27 @@ def sweep_command(project: Project, chapter: str, pairs: list[str] | None, *, pr
                   slurm: Path | None = None, retry_failed: bool = False, connect_timeout: float = 10.0,
                   progress: bool = True) -> int:
     """``sweep``: validate (exit 2, nothing written), then :func:`run_sweep`."""
-    if workers < 1:
-        say("error: --workers must be >= 1")
+    from ntputils.book.sweep_cluster import check_connect_timeout, check_scheduler_address, check_slurm_tools
+
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        say("error: --workers must be an integer >= 1")
         return EXIT_USAGE
     if scheduler and slurm:
         say("error: give either --scheduler or --slurm, not both")
+        return EXIT_USAGE
+    try:
+        check_connect_timeout(connect_timeout)
+        if scheduler is not None:
+            check_scheduler_address(scheduler)
+    except ClusterError as err:
+        say(f"error: {err}")
         return EXIT_USAGE
     if slurm is not None:
         from ntputils.book.sweep_cluster import read_slurm_config
 
         try:
             read_slurm_config(slurm)
+            check_slurm_tools()
         except ClusterError as err:
             say(f"error: {err}")
             return EXIT_USAGE

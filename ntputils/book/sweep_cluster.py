@@ -14,7 +14,12 @@ In every case the scheduler retries a task whose worker died up to
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import math
+import re
+import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +33,44 @@ SLURM_OPTIONAL = ("account", "jobs", "processes", "lifetime", "job_extra_directi
 
 class ClusterError(RuntimeError):
     """The cluster could not be reached or configured (exit code 2)."""
+
+
+SCHEDULER_RE = re.compile(r"^(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})$")
+SCHEMES = ("tcp", "tls")
+SLURM_TOOLS = ("sbatch", "squeue", "scancel")
+
+
+def check_scheduler_address(address: Any) -> str:
+    """``tcp://HOST:PORT`` (or ``tls://``, or ``HOST:PORT``) with a port in 1..65535; raises
+    :class:`ClusterError` naming the problem (checked before anything runs)."""
+    m = SCHEDULER_RE.match(address) if isinstance(address, str) else None
+    if m is None:
+        raise ClusterError(f"--scheduler {address!r} is not an address; expected tcp://HOST:PORT, "
+                           "e.g. tcp://head:8786")
+    if (m.group("scheme") or "tcp") not in SCHEMES:
+        raise ClusterError(f"--scheduler {address!r}: unsupported protocol {m.group('scheme')!r} "
+                           f"(use {' or '.join(s + '://' for s in SCHEMES)})")
+    if not 1 <= int(m.group("port")) <= 65535:
+        raise ClusterError(f"--scheduler {address!r}: port {m.group('port')} is not in 1..65535")
+    return address
+
+
+def check_connect_timeout(timeout: Any) -> float:
+    """A positive finite number of seconds; raises :class:`ClusterError`."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise ClusterError(f"--connect-timeout must be a number of seconds, got {timeout!r}")
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise ClusterError(f"--connect-timeout must be a positive finite number of seconds, got {timeout!r}")
+    return float(timeout)
+
+
+def check_slurm_tools() -> None:
+    """``--slurm`` submits with ``sbatch`` and watches with ``squeue``: fail at once where one is missing
+    (dask-jobqueue would only log the error and wait for workers forever)."""
+    missing = [tool for tool in SLURM_TOOLS if shutil.which(tool) is None]
+    if missing:
+        raise ClusterError(f"--slurm needs SLURM's {', '.join(missing)} on PATH, and this machine has no "
+                           f"{missing[0]}: run the sweep on the cluster's login node")
 
 
 def dask_config() -> dict[str, Any]:
@@ -121,18 +164,16 @@ def connect(*, workers: int = 2, scheduler: str | None = None, slurm: Path | Non
 
     with dask.config.set(dask_config()):
         if scheduler:
-            try:
-                client = Client(scheduler, timeout=f"{timeout}s")
-            except (OSError, TimeoutError) as err:
-                raise ClusterError(f"cannot reach the dask scheduler at {scheduler} within {timeout:g} s "
-                                   f"({type(err).__name__}: {err}); start one with `dask scheduler` and "
-                                   f"workers with `dask worker {scheduler} --nthreads 1`") from None
+            check_scheduler_address(scheduler)
+            timeout = check_connect_timeout(timeout)
+            client = _bounded_client(scheduler, timeout)
             try:
                 yield client
             finally:
                 client.close()
             return
         if slurm:
+            check_slurm_tools()
             cluster = slurm_cluster(read_slurm_config(slurm))
             cluster.scale(jobs=int(read_slurm_config(slurm)["jobs"]))
         else:
@@ -144,3 +185,52 @@ def connect(*, workers: int = 2, scheduler: str | None = None, slurm: Path | Non
         finally:
             client.close()
             cluster.close()
+
+
+def _unreachable(scheduler: str, timeout: float, why: str) -> ClusterError:
+    return ClusterError(f"cannot reach the dask scheduler at {scheduler} within {timeout:g} s ({why}); start "
+                        f"one with `dask scheduler` and workers with `dask worker {scheduler} --nthreads 1`")
+
+
+def handshake(scheduler: str, timeout: float) -> None:
+    """Open a comm to ``scheduler`` and exchange Dask's handshake, all within ``timeout`` seconds; raises
+    :class:`ClusterError` (a service that accepts connections but is not a Dask scheduler never answers
+    the handshake, and ``distributed.Client`` alone would wait for it past its timeout)."""
+    from distributed.comm import connect as comm_connect
+
+    async def probe() -> None:
+        comm = await comm_connect(scheduler, timeout=timeout)
+        await comm.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(probe(), timeout))
+    except TimeoutError:
+        raise _unreachable(scheduler, timeout, "no Dask handshake: is it a dask scheduler?") from None
+    except Exception as err:  # noqa: BLE001 - refused, unknown host, TLS without certificates, ...
+        raise _unreachable(scheduler, timeout, f"{type(err).__name__}: {err}") from None
+
+
+def _bounded_client(scheduler: str, timeout: float):
+    """``distributed.Client(scheduler)`` after a bounded :func:`handshake`, itself built in a daemon thread
+    given ``timeout`` more seconds: the command never waits much past ``2 * timeout``."""
+    from distributed import Client
+
+    handshake(scheduler, timeout)
+    box: dict[str, Any] = {}
+
+    def make() -> None:
+        try:
+            box["client"] = Client(scheduler, timeout=f"{timeout}s")
+        except BaseException as err:  # noqa: BLE001 - reported by the caller
+            box["error"] = err
+
+    thread = threading.Thread(target=make, name="ntpbook-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 5.0)
+    if thread.is_alive():
+        raise _unreachable(scheduler, timeout, "the scheduler accepted the connection but never registered "
+                                               "this client")
+    if "error" in box:
+        err = box["error"]
+        raise _unreachable(scheduler, timeout, f"{type(err).__name__}: {err}") from None
+    return box["client"]

@@ -21,7 +21,9 @@ import ast
 import hashlib
 import itertools
 import json
+import math
 import re
+import shlex
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -63,7 +65,8 @@ class SweepPlan:
 
     def command(self) -> str:
         """The command that (re)runs this sweep (ranges written out as lists)."""
-        axes = " ".join(f"-p {k}=" + ",".join(_cli_value(v) for v in vals) for k, vals in self.axes.items())
+        axes = " ".join("-p " + shlex.quote(f"{k}=" + ",".join(_cli_value(v) for v in vals))
+                        for k, vals in self.axes.items())
         prof = f" --profile {self.profile}" if "profile" not in self.axes else ""
         return f"python -m ntputils.book sweep {self.chapter.short} {axes}{prof} --name {self.name}"
 
@@ -73,10 +76,30 @@ class SweepPlan:
                 "axes": self.axes, "code_hash": self.code_hash, "points": len(self.points)}
 
 
+def _literal(value: Any) -> str:
+    """``repr`` that ``ast.literal_eval`` reads back: infinities as ``1e999`` / ``-1e999`` (``repr``
+    gives ``inf``, which ``-p`` would read as the string ``'inf'``); NaN has no literal
+    (:class:`SweepSpecError`)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        if math.isnan(value):
+            raise SweepSpecError("NaN cannot be a swept value: no command could give it again")
+        return "1e999" if value > 0 else "-1e999"
+    if isinstance(value, list):
+        return "[" + ",".join(_literal(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ",".join(_literal(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_literal(k)}:{_literal(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
 def _cli_value(value: Any) -> str:
-    """A value as ``-p`` reads it back (strings unquoted when they are not literals)."""
-    text = repr(value)
-    return value if isinstance(value, str) and parse_value(value) == value else text.replace(" ", "")
+    """A value as ``-p`` reads it back (strings unquoted when they are not literals; infinities as
+    ``1e999``, so a stored command with an infinite value reruns the same sweep)."""
+    if (isinstance(value, str) and parse_value(value) == value and not RANGE_RE.match(value.strip())
+            and value == value.strip() and not set(value) & set(",'\"()[]{}")):
+        return value
+    return _literal(value)
 
 
 def parse_axis_values(key: str, text: str) -> list[Any]:
@@ -286,4 +309,6 @@ def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, p
         shown = problems[:10] + ([f"... and {len(problems) - 10} more"] if len(problems) > 10 else [])
         raise SweepSpecError("invalid sweep of " + chapter.name + ":\n  " + "\n  ".join(shown))
     resolved_profile = points[0].resolved["profile"] if points else (profile or "cpu")
-    return SweepPlan(name, chapter, resolved_profile, axes, points, chash)
+    plan = SweepPlan(name, chapter, resolved_profile, axes, points, chash)
+    plan.command()  # the stored command must give this sweep again (raises for a NaN value)
+    return plan

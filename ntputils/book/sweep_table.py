@@ -14,12 +14,31 @@ pre-registered comparison (``kind="compare"``: measured value and outcome) and p
 prints one row per point for the book. ``--publish`` copies the CSV and the provenance (command,
 commit, machine, date, wall time, code hash) to ``results/sweeps/<name>/``, the committed folder the
 book renders from (:func:`published`), which also tells whether the table is stale.
+
+Publishing is all-or-nothing and never loses a committed result (:func:`publish`). It is refused
+(:class:`PublishRefused`, exit 2, nothing written) while the sweep's driver runs, and -- unless
+``--force`` -- for a sweep with unfinished points (no ``result.json``), points made by another code hash
+than the plan's, failed points where the committed table has none, another chapter or profile than the
+committed table's provenance, or fewer points than the committed table. The new ``table.csv`` and
+``provenance.json`` are written into a hidden folder ``results/sweeps/.<name>.publish-*`` and swapped
+in with one atomic rename (``renameat2(RENAME_EXCHANGE)``; two renames where the file system lacks
+it), so a reader sees the old pair or the new pair, never a mix; the temporary folder is removed in
+every case. Other files of the committed folder (e.g. notes written beside the table) are carried
+over into the new folder unchanged; stray temporary files (``.*.tmp``) are not.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
 import json
 import math
+import os
+import re
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +70,42 @@ def _number(value: Any) -> tuple[float, str]:
     return math.nan, json.dumps(value)
 
 
+class SweepTableError(ValueError):
+    """A sweep name, sweep folder or committed table that cannot be used (exit code 2; the message names
+    the file)."""
+
+
+def check_name(name: Any) -> str:
+    """A sweep name as ``sweep --name`` accepts it (letters, digits, ``.``, ``_``, ``-``; no path
+    separator, no ``..``); raises :class:`SweepTableError` before anything is read or written."""
+    from ntputils.book.sweep_spec import NAME_RE
+
+    if not isinstance(name, str) or not NAME_RE.match(name) or ".." in name:
+        raise SweepTableError(f"sweep name {name!r}: use letters, digits, '.', '_' or '-' (at most 80, "
+                              "starting with a letter or digit; no path separators)")
+    return name
+
+
+def sweep_plan(project: Project, name: str) -> dict[str, Any]:
+    """``sweeps/<name>/sweep.json``: :class:`FileNotFoundError` when there is no such sweep,
+    :class:`SweepTableError` naming the file when it is garbled."""
+    from ntputils.book.sweep import SweepFileError, read_plan, sweep_dir
+
+    path = sweep_dir(project, check_name(name)) / "sweep.json"
+    try:
+        desc = read_plan(path)
+    except SweepFileError as err:
+        raise SweepTableError(str(err)) from None
+    if not desc:
+        raise FileNotFoundError(f"no sweep named {name!r} under {path.parent.parent}")
+    return desc
+
+
 def rows(project: Project, name: str) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     """(table rows, swept parameter names, sweep.json) of the points of the sweep's latest plan."""
-    from ntputils.book.sweep import point_dir, read_attempts, sweep_dir
+    from ntputils.book.sweep import point_dir, read_attempts
 
-    desc = _read(sweep_dir(project, name) / "sweep.json")
-    if not desc:
-        raise FileNotFoundError(f"no sweep named {name!r} under {sweep_dir(project, name).parent}")
+    desc = sweep_plan(project, name)
     axes = list(desc.get("axes", {}))
     out: list[dict[str, Any]] = []
     for pid in desc.get("point_ids", []):
@@ -144,37 +192,213 @@ def markdown(project: Project, name: str) -> str:
 
 
 class PublishRefused(RuntimeError):
-    """Publishing would replace a committed table whose points all succeeded by one with failed points."""
+    """Publishing would lose or misrepresent a committed result (exit code 2; the message says why and
+    whether ``--force`` publishes anyway). Nothing is written."""
+
+
+PROVENANCE_KEYS = ("name", "chapter", "profile", "axes", "points", "code_hash", "git", "machine", "host",
+                   "versions", "started", "finished", "wall_s", "command")
+KEPT_FILES = ("table.csv", "provenance.json")  # what publishing replaces; other files are carried over
+
+
+def committed(project: Project, name: str) -> tuple[Any, dict[str, Any]] | None:
+    """The committed ``(table, provenance)`` of ``results/sweeps/<name>/``, or ``None`` when there is none;
+    raises :class:`SweepTableError` naming the file when one of them is missing, garbled or lacks what a
+    published table has (``point_id`` and ``status`` columns; ``chapter`` and ``axes``)."""
+    import pandas as pd
+
+    folder = project.root / RESULTS_DIR / "sweeps" / check_name(name)
+    table_path, prov_path = folder / "table.csv", folder / "provenance.json"
+    if not table_path.exists() and not prov_path.exists():
+        return None
+    fix = f"restore it from git (git checkout -- {folder}) or replace it with --publish --force"
+    try:
+        prov = json.loads(prov_path.read_text())
+    except (OSError, ValueError) as err:
+        raise SweepTableError(f"the committed {prov_path} is unreadable ({type(err).__name__}: "
+                              f"{_short(err)}); {fix}") from None
+    if not isinstance(prov, dict) or not isinstance(prov.get("axes"), dict) or not prov.get("chapter"):
+        raise SweepTableError(f"the committed {prov_path} is not a sweep provenance (no chapter or axes); "
+                              f"{fix}")
+    try:
+        table = pd.read_csv(table_path)
+    except (OSError, ValueError) as err:  # ParserError, EmptyDataError, UnicodeDecodeError are ValueErrors
+        raise SweepTableError(f"the committed {table_path} is unreadable ({type(err).__name__}: "
+                              f"{_short(err)}); {fix}") from None
+    missing = [c for c in ("point_id", "status") if c not in table.columns]
+    if missing:
+        raise SweepTableError(f"the committed {table_path} has no column {', '.join(missing)}; {fix}")
+    return table, prov
+
+
+def _short(err: BaseException) -> str:
+    text = " ".join(str(err).split())
+    return text[:200] + ("..." if len(text) > 200 else "")
+
+
+def publish_problems(project: Project, name: str, desc: dict[str, Any], df, old) -> list[str]:
+    """Why publishing the sweep (plan ``desc``, table ``df``) over the committed ``old`` (``(table,
+    provenance)`` or ``None``) could lose or misrepresent a result; ``[]`` when it may go ahead."""
+    from ntputils.book.sweep import RESULT, point_dir
+
+    problems = []
+    ids = list(desc.get("point_ids", []))
+    results = {pid: _read(point_dir(project, name, pid) / RESULT) for pid in ids}
+    unfinished = [pid for pid, res in results.items() if not res.get("status")]
+    if unfinished:
+        problems.append(f"{len(unfinished)} of its {len(ids)} point(s) have no result (unfinished: the "
+                        f"driver stopped before them); run its command again to finish them: "
+                        f"`{desc.get('command')}`")
+    hashes = {res.get("code_hash") for res in results.values() if res.get("status")}
+    if hashes - {desc.get("code_hash")}:
+        problems.append("its points were made by code hash(es) "
+                        + ", ".join(sorted(str(h)[:12] for h in hashes))
+                        + f", not all the plan's {str(desc.get('code_hash'))[:12]}")
+    if not ids:
+        problems.append("its plan lists no points")
+    if old is None:
+        return problems
+    table, prov = old
+    where = f"the committed table {project.root / RESULTS_DIR / 'sweeps' / name}"
+    if prov.get("chapter") != desc.get("chapter"):
+        problems.append(f"it is a sweep of {desc.get('chapter')}; {where} is of {prov.get('chapter')}")
+    if prov.get("profile") != desc.get("profile"):
+        problems.append(f"its profile is {desc.get('profile')}; {where} has profile {prov.get('profile')}")
+    n_old = table["point_id"].nunique()
+    if len(ids) < n_old:
+        problems.append(f"it has {len(ids)} point(s); {where} has {n_old}")
+    failed = df.loc[df["status"] != "ok", "point_id"].nunique()
+    if failed and (table["status"] == "ok").all():
+        problems.append(f"it has {failed} failed point(s) and {where} has none")
+    return problems
 
 
 def publish(project: Project, name: str, force: bool = False) -> Path:
     """Write the table (CSV: records, comparisons, checks and failed points; the code hash shortened)
-    and its provenance to ``results/sweeps/<name>/`` (the committed folder), each file atomically.
+    and its provenance to ``results/sweeps/<name>/`` (the committed folder), all or nothing.
 
-    A sweep with failed points does not replace a committed table whose points all succeeded
-    (:class:`PublishRefused`, nothing written) unless ``force``: a failure never destroys a good result."""
-    import pandas as pd
+    Refused (:class:`PublishRefused`, nothing written) while the sweep's driver runs (even with ``force``)
+    and, unless ``force``, for any of :func:`publish_problems`: a failure or an unfinished run never
+    replaces a good result. The sweep folder is only read (it may be read-only)."""
+    from ntputils.book.sweep import DriverRunning, no_driver, sweep_dir
 
-    from ntputils.book.sweep import sweep_dir, write_text_atomic
+    check_name(name)
+    desc = sweep_plan(project, name)
+    try:
+        with no_driver(sweep_dir(project, name)):
+            df = collect(project, name)
+            old = None
+            try:
+                old = committed(project, name)
+            except SweepTableError:
+                if not force:
+                    raise
+            problems = publish_problems(project, name, desc, df, old)
+            if problems and not force:
+                raise PublishRefused(f"sweep {name!r} not published: " + "; ".join(problems)
+                                     + " (--force publishes it anyway, replacing the committed table)")
+            with contextlib.suppress(OSError):  # the scratch copy; the sweep folder may be read-only
+                write_table(project, name)
+            df["code_hash"] = df["code_hash"].astype("string").str[:16]
+            prov = {k: desc.get(k) for k in PROVENANCE_KEYS}
+            return _swap_in(project, name, {"table.csv": df.to_csv(index=False),
+                                            "provenance.json": json.dumps(prov, indent=1) + "\n"})
+    except DriverRunning as err:
+        raise PublishRefused(f"sweep {name!r} not published: {err} (--force does not override this)"
+                             ) from None
 
-    write_table(project, name)
-    src = sweep_dir(project, name)
-    desc = _read(src / "sweep.json")
-    out = project.root / RESULTS_DIR / "sweeps" / name
-    df = pd.read_parquet(src / "table.parquet")
-    failed = df.loc[df["status"] != "ok", "point_id"].nunique()
-    if failed and not force and (out / "table.csv").exists():
-        old = pd.read_csv(out / "table.csv")
-        if (old["status"] == "ok").all():
-            raise PublishRefused(f"sweep {name!r} has {failed} failed point(s) and the committed table "
-                                 f"{out / 'table.csv'} has none: not replaced (--force publishes anyway)")
-    out.mkdir(parents=True, exist_ok=True)
-    df["code_hash"] = df["code_hash"].str[:16]
-    write_text_atomic(out / "table.csv", df.to_csv(index=False))
-    prov = {k: desc.get(k) for k in ("name", "chapter", "profile", "axes", "points", "code_hash", "git",
-                                     "machine", "host", "versions", "started", "finished", "wall_s",
-                                     "command")}
-    write_text_atomic(out / "provenance.json", json.dumps(prov, indent=1) + "\n")
+
+def _publish_base(project: Project) -> Path:
+    return project.root / RESULTS_DIR / "sweeps"
+
+
+TMP_RE = re.compile(r"^\.(?P<name>.+)\.publish-(?P<pid>\d+)-[^/]*$")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale_publish_dirs(project: Project) -> list[Path]:
+    """Remove the hidden temporary folders of publishes that died (killed between write and swap)."""
+    removed = []
+    base = _publish_base(project)
+    for d in base.glob(".*.publish-*") if base.is_dir() else []:
+        m = TMP_RE.match(d.name)
+        if m and not _pid_alive(int(m.group("pid"))):
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d)
+    return removed
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux ``renameat2(RENAME_EXCHANGE)``); ``False`` where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _swap_in(project: Project, name: str, files: dict[str, str]) -> Path:
+    """Write ``files`` (plus the committed folder's other files) into a hidden folder beside the committed
+    one and swap it in with one rename; the hidden folder never outlives the call."""
+    base = _publish_base(project)
+    out = base / name
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        clean_stale_publish_dirs(project)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{name}.publish-{os.getpid()}-", dir=base))
+    except OSError as err:
+        raise SweepTableError(f"cannot write under {base} ({type(err).__name__}: {err.strerror or err}); "
+                              "publishing needs a writable results/sweeps/") from None
+    try:
+        try:
+            if out.is_dir():
+                for item in out.iterdir():
+                    if item.name in files or (item.name.startswith(".") and item.name.endswith(".tmp")):
+                        continue
+                    if item.is_dir():
+                        shutil.copytree(item, tmp / item.name, symlinks=True)
+                    else:
+                        shutil.copy2(item, tmp / item.name, follow_symlinks=False)
+            for fname, text in files.items():
+                with (tmp / fname).open("w") as f:
+                    f.write(text)
+                    f.flush()
+                    os.fsync(f.fileno())
+            tmp.chmod(0o755)  # mkdtemp makes 0700; the committed folder is an ordinary one
+            if not out.exists():
+                os.rename(tmp, out)
+            elif not exchange(tmp, out):
+                old = tmp.with_name(tmp.name + ".old")
+                os.rename(out, old)
+                os.rename(tmp, out)
+                tmp = old
+        except OSError as err:
+            raise SweepTableError(f"cannot publish to {out} ({type(err).__name__}: {err}); the committed "
+                                  "table is unchanged") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # after a swap: the old folder
     return out
 
 
@@ -205,20 +429,27 @@ def published(project: Project, name: str) -> dict[str, Any]:
 
 def table_command(project: Project, name: str, fmt: str = "csv", do_publish: bool = False,
                   force: bool = False) -> int:
-    """``sweep-table NAME [--format csv|parquet|markdown] [--publish [--force]]``; returns the exit code."""
+    """``sweep-table NAME [--format csv|parquet|markdown] [--publish [--force]]``; returns the exit code
+    (0, or 2 with one ``error:`` line: a bad name, no such sweep, a garbled file, a refused publish).
+
+    Only ``--publish`` needs to write (under ``results/sweeps/``); on a read-only sweep folder the table
+    is printed from memory (csv) or written to a temporary folder (parquet, its path printed)."""
+    if fmt not in ("csv", "parquet", "markdown"):
+        print(f"error: --format {fmt!r}: use csv, parquet or markdown")
+        return 2
     try:
+        check_name(name)
         if do_publish:
-            try:
-                out = publish(project, name, force=force)
-            except PublishRefused as err:
-                print(f"error: {err}")
-                return 1
+            out = publish(project, name, force=force)
             print(f"published {out / 'table.csv'} and {out / 'provenance.json'}")
             return 0
         if fmt == "markdown":
             print(markdown(project, name))
             return 0
-        path = write_table(project, name)
+        try:
+            path = write_table(project, name)
+        except OSError as err:  # a read-only sweep folder: the table is made in memory
+            return _print_unwritable(project, name, fmt, err)
         if path is None:
             raise FileNotFoundError(f"no sweep named {name!r}")
         if fmt == "parquet":
@@ -226,6 +457,23 @@ def table_command(project: Project, name: str, fmt: str = "csv", do_publish: boo
         else:
             print(path.with_suffix(".csv").read_text(), end="")
         return 0
-    except FileNotFoundError as err:
+    except (FileNotFoundError, SweepTableError, PublishRefused) as err:
         print(f"error: {err}")
         return 2
+
+
+def _print_unwritable(project: Project, name: str, fmt: str, err: OSError) -> int:
+    from ntputils.book.sweep import sweep_dir
+
+    df = collect(project, name)
+    note = (f"note: cannot write into {sweep_dir(project, name)} ({err.strerror or err}); "
+            "the table was made without it")
+    if fmt == "csv":
+        print(note, file=sys.stderr)
+        print(df.to_csv(index=False), end="")
+        return 0
+    folder = Path(tempfile.mkdtemp(prefix=f"sweep-table-{name}-"))
+    df.to_parquet(folder / "table.parquet", index=False)
+    print(note + f"; written to {folder}", file=sys.stderr)
+    print(folder / "table.parquet")
+    return 0
