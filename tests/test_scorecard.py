@@ -61,3 +61,61 @@ def test_unavailable_claims_list_the_item_as_not_reproduced_with_the_reason():
     page = render_scorecard(states, {"b07": "b07_gpt2_semantics"})
     row = next(line for line in page.splitlines() if "Fig. 7:" in line)
     assert "**not reproduced**" in row and "GPT-2 weights not available offline" in row
+
+
+# ---------------------------------------------------------------- issue 26: failed, not executed, unscored
+def test_items_of_failed_and_never_executed_chapters_are_not_unscored():
+    from ntputils.book.scorecard import LAST_GOOD
+
+    assert item_status([], ("a05",), {"a05": "failed"}) == "failed"
+    assert item_status([], ("a05",), {"a05": "not executed"}) == "not executed"
+    assert item_status([], ("a05",), {"a05": "ok"}) == "unscored"
+    assert item_status([], ("a05", "a06"), {"a05": "ok", "a06": "failed"}) == "failed"
+    assert item_status([], ("a05",), {}) == "not executed"  # a chapter the build does not know never ran
+    runs = {"a05": "last good", "a02": "failed", "a03": "not executed", "a04": "ok", "a06": "ok"}
+    page = render_scorecard(_states(), {"a05": "a05_ufm_training"}, runs=runs)
+    row = {line.split(" | ")[0][2:]: line for line in page.splitlines() if line.startswith("| Paper")}
+    fig5 = next(v for k, v in row.items() if "A Fig. 5:" in k)
+    assert f"**reproduced** (a05: {LAST_GOOD})" in fig5  # the last good run's verdict, marked
+    assert "**failed**" in next(v for k, v in row.items() if "Lemma 1" in k)  # a02 failed, no good run
+    assert "**not executed**" in next(v for k, v in row.items() if "Thm. 2" in k)  # a03
+    assert "**unscored**" in next(v for k, v in row.items() if "Prop. 1: subspace" in k)  # a04 ran
+    # A:Fig 1 (a05, a06): a05's last good run names it only in a sanity line; a06 ran and names nothing
+    assert "**unscored**" in next(v for k, v in row.items() if "A Fig. 1:" in k)
+    assert "failed 1, not executed " in page  # counted apart from unscored
+
+
+def _chapter_project(root):
+    from ntputils.book.project import Project
+
+    (root / "notebooks").mkdir()
+    (root / "book").mkdir()
+    chapters = ["a02_lemma", "a03_path", "a05_ufm"]
+    for name in chapters:
+        (root / "notebooks" / f"{name}.py").write_text("# %%\nx = 1\n")
+    toc = "format: jb-book\nroot: book/intro\nchapters:\n"
+    toc += "".join(f"  - file: book/{c}\n" for c in chapters)
+    (root / "_toc.yml").write_text(toc + "  - file: book/scorecard\n")
+    (root / "book" / "intro.md").write_text("# Intro\n")
+    return Project(root)
+
+
+def test_written_scorecard_keeps_the_last_good_verdict_of_a_failed_chapter(tmp_path):
+    import json
+
+    from ntputils.book.scorecard import LAST_GOOD, write_scorecard
+
+    project = _chapter_project(tmp_path)
+    good = {"status": "ok", "chapter": "a05_ufm", "comparisons": _states()["a05_ufm_training"]["comparisons"],
+            "checks": [], "latest_failure": {"error": "RuntimeError: boom", "executed_at": "2026-02-02"}}
+    nb = {"cells": [], "metadata": {"ntpbook": good}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "book" / "a05_ufm.ipynb").write_text(json.dumps(nb))
+    failed_dir = project.failed_dir()
+    failed_dir.mkdir(parents=True)
+    (failed_dir / "a02_lemma.json").write_text(json.dumps({"status": "failed", "error": "boom"}))
+    write_scorecard(project, project.toc_chapters())
+    page = project.scorecard_page.read_text()
+    fig5 = next(line for line in page.splitlines() if "A Fig. 5:" in line)
+    assert f"**reproduced** (a05: {LAST_GOOD})" in fig5 and "[a05](a05_ufm.ipynb)" in fig5
+    assert "**failed**" in next(line for line in page.splitlines() if "Lemma 1" in line)
+    assert "**not executed**" in next(line for line in page.splitlines() if "Thm. 2" in line)

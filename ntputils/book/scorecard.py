@@ -10,8 +10,13 @@ Generated before every HTML build from the records of the executed notebooks (ne
 * ``not run``: its claims need a run this profile does not do (e.g. the paper profile on a GPU);
 * ``not reproduced`` also when a chapter covers it but its claims are ``not reproduced`` (what they need,
   e.g. GPT-2's weights, is not available to the build; the reason is shown);
-* ``unscored``: a chapter covers it, but no claim or check of that chapter names it yet;
+* ``unscored``: a chapter covers it and ran, but no claim or check of that chapter names it yet;
+* ``failed``: a chapter that covers it failed and no good run of it is kept (nothing to judge);
+* ``not executed``: a chapter that covers it has no executed notebook (never built);
 * ``not reproduced``: no chapter reproduces it (the catalogue says why).
+
+When a chapter's latest run failed but its last good run is kept (the page shows it under a banner),
+the item keeps that run's verdict, marked "last good run; latest run failed" (:data:`LAST_GOOD`).
 """
 
 from __future__ import annotations
@@ -77,7 +82,11 @@ CATALOGUE: list[tuple[str, str, tuple[str, ...], str]] = [
     ("B:GPT-2", "Paper B Sec. 5.1: semantics in a pretrained model", ("b07",), ""),
 ]
 ITEM_IDS = {item for item, *_ in CATALOGUE}
-STATUSES = ("reproduced", "deviates", "not run", "unscored", "not reproduced")
+STATUSES = ("reproduced", "deviates", "not run", "unscored", "failed", "not executed", "not reproduced")
+#: how a chapter's run stands: ``ok``; ``last good`` (its latest run failed, the last good run is shown);
+#: ``failed`` (failed, no good run kept); ``not executed`` (no executed notebook)
+RUN_STATES = ("ok", "last good", "failed", "not executed")
+LAST_GOOD = "last good run; latest run failed"
 
 
 def _cell(value: Any) -> str:
@@ -105,9 +114,20 @@ def evidence(states: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]
     return out
 
 
-def item_status(rows: list[dict[str, Any]], chapters: tuple[str, ...]) -> str:
+def item_status(rows: list[dict[str, Any]], chapters: tuple[str, ...],
+                runs: dict[str, str] | None = None) -> str:
+    """The item's status from its evidence ``rows``; ``runs`` (chapter prefix -> one of
+    :data:`RUN_STATES`; ``None``: every chapter ran) tells an item without evidence whose chapter failed
+    or was never executed from one truly unscored."""
     if not rows:
-        return "unscored" if chapters else "not reproduced"
+        if not chapters:
+            return "not reproduced"
+        states = {runs.get(c, "not executed") for c in chapters} if runs is not None else {"ok"}
+        if "failed" in states:
+            return "failed"
+        if "not executed" in states:
+            return "not executed"
+        return "unscored"
     outcomes = {r["outcome"] for r in rows}
     if "deviates" in outcomes:
         return "deviates"
@@ -148,11 +168,27 @@ def _paper_cell(rows: list[dict[str, Any]]) -> str:
     return _cell("; ".join(parts))
 
 
+def _run_note(chapters: tuple[str, ...], runs: dict[str, str], rows: list[dict[str, Any]]) -> str:
+    """What the status cell adds about the chapters' runs: the last good run's verdict is marked, and a
+    chapter that failed or never ran beside one that gave evidence is named."""
+    notes = []
+    with_evidence = {r["chapter"].split("_")[0] for r in rows}
+    for c in chapters:
+        state = runs.get(c, "not executed") if runs else "ok"
+        if state == "last good" and c in with_evidence:
+            notes.append(f"{c}: {LAST_GOOD}")
+        elif state in ("failed", "not executed", "last good") and rows:
+            notes.append(f"{c}: {'latest run failed' if state != 'not executed' else 'not executed'}")
+    return "; ".join(notes)
+
+
 def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
-                     paper: dict[str, dict[str, Any]] | None = None) -> str:
-    """The markdown of the scorecard; ``states``: chapter stem -> notebook record; ``links``: chapter
-    prefix (``a05``) -> page name; ``paper``: the committed paper-profile runs (chapter prefix ->
-    ``{"table", "provenance", "stale"}``), shown in their own column."""
+                     paper: dict[str, dict[str, Any]] | None = None,
+                     runs: dict[str, str] | None = None) -> str:
+    """The markdown of the scorecard; ``states``: chapter stem -> notebook record (of a chapter whose
+    latest run failed: its last good run); ``links``: chapter prefix (``a05``) -> page name; ``paper``:
+    the committed paper-profile runs (chapter prefix -> ``{"table", "provenance", "stale"}``), shown in
+    their own column; ``runs``: chapter prefix -> its run state (:data:`RUN_STATES`; ``None``: all ok)."""
     ev = evidence(states)
     pev = paper_evidence(paper or {})
     unknown = sorted(set(ev) - ITEM_IDS)
@@ -160,8 +196,10 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
     rows = []
     for item, title, chapters, why in CATALOGUE:
         rs = ev.get(item, [])
-        status = item_status(rs, chapters)
+        status = item_status(rs, chapters, runs)
         counts[status] += 1
+        note = _run_note(chapters, runs or {}, rs)
+        shown_status = f"**{status}**" + (f" ({_cell(note)})" if note else "")
         where = ", ".join(f"[{c}]({links[c]}.ipynb)" if c in links else c for c in chapters) or "-"
         judged = [r for r in rs if r["kind"] == "compare"]
         n_checks = len(rs) - len(judged)
@@ -183,7 +221,7 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
         failed = [r for r in shown if r["outcome"] in ("deviates", "not reproduced") and r.get("note")]
         reasons = "; ".join(dict.fromkeys(_cell(r["note"]) for r in failed))  # each reason once
         paper_cell = _paper_cell(pev.get(item, []))
-        rows.append(f"| {_cell(title)} | {where} | **{status}** | {measured} | {paper_cell} "
+        rows.append(f"| {_cell(title)} | {where} | {shown_status} | {measured} | {paper_cell} "
                     f"| {reasons or _cell(why)} |")
     lines = [
         "# Reproduction scorecard",
@@ -218,12 +256,20 @@ def write_scorecard(project: Project, chapters: list[Chapter]) -> None:
     if not project.in_toc(project.scorecard_page):
         return
 
-    states, links = {}, {}
+    states, links, runs = {}, {}, {}
     for c in chapters:
         st = chapter_state(project, c)
+        prefix = c.name.split("_")[0]
         if st.get("status") == "ok":
-            states[c.name] = st
-            links[c.name.split("_")[0]] = c.name
+            states[c.name], runs[prefix] = st, "ok"
+        elif st.get("status") == "failed" and st.get("shown"):  # the last good run is kept and shown
+            states[c.name], runs[prefix] = st, "last good"
+        elif st.get("status") == "failed":
+            runs[prefix] = "failed"
+        else:
+            runs[prefix] = "not executed"
+        if c.name in states:
+            links[prefix] = c.name
     from ntputils.book.paper_profile import paper_tables
 
-    project.scorecard_page.write_text(render_scorecard(states, links, paper_tables(project)))
+    project.scorecard_page.write_text(render_scorecard(states, links, paper_tables(project), runs))
