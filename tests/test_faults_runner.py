@@ -328,3 +328,146 @@ def test_failed_chapter_page_is_rebuilt_with_the_banner(tmp_path, capsys):
     # a page built before the failure (no banner) would be flagged
     page.write_text(text.replace("Latest run failed", "Latest run"))
     assert any("banner" in p for p in staleness(project, page, cli.KeyCalculator(project)))
+
+
+# ---------------------------------------------------------------- issue 26: no orphans, whatever ends it
+def _spawn(code: str, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env,
+                            **kwargs)
+
+
+def test_a_worker_gets_the_parent_death_signal_when_the_build_is_killed():
+    """The build's own Popen options for its workers (``_die_with_parent``): SIGKILL of the parent ends
+    the child at once."""
+    parent = _spawn(
+        "import os, subprocess, sys, time\n"
+        "from ntputils.book.execute import _die_with_parent\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'],\n"
+        "                         start_new_session=True, preexec_fn=_die_with_parent(os.getpid()))\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(120)\n")
+    try:
+        child = int(parent.stdout.readline())
+        assert alive(child)
+        parent.kill()
+        parent.wait()
+        wait_for(lambda: not alive(child), 10, "the child to die with its parent")
+    finally:
+        parent.kill()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_worker_stops_its_kernel_group_when_terminated(sig):
+    """The worker's SIGTERM/SIGHUP handler (what the parent-death signal triggers) kills the kernel, which
+    runs in a session of its own, and exits; the kernel's environment names the worker (JPY_PARENT_PID)."""
+    worker = _spawn(
+        "import os, signal, subprocess, sys, time\n"
+        "from ntputils.book import worker\n"
+        "for s in (signal.SIGTERM, signal.SIGHUP):\n"
+        "    signal.signal(s, worker._stop_and_exit)\n"
+        "kernel = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'],\n"
+        "                          start_new_session=True)\n"
+        "print(kernel.pid, flush=True)\n"
+        "time.sleep(120)\n")
+    try:
+        kernel = int(worker.stdout.readline())
+        assert alive(kernel)
+        worker.send_signal(sig)
+        assert worker.wait(timeout=10) == 128 + sig
+        wait_for(lambda: not alive(kernel), 10, "the kernel to die with its worker")
+    finally:
+        worker.kill()
+
+
+def test_a_dead_builds_work_folder_and_survivors_are_reaped_live_ones_kept(tmp_path):
+    from ntputils.book.execute import _hold_owner, reap_stale_runs
+    from ntputils.chapter_contract import RECORD_ENV
+
+    project = make_project(tmp_path)
+    work = project.cache_dir / "work"
+    work.mkdir(parents=True)
+    dead_pid = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                                  capture_output=True, text=True).stdout)
+    dead = work / f"a01_sleepy.{dead_pid}.abc"
+    dead.mkdir()
+    (dead / "run.log").write_text("half a run")
+    survivor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                                start_new_session=True,
+                                env={**os.environ, RECORD_ENV: str(dead / "record.json")})
+    reused = work / f"a01_sleepy.{os.getpid()}.reused"  # a live pid, but nobody holds the folder's lock
+    reused.mkdir()
+    (reused / "owner.lock").write_text("")
+    live = work / f"a01_sleepy.{os.getpid()}.live"
+    live.mkdir()
+    owner = _hold_owner(live)
+    creating = work / f"a01_sleepy.{os.getpid()}.new"  # made a moment ago, lock not taken yet
+    creating.mkdir()
+    try:
+        wait_for(lambda: alive(survivor.pid), 5, "the survivor")
+        removed, killed = reap_stale_runs(project)
+        assert sorted(removed) == sorted([dead, reused]) and killed == [survivor.pid]
+        assert survivor.wait(timeout=10) == -signal.SIGKILL
+        assert live.exists() and creating.exists()
+    finally:
+        owner.close()
+        if survivor.poll() is None:
+            survivor.kill()
+
+
+def _build_proc(tmp_path: Path, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen(cli_cmd(tmp_path, "build", "--only", "a01", "--no-html", *args),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            start_new_session=True)
+
+
+@pytest.mark.slow
+def test_sigkill_of_the_build_takes_worker_and_kernel_and_the_next_build_reaps_its_folder(tmp_path):
+    project = make_project(tmp_path)
+    good = fake_good_notebook(project)
+    before = good.read_bytes()
+    proc = _build_proc(tmp_path, "-p", "sleep_s=600.0")
+    try:
+        wait_for(lambda: (tmp_path / "kernel.pid").exists(), 120, "the kernel to start")
+        kernel = int((tmp_path / "kernel.pid").read_text())
+        tree = _descendants(proc.pid)
+        assert kernel in tree and len(tree) >= 2
+        proc.kill()  # SIGKILL: no handler runs in the build
+        proc.wait()
+        wait_for(lambda: not any(alive(p) for p in tree), 15, f"worker/kernel {tree} to die")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert good.read_bytes() == before
+    assert len(list((project.cache_dir / "work").iterdir())) == 1  # the dead build's folder
+    (tmp_path / "kernel.pid").unlink()
+    again = subprocess.run(cli_cmd(tmp_path, "build", "--only", "a01", "--no-html", "--force"),
+                           capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert again.returncode == 0, again.stdout
+    assert "removed 1 work folder(s) of dead builds" in again.stdout
+    assert list((project.cache_dir / "work").iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_sighup_of_the_build_is_handled_like_ctrl_c(tmp_path, sig):
+    project = make_project(tmp_path)
+    good = fake_good_notebook(project)
+    before = good.read_bytes()
+    proc = _build_proc(tmp_path, "-p", "sleep_s=600.0")
+    try:
+        wait_for(lambda: (tmp_path / "kernel.pid").exists(), 120, "the kernel to start")
+        tree = _descendants(proc.pid)
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + sig, out
+    assert f"terminated ({signal.Signals(sig).name}): stopped 1 running chapter(s)" in out
+    assert "Traceback" not in out
+    wait_for(lambda: not any(alive(p) for p in tree), 10, f"worker/kernel {tree} to die")
+    assert good.read_bytes() == before and project.status_page.exists()
+    assert list((project.cache_dir / "work").iterdir()) == []

@@ -7,7 +7,9 @@ last good notebook, rendered under a "latest run failed" banner; a chapter with 
 stops the HTML build (unless ``--partial``) and its old page is removed from ``_build/html``.
 Exit codes: 0 ok, 1 a chapter or the HTML build failed, 2 bad usage (unknown chapter, unknown or
 ill-typed parameter, bad option), 3 another build holds a selected chapter's lock, 130 interrupted
-(Ctrl-C: running chapters are stopped, previous results kept).
+(Ctrl-C: running chapters are stopped, previous results kept); SIGTERM and SIGHUP (a closed terminal)
+take the same path and exit 143 and 129. A build killed outright (SIGKILL) takes its workers and
+kernels with it (:mod:`ntputils.book.execute`); the next build removes its work folders.
 ``sweep`` / ``sweep-table``: parameter sweeps on Dask, see :mod:`ntputils.book.sweep`.
 """
 
@@ -19,6 +21,7 @@ import math
 import os
 import signal
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -31,6 +34,7 @@ from ntputils.book.execute import (
     RunResult,
     interrupt_all,
     read_meta,
+    reap_stale_runs,
     record_failure,
     run_chapter,
 )
@@ -54,7 +58,26 @@ EXIT_BUSY, EXIT_INTERRUPTED = 3, 130
 
 
 def say(*args: Any) -> None:
-    print(*args, flush=True)
+    try:
+        print(*args, flush=True)
+    except OSError:  # a closed terminal (SIGHUP) must not stop the cleanup
+        pass
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, handled like Ctrl-C (running chapters stopped, previous results kept)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum, _frame) -> None:
+    raise Terminated(signum)
+
+
+def _exit_code(err: KeyboardInterrupt) -> int:
+    return 128 + err.signum if isinstance(err, Terminated) else EXIT_INTERRUPTED
 
 
 @dataclass
@@ -191,7 +214,12 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
         else:
             to_run.append(plan)
 
-    # 3. execute (all of them, whatever fails), holding the locks of the chapters it writes
+    # 3. execute (all of them, whatever fails), holding the locks of the chapters it writes; first stop
+    # and remove what a dead build (SIGKILL) left: processes still running for it and its work folders
+    removed, killed = reap_stale_runs(project)
+    if removed:
+        say(f"removed {len(removed)} work folder(s) of dead builds"
+            + (f"; stopped their leftover processes {killed}" if killed else ""))
     try:
         with chapter_locks(project, [p.chapter.name for p in to_run] + [r.chapter.name for r in broken]):
             return _execute_and_publish(project, keys, parameters, to_run, broken, results, jobs=jobs,
@@ -253,16 +281,21 @@ def _execute_and_publish(project: Project, keys: KeyCalculator, parameters: dict
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
         results += list(pool.map(execute, to_run))
-    except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the cleanup
+    except KeyboardInterrupt as err:
+        # a second Ctrl-C (or SIGTERM, SIGHUP) must not interrupt the cleanup
+        saved = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM,
+                                                                     signal.SIGHUP)}
         try:
             stopped = interrupt_all()
             pool.shutdown(wait=True, cancel_futures=True)
             _write_pages(project, keys, set())
         finally:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-        say(f"interrupted: stopped {stopped} running chapter(s); previous results kept, status page written")
-        return EXIT_INTERRUPTED
+            for sig, handler in saved.items():
+                signal.signal(sig, handler)
+        how = (f"terminated ({signal.Signals(err.signum).name})" if isinstance(err, Terminated)
+               else "interrupted")
+        say(f"{how}: stopped {stopped} running chapter(s); previous results kept, status page written")
+        return _exit_code(err)
     finally:
         pool.shutdown(wait=True)
     if to_run:
@@ -379,7 +412,8 @@ def parser() -> argparse.ArgumentParser:
     where.add_argument("--slurm", type=Path, default=None, metavar="CONFIG.yaml",
                        help="start workers as SLURM jobs (dask-jobqueue; queue, cores, memory, walltime)")
     sw.add_argument("--retry-failed", action="store_true", help="rerun points whose result is an error")
-    sw.add_argument("--connect-timeout", type=float, default=10.0, help="seconds to reach --scheduler")
+    sw.add_argument("--connect-timeout", type=_seconds, default=10.0,
+                    help="seconds to reach --scheduler, handshake included (positive, finite; default 10)")
     sw.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
 
     st = sub.add_parser("sweep-table", help="the tidy table of a sweep (csv, parquet or markdown)")
@@ -408,12 +442,19 @@ def _seconds(text: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; SIGTERM and SIGHUP are handled like Ctrl-C while it runs (main thread only)."""
+    saved = {}
+    if threading.current_thread() is threading.main_thread():
+        saved = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         return _main(argv)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
         interrupt_all()
-        say("interrupted (Ctrl-C)")
-        return EXIT_INTERRUPTED
+        say("terminated" if isinstance(err, Terminated) else "interrupted (Ctrl-C)")
+        return _exit_code(err)
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
 def _main(argv: list[str] | None = None) -> int:

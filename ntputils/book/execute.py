@@ -10,13 +10,23 @@ good executed notebook and marks it with a prominent "latest run failed" banner 
 ``latest_failure``); a failed notebook is kept under ``.cache/book/failed/``. A failure never
 destroys a good result, and a page that shows an older run always says so.
 
-Interruption (Ctrl-C): :func:`interrupt_all` stops every running worker, the kernel it started (in its
-own session) and their children; :func:`run_chapter` then returns status ``interrupted`` without
-touching ``book/``.
+Interruption (Ctrl-C, and SIGTERM or SIGHUP, which the command line turns into the same path):
+:func:`interrupt_all` stops every running worker, the kernel it started (in its own session) and their
+children; :func:`run_chapter` then returns status ``interrupted`` without touching ``book/``.
+
+No orphans when the build dies without a chance to clean up (SIGKILL): each worker is started with a
+parent-death signal (``prctl(PR_SET_PDEATHSIG, SIGTERM)``), on which it kills its kernel's process group
+and exits; the kernel itself polls its parent (ipykernel's ``JPY_PARENT_PID``, set by the worker) and
+exits when the worker is gone. Work folders are named ``<chapter>.<build pid>.<random>`` and hold an
+``owner.lock`` the build keeps locked; :func:`reap_stale_runs` (at the start of every build) stops any
+process still running for a dead build's folder (found by the record path in its environment) and
+removes the folder, so a new build never runs beside a dead one's survivors.
 """
 
 from __future__ import annotations
 
+import ctypes
+import fcntl
 import json
 import os
 import re
@@ -77,11 +87,111 @@ def _paths(project: Project, chapter: Chapter, work: Path) -> dict[str, Path]:
     }
 
 
+OWNER = "owner.lock"
+WORK_RE = re.compile(r"\.(?P<pid>\d+)\.[^.]+$")
+
+
 def new_work_dir(project: Project, chapter: Chapter) -> Path:
-    """A fresh folder ``.cache/book/work/<chapter>.<random>`` for one run (never shared)."""
+    """A fresh folder ``.cache/book/work/<chapter>.<build pid>.<random>`` for one run (never shared)."""
     root = project.cache_dir / "work"
     root.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f"{chapter.name}.", dir=root))
+    return Path(tempfile.mkdtemp(prefix=f"{chapter.name}.{os.getpid()}.", dir=root))
+
+
+def _hold_owner(work: Path):
+    """Lock ``work/owner.lock`` for as long as the returned file stays open (this process's lifetime at
+    most): a folder whose lock can be taken belongs to a dead build."""
+    f = (work / OWNER).open("w")
+    fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is dead
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _owner_dead(work: Path) -> bool:
+    """Whether the build that made the work folder ``work`` is gone."""
+    m = WORK_RE.search(work.name)
+    if m and int(m.group("pid")) != os.getpid() and not _pid_alive(int(m.group("pid"))):
+        return True
+    try:
+        f = (work / OWNER).open("r")
+    except OSError:
+        return m is None  # a folder of an older runner (no pid in its name): judged by its processes alone
+    with f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+
+def processes_of(work: Path) -> list[int]:
+    """Live processes (workers, kernels, their children) running for the work folder ``work``: their
+    environment points the record file into it (``/proc/<pid>/environ``; empty without ``/proc``)."""
+    needle = f"{RECORD_ENV}={work}{os.sep}".encode()
+    out = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        pid = int(entry.name)
+        if pid == os.getpid():
+            continue
+        try:
+            env = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if any(var.startswith(needle) for var in env.split(b"\0")) and _pid_alive(pid):
+            out.append(pid)
+    return out
+
+
+def reap_stale_runs(project: Project) -> tuple[list[Path], list[int]]:
+    """Work folders of dead builds: kill every process still running for one (SIGKILL to its process
+    group), then remove it; return (folders removed, pids killed). Folders of live builds are left alone."""
+    root = project.cache_dir / "work"
+    removed, killed = [], []
+    for work in sorted(root.iterdir()) if root.is_dir() else []:
+        if not work.is_dir() or not _owner_dead(work):
+            continue
+        survivors = processes_of(work)
+        if WORK_RE.search(work.name) is None and survivors:
+            continue  # an older runner's folder still in use
+        if survivors:
+            _kill_groups(survivors, signal.SIGKILL)
+            deadline = time.time() + 5.0
+            while time.time() < deadline and any(_pid_alive(p) for p in survivors):
+                time.sleep(0.05)
+            killed += survivors
+        shutil.rmtree(work, ignore_errors=True)
+        removed.append(work)
+    return removed, killed
+
+
+PR_SET_PDEATHSIG = 1
+try:
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child only calls it
+except (OSError, AttributeError):  # not Linux
+    _PRCTL = None
+
+
+def _die_with_parent(parent: int):
+    """``preexec_fn`` of a worker: SIGTERM when the build process dies (``PR_SET_PDEATHSIG``; the worker
+    then stops its kernel), and exit at once if the build died before that was set."""
+    def preexec() -> None:
+        if _PRCTL is not None:
+            _PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+    return preexec
 
 
 def worker_env(project: Project, record: Path, threads: int | None) -> dict[str, str]:
@@ -346,10 +456,12 @@ def run_chapter(project: Project, chapter: Chapter, parameters: dict[str, Any], 
     if timeout is not None and not (timeout > 0 and timeout != float("inf")):
         raise ValueError(f"timeout must be a positive finite number of seconds, got {timeout!r}")
     work = new_work_dir(project, chapter)
+    owner = _hold_owner(work)
     try:
         return _run_in(project, chapter, parameters, resolved, key, work, timeout, threads, link_status)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        owner.close()
 
 
 def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], resolved: dict[str, Any],
@@ -368,7 +480,8 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
             return RunResult(chapter, "interrupted", 0.0, error="interrupted before it started")
         proc = subprocess.Popen([sys.executable, "-m", "ntputils.book.worker", str(p["spec"])],
                                 stdout=log, stderr=subprocess.STDOUT, cwd=project.root,
-                                env=worker_env(project, p["record"], threads), start_new_session=True)
+                                env=worker_env(project, p["record"], threads), start_new_session=True,
+                                preexec_fn=_die_with_parent(os.getpid()))
         with _ACTIVE_LOCK:
             _ACTIVE[proc.pid] = proc
         try:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -48,8 +50,45 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                 "traceback": traceback.format_exc()}
 
 
+def _children(pid: int) -> list[int]:
+    """Every live descendant of ``pid`` (``/proc``)."""
+    kids: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in kids.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _stop_and_exit(signum, _frame) -> None:
+    """SIGTERM (the build died: the parent-death signal) or SIGHUP: kill the kernel's process group and
+    every other descendant, then exit; nothing of this run outlives the build."""
+    own = os.getpgid(0)
+    for pid in _children(os.getpid()):
+        try:
+            group = os.getpgid(pid)
+            if group != own:
+                os.killpg(group, signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            continue
+    os._exit(128 + signum)
+
+
 def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _stop_and_exit)
+    # the kernel polls this pid and exits when it is gone (ipykernel's parent poller): no orphan kernel
+    # even when this worker is killed with SIGKILL
+    os.environ["JPY_PARENT_PID"] = str(os.getpid())
     spec = json.loads(Path(argv[0]).read_text())
     result = run(spec)
     Path(spec["result"]).write_text(json.dumps(result, indent=1))
