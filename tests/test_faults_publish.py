@@ -470,3 +470,37 @@ def test_sweep_table_error_types_are_exit_2_not_tracebacks(project, capsys):
     with pytest.raises(PublishRefused):
         fake_sweep(project, "s9", 2, done=0)
         publish(project, "s9")
+
+
+SLEEPY = (TINY.replace('"lr": 0.1}', '"lr": 0.1, "sleep_s": 0.0}')
+          .replace("lr = None\n", "lr = None\nsleep_s = None\n")
+          .replace("print(x, lr)", "import time\ntime.sleep(sleep_s or 0)"))
+
+
+@pytest.mark.slow
+def test_publishing_a_real_sweep_while_its_driver_runs_and_after_it_was_killed(project, good, capsys):
+    """The issue's case: a real driver on a LocalCluster; publish while it runs, then after it is killed
+    mid-point: both refused (exit 2), the committed table untouched."""
+    import signal
+
+    (project.root / "notebooks" / "t04_sleepy.py").write_text(SLEEPY)
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    cmd = [sys.executable, "-m", "ntputils.book", "--root", str(project.root), "sweep", "t04", "-p", "x=0,1",
+           "-p", "sleep_s=120", "--name", "s1-real", "--workers", "1", "--no-progress"]
+    driver = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    points = sweep_dir(project, "s1-real") / "points"
+    try:
+        deadline = time.time() + 120
+        while not list(points.glob("*/attempts")) and time.time() < deadline:
+            time.sleep(0.2)
+        assert list(points.glob("*/attempts")), "the first point did not start"
+        assert table_cli(project, "s1-real", "--publish") == 2
+        assert "driver of sweep 's1-real' is still running" in capsys.readouterr().out
+    finally:
+        os.killpg(driver.pid, signal.SIGKILL)
+        driver.wait()
+    assert table_cli(project, "s1-real", "--publish") == 2
+    assert "2 of its 2 point(s) have no result" in capsys.readouterr().out
+    assert not committed_dir(project, "s1-real").exists() and snapshot(committed_dir(project, "s1")) == good
+    no_strays(project)
