@@ -102,6 +102,7 @@ chance_draws = None    # random matrices per chance level
 
 # %%
 # %matplotlib inline
+import math
 import time
 
 import matplotlib.pyplot as plt
@@ -218,7 +219,7 @@ proxy_quality = {
 print(f"L^mm of the {data.V} x {data.m:,} support matrix: solver {lmm['solver']}, "
       f"{lmm['seconds']:.1f} s solve{' (read from the cache now)' if lmm['cached'] else ''}; "
       f"this cell {ref_seconds[0]:.1f} s wall / {ref_seconds[1]:.1f} s CPU")
-record("a07_lmm_seconds", float(lmm["seconds"]))
+record("a07_lmm_seconds", float(lmm["seconds"]), tol=math.inf)  # a wall time
 record("a07_proxy_distance", float(proxy_quality["|| L^mm/|L^mm| - S~/|S~| ||_F"]), paper=0.163)
 display(pd.Series(proxy_quality, name="value").to_frame().style.format("{:.4g}"))
 

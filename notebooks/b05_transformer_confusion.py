@@ -425,7 +425,7 @@ check("Spec's 'largest total probability' rule never predicts the nested classes
 
 # %%
 from ntputils.book.project import Project  # noqa: E402  (the runner's reader of committed sweeps)
-from ntputils.book.sweep_table import published  # noqa: E402
+from ntputils.book.sweep_table import provenance_text, published  # noqa: E402
 
 preregister({"lr_broad_first": ("Fig. 3 across learning rates: broad before fine at every swept lr (share of lrs)",
                                 at_least(1.0, "every swept learning rate"), "B:Fig 3")})
@@ -436,12 +436,8 @@ except FileNotFoundError as err:
     print(f"no committed sweep: {err}")
 lr_share = None
 if lr_sweep is not None:
-    prov = lr_sweep["provenance"]
-    print(f"sweep {prov['name']}: {prov['points']} points, profile {prov['profile']}, commit {prov['git']}, "
-          f"{prov['machine']}, finished {prov['finished']}, wall {prov['wall_s']} s")
-    if lr_sweep["stale"]:
-        print("STALE: the chapter's code changed since; refresh with\n  " + lr_sweep["refresh"])
-    else:
+    print(provenance_text("b05-lr", lr_sweep))
+    if not lr_sweep["stale"]:
         tab = lr_sweep["table"]
         ok = tab[tab.status == "ok"]
         rec = ok[ok.kind == "record"].pivot_table(index="lr", columns="metric", values="value")

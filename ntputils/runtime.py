@@ -305,8 +305,9 @@ def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol:
           sanity: bool = False, item: str | Sequence[str] | None = None) -> None:
     """Assert a mathematical fact (identity, closed form, certificate): print, record, raise if false.
 
-    ``passed`` is the outcome (a bool or a numpy bool); ``measured`` our number, ``paper`` what the
-    paper reports or predicts, ``tol`` the tolerance used (all optional, shown as given).
+    ``passed`` is the outcome: a ``bool`` or a numpy bool, nothing else (``bool(nan)`` is true, so a
+    number is refused with a ``TypeError`` rather than read as a pass); ``measured`` our number,
+    ``paper`` what the paper reports or predicts, ``tol`` the tolerance used (all optional, shown as given).
     ``sanity=True`` marks a line that cannot fail by construction (e.g. a feasible point's norm bounds
     the optimum): it still fails the build when false, but is listed apart and not counted as
     evidence. ``item`` names the paper result(s) the check is evidence for on the reproduction
@@ -317,10 +318,10 @@ def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol:
 
     Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07, c01, c02.
     """
-    try:
-        ok = bool(passed)
-    except ValueError as err:
-        raise ValueError(f"check({claim!r}): 'passed' must be a single boolean, got {passed!r}") from err
+    if not isinstance(passed, (bool, np.bool_)):
+        raise TypeError(f"check({claim!r}): 'passed' must be a boolean (a comparison's result), got "
+                        f"{type(passed).__name__} {passed!r}: a number or NaN is not a verdict")
+    ok = bool(passed)
     row = {"claim": str(claim), "passed": ok, "measured": _jsonable(measured), "paper": _jsonable(paper),
            "tol": _jsonable(tol), "sanity": bool(sanity), "items": _items(item)}
     _RECORD.setdefault("checks", []).append(row)
@@ -355,24 +356,56 @@ class Rule:
     margin: float = 0.0
 
     def holds(self, measured: float, chance: float | None = None) -> bool:
-        """Whether ``measured`` satisfies the rule (``chance``: the chance level, for above_chance)."""
-        x = float(measured)
-        if not math.isfinite(x):
-            return False
+        """Whether ``measured`` satisfies the rule (``chance``: the chance level, for above_chance).
+
+        A NaN measurement raises ``ValueError`` (a failed computation, not a deviation); ``inf`` is a
+        value (e.g. the step of a milestone never reached) and is judged like any other. The chance level
+        must be finite. ``above_chance`` is strict: ``measured > chance + margin``."""
+        x = _real(measured, "the measured value")
         if self.kind == "above_chance":
             if chance is None:
                 raise ValueError(f"rule {self.text!r} needs the chance level: compare(..., chance=...)")
-            return x >= float(chance) + self.margin
+            return x > _finite(chance, "the chance level") + self.margin
         return self.low <= x <= self.high
+
+
+def _real(value: Any, what: str) -> float:
+    """``float(value)``; ``ValueError`` naming ``what`` when it is NaN or not a real number."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a real number, got {value!r}") from None
+    if math.isnan(x):
+        raise ValueError(f"{what} is NaN: a failed computation is not a deviation")
+    return x
+
+
+def _finite(value: Any, what: str) -> float:
+    """``float(value)``; ``ValueError`` naming ``what`` when it is not a finite real number."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a real number, got {value!r}") from None
+    if not math.isfinite(x):
+        raise ValueError(f"{what} must be finite, got {value!r}")
+    return x
 
 
 def within(paper: float, *, abs_tol: float | None = None, rel_tol: float | None = None) -> Rule:
     """``|measured - paper| <= abs_tol`` (or ``<= rel_tol * |paper|``): the paper's number, a tolerance.
 
+    The paper's value and the tolerance must be finite and the tolerance ``>= 0`` (``0``: exactly the
+    paper's value, e.g. a count); anything else raises ``ValueError`` at registration.
+
     Used in: a01, a03, a04, a05.
     """
     if (abs_tol is None) == (rel_tol is None):
         raise ValueError("within() needs exactly one of abs_tol, rel_tol")
+    paper = _finite(paper, "within(): the paper's value")
+    given = _finite(abs_tol if abs_tol is not None else rel_tol, "within(): the tolerance")
+    if given < 0:
+        raise ValueError(f"within(): the tolerance must be >= 0 (0: exactly the paper's value), got "
+                         f"{given!r} (a claim that can never pass)")
     tol = abs_tol if abs_tol is not None else rel_tol * abs(paper)
     what = f"{abs_tol:g}" if abs_tol is not None else f"{100 * rel_tol:g}% of it"
     return Rule("within", f"paper's {paper:g} within {what}", low=paper - tol, high=paper + tol)
@@ -383,6 +416,7 @@ def at_least(bound: float, why: str = "") -> Rule:
 
     Used in: a03, a04, a05, a06, a07, b01, b02, b04, b05, b06, b07, c01, c02.
     """
+    bound = _finite(bound, "at_least(): the bound")
     return Rule("at_least", f">= {bound:g}" + (f" ({why})" if why else ""), low=bound)
 
 
@@ -391,6 +425,7 @@ def at_most(bound: float, why: str = "") -> Rule:
 
     Used in: a03, a05, a06, a07, b01, b02, b04, b05, b06, b07, c01.
     """
+    bound = _finite(bound, "at_most(): the bound")
     return Rule("at_most", f"<= {bound:g}" + (f" ({why})" if why else ""), high=bound)
 
 
@@ -399,15 +434,23 @@ def between(low: float, high: float, why: str = "") -> Rule:
 
     Used in: a04, a05, b05.
     """
+    low, high = _finite(low, "between(): low"), _finite(high, "between(): high")
+    if low > high:
+        raise ValueError(f"between(): low {low:g} > high {high:g} (a claim that can never pass)")
     return Rule("between", f"in [{low:g}, {high:g}]" + (f" ({why})" if why else ""), low=low, high=high)
 
 
 def above_chance(margin: float) -> Rule:
-    """``measured >= chance + margin``, the chance level measured alongside (e.g. random matrices).
+    """``measured > chance + margin`` (strictly above), the chance level measured alongside (e.g. random
+    matrices); ``margin`` is finite and ``>= 0`` (a negative margin would pass values below chance).
 
     Used in: a04, a07, b04, b05, b07.
     """
-    return Rule("above_chance", f">= chance + {margin:g}", margin=margin)
+    margin = _finite(margin, "above_chance(): the margin")
+    if margin < 0:
+        raise ValueError(f"above_chance(): the margin must be >= 0, got {margin:g} (it would pass values "
+                         "below chance)")
+    return Rule("above_chance", f"> chance + {margin:g}", margin=margin)
 
 
 _RULES: dict[str, tuple[str, Rule, list[str]]] = {}
@@ -465,7 +508,10 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
     elif measured is None:
         outcome = "not run"
     else:
-        outcome = "reproduced" if rule.holds(measured, chance) else "deviates"
+        try:
+            outcome = "reproduced" if rule.holds(measured, chance) else "deviates"
+        except ValueError as err:
+            raise ValueError(f"claim {key!r} ({claim}): {err}") from None
     row = {"key": key, "claim": claim, "rule": rule.text, "outcome": outcome, "measured": _jsonable(measured),
            "chance": _jsonable(chance), "paper": _jsonable(paper), "note": note, "items": items}
     _RECORD.setdefault("comparisons", []).append(row)
@@ -504,12 +550,14 @@ def compare_similarity(key: str, rep: Any, **kw: Any) -> tuple[str, str]:
             compare(key + OFFDIAG, rep.offdiagonal, chance=rep.random_offdiagonal_mean, **kw))
 
 
-def record(name: str, value: Any, *, paper: Any = None, unit: str | None = None) -> Any:
+def record(name: str, value: Any, *, paper: Any = None, unit: str | None = None,
+           tol: float | None = None) -> Any:
     """Record a measured value: glue it for the page (``{glue:text}`name` `` in prose) and store it.
 
     The value is stored JSON-serializable with the executed notebook (``results`` of its record), so
     prose never types a measured number and the status page, scorecard and sweeps read it.
-    Returns ``value``.
+    ``tol``: how far the value may move between two runs of the same code (``math.inf`` for a wall
+    time); ``python -m ntputils.book recertify`` accepts a re-run within it. Returns ``value``.
 
     Used in: a01, a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, b07, c01, c02.
     """
@@ -521,7 +569,11 @@ def record(name: str, value: Any, *, paper: Any = None, unit: str | None = None)
         glue(name, value, display=False)
     except ImportError:  # pragma: no cover - myst-nb is a dependency
         pass
-    _RECORD.setdefault("results", {})[name] = {"value": _jsonable(value), "paper": _jsonable(paper),
-                                               "unit": unit}
+    if tol is not None and not (isinstance(tol, (int, float)) and tol >= 0):
+        raise ValueError(f"record {name!r}: tol must be a number >= 0 (math.inf: any value), got {tol!r}")
+    entry = {"value": _jsonable(value), "paper": _jsonable(paper), "unit": unit}
+    if tol is not None:
+        entry["tol"] = _jsonable(float(tol))
+    _RECORD.setdefault("results", {})[name] = entry
     _write_record()
     return value

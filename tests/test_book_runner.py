@@ -91,12 +91,6 @@ def make_project(root: Path, chapters: dict[str, str], toc: str = TOC) -> Projec
     return Project(root)
 
 
-@pytest.fixture(autouse=True)
-def fixed_package_digest(monkeypatch):
-    """Other people edit ntputils while tests run; pin the digest so cache tests are deterministic."""
-    monkeypatch.setattr(cli, "ntputils_digest", lambda text, tree=None: "fixed-digest")
-
-
 def test_select_by_prefix_and_unknown_chapter(tmp_path):
     project = make_project(tmp_path, {"a01_good": GOOD, "a02_failing": FAILING})
     assert [c.name for c in project.select(["a01"])] == ["a01_good"]
@@ -164,9 +158,20 @@ def test_cache_logic_without_kernels(tmp_path, monkeypatch, capsys):
     assert calls == [{"profile": "cpu"}, {"profile": "cpu", "steps": 4}, {"profile": "cpu", "steps": 4}]
     keys = cli.KeyCalculator(project)
     assert keys.is_current(chapter)
-    monkeypatch.setattr(cli, "ntputils_digest", lambda text, tree=None: "edited-package")
-    assert not cli.KeyCalculator(project).is_current(chapter)  # ntputils changed
-    monkeypatch.setattr(cli, "ntputils_digest", lambda text, tree=None: "fixed-digest")
+    # what the run executed of ntputils: a docstring edit keeps it current, a code edit does not
+    from ntputils.book.fingerprint import PackageTree, run_key
+
+    nb = json.loads(project.executed(chapter).read_text())
+    meta = nb["metadata"]["ntpbook"]
+    meta["trace"] = {"functions": ["m.py:f"], "modules": ["m.py"]}
+    one = PackageTree.from_files("ntputils", {"m.py": b"def f():\n    return 1\n"})
+    meta["trace_key"] = run_key(meta["key"], meta["trace"], one)
+    project.executed(chapter).write_text(json.dumps(nb))
+    for source, current in [(b"def f():\n    return 1\n", True),
+                            (b"def f():\n    'doc'\n    return 1  # c\n", True),
+                            (b"def f():\n    return 2\n", False), (b"def g():\n    return 1\n", False)]:
+        tree = PackageTree.from_files("ntputils", {"m.py": source})
+        assert cli.KeyCalculator(project, tree).is_current(chapter) == current, source
     chapter.source.write_text(GOOD.replace("> 0", ">= 1"))
     assert not cli.KeyCalculator(project).is_current(chapter)  # source changed
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["numpy==1.0"]\n')
@@ -414,12 +419,12 @@ def test_chapter_key_covers_exactly_the_modules_it_imports(tmp_path):
     assert _tiny_keys(package_dir) == before
 
 
-def test_cache_of_a_chapter_survives_edits_of_modules_it_does_not_import(tmp_path, monkeypatch):
-    """The CLI path: after editing a module only chapter B imports, A is current and B is stale."""
-    from ntputils.book import fingerprint
-    from ntputils.book.fingerprint import PackageTree
+def test_cache_of_a_chapter_survives_edits_of_modules_it_did_not_run(tmp_path):
+    """The CLI path: after editing a module only chapter B's run executed, A is current and B is stale."""
+    from ntputils.book.fingerprint import PackageTree, run_key
 
-    monkeypatch.setattr(cli, "ntputils_digest", fingerprint.ntputils_digest)  # undo the autouse pin
+    traces = {"a01_good": {"functions": [], "modules": ["__init__.py", "base.py", "only_a.py"]},
+              "a02_failing": {"functions": [], "modules": ["__init__.py", "lazy.py", "only_b.py"]}}
     package_dir = tmp_path / "pkg" / "ntputils"
     for rel, text in TINY_PACKAGE.items():
         (package_dir / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -428,7 +433,8 @@ def test_cache_of_a_chapter_survives_edits_of_modules_it_does_not_import(tmp_pat
     keys = cli.KeyCalculator(project, PackageTree.from_dir(package_dir))
     for chapter in project.chapters():
         _, key = keys.key(chapter, {"profile": "cpu"})
-        meta = {"key": key, "status": "ok", "parameters": {"profile": "cpu"}}
+        meta = {"key": key, "status": "ok", "parameters": {"profile": "cpu"}, "trace": traces[chapter.name],
+                "trace_key": run_key(key, traces[chapter.name], keys.tree)}
         project.executed(chapter).write_text(json.dumps({"cells": [], "metadata": {"ntpbook": meta}}))
     assert all(cli.KeyCalculator(project, PackageTree.from_dir(package_dir)).is_current(c)
                for c in project.chapters())

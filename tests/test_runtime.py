@@ -173,8 +173,12 @@ def test_check_prints_records_and_raises_on_failure(capsys):
     checks = runtime.current_record()["checks"]
     assert [c["passed"] for c in checks] == [True, False]
     assert checks[0]["measured"] == pytest.approx(1e-4) and checks[1]["paper"] == 2
-    with pytest.raises(ValueError, match="single boolean"):
-        check("ambiguous", np.array([True, False]))
+    for not_a_verdict in (np.array([True, False]), np.nan, 1.0, 0, None, "yes", np.float64(1.0)):
+        with pytest.raises(TypeError, match="must be a boolean"):
+            check("ambiguous", not_a_verdict)
+    n = len(runtime.current_record()["checks"])
+    check("a numpy verdict", np.bool_(True))
+    assert len(runtime.current_record()["checks"]) == n + 1
 
 
 def test_record_file_for_the_status_page(tmp_path, monkeypatch):
@@ -198,7 +202,10 @@ def test_rules_judge_measured_values():
     assert near.holds(0.2) and not near.holds(0.224)
     assert runtime.within(10.0, rel_tol=0.1).holds(10.9) and not runtime.within(10.0, rel_tol=0.1).holds(11.1)
     assert runtime.at_least(0.5).holds(0.5) and not runtime.at_least(0.5).holds(0.49)
-    assert runtime.at_most(1e-3).holds(0.0) and not runtime.at_most(1e-3).holds(float("nan"))
+    assert runtime.at_most(1e-3).holds(0.0)
+    with pytest.raises(ValueError, match="NaN"):  # NaN is a failed computation, not a deviation
+        runtime.at_most(1e-3).holds(float("nan"))
+    assert not runtime.at_most(60).holds(float("inf"))  # a milestone never reached
     assert runtime.between(1, 2).holds(1.5) and not runtime.between(1, 2).holds(2.5)
     rule = runtime.above_chance(0.1)
     assert rule.holds(0.85, chance=0.70) and not rule.holds(0.75, chance=0.70)
@@ -272,3 +279,38 @@ def test_compare_unavailable_is_not_reproduced(tmp_path, monkeypatch):
     assert row["outcome"] == "not reproduced" and row["note"] == "GPT-2 weights not available offline"
     with pytest.raises(ValueError, match="without a measurement"):
         runtime.compare("gpt2", 0.7, unavailable="x")
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: runtime.above_chance(-0.1), "margin must be >= 0"),
+    (lambda: runtime.above_chance(float("nan")), "must be finite"),
+    (lambda: runtime.within(1.0, abs_tol=-0.1), "must be >= 0"),
+    (lambda: runtime.within(1.0, rel_tol=-1e-9), "must be >= 0"),
+    (lambda: runtime.within(1.0, rel_tol=float("nan")), "must be finite"),
+    (lambda: runtime.within(float("inf"), abs_tol=0.1), "must be finite"),
+    (lambda: runtime.at_least(float("nan")), "must be finite"),
+    (lambda: runtime.at_most(float("-inf")), "must be finite"),
+    (lambda: runtime.between(2.0, 1.0), "can never pass"),
+])
+def test_rules_that_could_say_yes_or_never_pass_are_refused_at_registration(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_a_zero_tolerance_is_an_exact_match():
+    assert runtime.within(30, abs_tol=0).holds(30) and not runtime.within(30, abs_tol=0).holds(31)
+
+
+def test_above_chance_is_strict_and_a_non_finite_measurement_is_an_error_naming_the_claim():
+    rule = runtime.above_chance(0.0)
+    assert not rule.holds(0.5, chance=0.5) and rule.holds(0.5000001, chance=0.5)
+    assert not runtime.above_chance(0.1).holds(0.6, chance=0.5)  # equal to chance + margin: not above
+    setup_chapter(PROFILES, namespace())
+    runtime.preregister({"t_nan": ("a claim", runtime.at_least(0.5)),
+                         "t_chance": ("another", runtime.above_chance(0.1))})
+    with pytest.raises(ValueError, match="'t_nan'.*NaN"):
+        runtime.compare("t_nan", float("nan"))
+    with pytest.raises(ValueError, match="'t_chance'.*chance level must be finite"):
+        runtime.compare("t_chance", 0.9, chance=float("nan"))
+    with pytest.raises(ValueError, match="tol must be a number >= 0"):
+        runtime.record("t_tol", 1.0, tol=-1)

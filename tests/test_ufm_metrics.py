@@ -196,3 +196,26 @@ def test_max_margin_cache_roundtrip(tmp_path, monkeypatch):
 def test_reference_repr_is_compact(ref):
     text = repr(ref.restrict([0, 1]))
     assert text.startswith("GeometryReference(V=6, m=2") and "subset of 2 contexts" in text
+
+
+def test_batched_sim_chunks_by_the_stacked_snapshots_with_values_independent_of_the_chunking():
+    """The chunk bounds the stacked snapshots too (tall d x n snapshots used to be stacked all at once),
+    and a snapshot's value does not depend on which chunk it fell into (bit for bit)."""
+    import tracemalloc
+
+    from ntputils.analysis.metrics import STACK_COPIES, sim_chunk
+
+    rng = np.random.default_rng(4)
+    B = rng.normal(size=(2000, 12))
+    As = [rng.normal(size=(2000, 12)) for _ in range(40)]
+    whole = batched_sim(As, B, chunk_bytes=2**40)
+    for chunk_bytes in (1, 2**20, 5 * 2**20):
+        assert np.array_equal(batched_sim(As, B, chunk_bytes=chunk_bytes), whole)
+    per = sim_chunk(2000, 12, 2**20)
+    assert per == 2**20 // (8 * (STACK_COPIES * 2000 * 12 + 3 * 12 * 12)) and per < len(As)
+    tracemalloc.start()
+    batched_sim(As, B, chunk_bytes=2**20)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    stack_all = STACK_COPIES * 8 * 40 * 2000 * 12  # what stacking every snapshot at once costs
+    assert peak < stack_all / 4

@@ -226,12 +226,25 @@ def batched_structural_similarity(X: np.ndarray, Y: np.ndarray, C: float = SIM_C
     return (cov + C) / (sx * sy + C)
 
 
+#: float64 copies of a chunk of stacked snapshots that batched_sim holds at once: the stack, its
+#: column-scaled copy, a temporary and the unit-column result (:func:`_unit_columns`)
+STACK_COPIES = 4
+
+
+def sim_chunk(rows: int, n: int, chunk_bytes: int = CHUNK_BYTES) -> int:
+    """How many ``rows x n`` snapshots :func:`batched_sim` stacks at once: as many as keep
+    :data:`STACK_COPIES` copies of the stack plus three ``n x n`` correlation blocks each within
+    ``chunk_bytes`` (at least one)."""
+    return max(1, int(chunk_bytes // (8 * (STACK_COPIES * rows * n + 3 * n * n))))
+
+
 def batched_sim(As: Sequence[np.ndarray] | np.ndarray, B: np.ndarray, C: float = SIM_C,
                 chunk_bytes: int = CHUNK_BYTES) -> np.ndarray:
     """``sim(A_k, B) = SIM(corr(A_k), corr(B))`` for every ``A_k`` (same column count as ``B``).
 
-    Snapshots are processed in chunks so that a chunk of stacked n x n matrices stays below
-    ``chunk_bytes`` (vectorized within a chunk). The sim curves of paper A Fig. 6d-e.
+    Snapshots are processed in chunks (:func:`sim_chunk`) so that a chunk's stacked snapshots and their
+    n x n correlation matrices stay below ``chunk_bytes`` (vectorized within a chunk; each snapshot's
+    value does not depend on the chunking). The sim curves of paper A Fig. 6d-e.
     """
     B = np.asarray(B, dtype=np.float64)
     if B.ndim != 2:
@@ -244,7 +257,7 @@ def batched_sim(As: Sequence[np.ndarray] | np.ndarray, B: np.ndarray, C: float =
         if np.ndim(A) != 2 or np.shape(A)[1] != n:
             raise ValueError(f"sim compares column geometries: snapshot {np.shape(A)} vs target {B.shape}")
     Y = batched_corr(B[None])[0]
-    per = max(1, int(chunk_bytes // (3 * 8 * n * n)))
+    per = sim_chunk(max(np.shape(A)[0] for A in As), n, chunk_bytes)
     out = [batched_structural_similarity(batched_corr(np.stack(As[i:i + per])), Y, C)
            for i in range(0, len(As), per)]
     return np.concatenate(out)

@@ -8,9 +8,10 @@ snapshots to its end holds, at its peak, all snapshots plus the largest transien
 * **training** (:func:`ntputils.training.ufm.train`): factors, gradients and the two AdamW moments, plus
   the logits and their gradients: ``itemsize (4 (V d + d m) + 4 V m)`` bytes;
 * **Fig. 6 series** (:func:`ntputils.analysis.convergence.fig6_series`): ``batched_sim`` stacks as many
-  snapshots of ``H`` (or ``W^T``) at once as keep their ``m x m`` (``V x V``) correlation matrices within
-  ``CHUNK_BYTES``; the stack, its column-scaled copy, a temporary and the unit-column result make four
-  copies of ``chunk x d x m`` floats, beside the stacked logits ``n x V x m`` and the correlation block;
+  snapshots of ``H`` (or ``W^T``) at once as keep four copies of the stack (the stack, its column-scaled
+  copy, a temporary and the unit-column result) and their ``m x m`` (``V x V``) correlation matrices
+  within ``CHUNK_BYTES`` (:func:`~ntputils.analysis.metrics.sim_chunk`), beside the stacked logits
+  ``n x V x m``;
 * **chance levels** (:func:`ntputils.analysis.baselines.similarity_with_chance`): one Gaussian matrix of
   H's shape (``d x m``) at a time, with the same four copies.
 
@@ -25,12 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ntputils.analysis.metrics import CHUNK_BYTES
+from ntputils.analysis.metrics import STACK_COPIES, sim_chunk
 
 __all__ = ["fig6_series_bytes", "snapshots_bytes", "training_bytes", "ufm_runs_bytes"]
 
 _F64 = 8
-_COPIES = 4  # input stack, column-scaled copy, temporary, unit-column result (metrics._unit_columns)
+_COPIES = STACK_COPIES  # input stack, column-scaled copy, temporary, unit-column result
 
 
 def snapshots_bytes(V: int, m: int, d: int, n_snapshots: int) -> float:
@@ -50,7 +51,7 @@ def fig6_series_bytes(V: int, m: int, d: int, n_snapshots: int) -> float:
     correlation matrices, and the stacked logits with their projection."""
     chunk = 0
     for n in (m, V):  # sim of H (m columns), sim of W^T (V columns)
-        per = min(n_snapshots, max(1, CHUNK_BYTES // (3 * _F64 * n * n)))
+        per = min(n_snapshots, sim_chunk(d, n))
         chunk = max(chunk, _COPIES * _F64 * per * d * n + 3 * _F64 * per * n * n)
     logits = 3 * _F64 * n_snapshots * V * m  # np.stack(hist.L), its projection onto F, a difference
     return float(chunk + logits)

@@ -16,7 +16,6 @@ kernels with it (:mod:`ntputils.book.execute`); the next build removes its work 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import math
 import os
 import signal
@@ -43,8 +42,8 @@ from ntputils.book.fingerprint import (
     chapter_data_digest,
     chapter_key,
     dependency_pins,
-    ntputils_digest,
     published_results_digest,
+    run_key,
 )
 from ntputils.book.locks import ChapterBusy, chapter_locks, html_lock
 from ntputils.book.params import ChapterSpec, chapter_spec, parse_overrides, read_source
@@ -89,14 +88,15 @@ class Planned:
 
 
 class KeyCalculator:
-    """Cache keys for a project (pins once, each chapter's ``ntputils`` digest once per chapter).
+    """Cache keys for a project (pins once; the package read once per calculator).
 
-    The package is read once per calculator: a chapter's digest covers exactly the ``ntputils``
-    modules it imports (transitively), so editing a module re-executes only the chapters using it.
-    A chapter that reads shared data (imports a module of ``fingerprint.DATA_READERS``: the corpus
-    readers, WordNet, the GPT-2 tokenizer, MNIST) also has the content digest of the data files in its
-    key (:func:`ntputils.paths.data_digest`, memoized on path, size and mtime): editing a data file
-    re-executes it. A chapter rendering committed sweep tables has their digest in its key.
+    A chapter's key has two parts. Before a run: its source text, resolved parameters, the pins, the
+    Python version, the shared data it reads and the digest of the committed result tables it renders
+    (:func:`~ntputils.book.fingerprint.published_results_digest`). After a run: what it executed of
+    ``ntputils`` (the run-time trace, :mod:`ntputils.tracing`, with the shared data's digest when a data
+    reader ran), hashed as normalized code (:func:`~ntputils.book.fingerprint.run_key`). A docstring,
+    a comment or an edit of a function the chapter never called re-executes nothing; a changed line of
+    one it called re-executes it.
     """
 
     def __init__(self, project: Project, tree: PackageTree | None = None):
@@ -107,18 +107,21 @@ class KeyCalculator:
         self._digests: dict[str, str] = {}
 
     def digest(self, chapter: Chapter) -> str:
-        """The digest of the ``ntputils`` modules this chapter imports (transitively)."""
+        """The digest of the shared data the chapter reads (it imports a data reader) and of the
+        committed result tables it renders ("" when neither)."""
         if chapter.name not in self._digests:
             _, text = self.spec(chapter)
-            digest = ntputils_digest(text, self.tree)
             data = chapter_data_digest(text, self.tree)
-            if data is not None:
-                digest = hashlib.sha256(f"{digest}\0data:{data}".encode()).hexdigest()
             results = published_results_digest(text, self.project.root, chapter.short)
-            if results is not None:
-                digest = hashlib.sha256(f"{digest}\0results:{results}".encode()).hexdigest()
-            self._digests[chapter.name] = digest
+            self._digests[chapter.name] = f"data:{data or ''}\0results:{results or ''}"
         return self._digests[chapter.name]
+
+    def trace_current(self, meta: dict[str, Any]) -> bool:
+        """Whether what a stored run executed of ``ntputils`` is unchanged (its trace rehashed under the
+        current code equals its ``trace_key``); a run without a trace has nothing to compare."""
+        if not meta.get("trace") and not meta.get("trace_key"):
+            return True
+        return run_key(str(meta.get("key")), meta.get("trace"), self.tree) == meta.get("trace_key")
 
     def spec(self, chapter: Chapter) -> tuple[ChapterSpec, str]:
         """(spec, source text) of a chapter; raises ``ParameterError`` for a malformed chapter."""
@@ -142,7 +145,7 @@ class KeyCalculator:
             _, key = self.key(chapter, dict(meta.get("parameters", {})))
         except (ParameterError, SyntaxError, OSError):
             return False
-        return key == meta.get("key")
+        return key == meta.get("key") and self.trace_current(meta)
 
     def renderable(self, chapter: Chapter) -> bool:
         """Current, or the last good run of a chapter whose latest run failed (shown with a banner)."""
@@ -208,7 +211,7 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
     for plan in planned:
         meta = read_meta(project.executed(plan.chapter))
         if (not force and meta.get("status") == "ok" and not meta.get("latest_failure")
-                and meta.get("key") == plan.key):
+                and meta.get("key") == plan.key and keys.trace_current(meta)):
             say(f"[cached] {plan.chapter.name}: up to date ({meta.get('seconds', 0):.1f} s when executed)")
             results.append(RunResult(plan.chapter, "cached", meta.get("seconds", 0.0), meta=meta))
         else:
@@ -425,6 +428,15 @@ def parser() -> argparse.ArgumentParser:
                     help="with --publish: replace a committed all-ok table even if this sweep has "
                          "failed points")
 
+    rc = sub.add_parser("recertify", help="re-run a sample of a committed table's points under the current "
+                                          "code; if every value is unchanged, move it to the current code")
+    rc.add_argument("names", nargs="*", metavar="NAME", help="committed tables (results/sweeps/NAME)")
+    rc.add_argument("--all", dest="all_tables", action="store_true", help="every committed table")
+    rc.add_argument("--points", type=int, default=1, help="extra points drawn at random (default 1)")
+    rc.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    rc.add_argument("--force", action="store_true", help="re-run even a table that is current")
+    rc.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+
     br = sub.add_parser("browser", help="check the built HTML in headless Chromium")
     br.add_argument("--screenshot", default="a01", help="chapter (prefix) to screenshot")
     br.add_argument("--chromium", default=None, help="chromium binary (default: chromium on PATH)")
@@ -494,6 +506,11 @@ def _main(argv: list[str] | None = None) -> int:
         from ntputils.book.sweep_table import table_command
 
         return table_command(project, args.name, args.format, args.publish, args.force)
+    if args.command == "recertify":
+        from ntputils.book.recertify import recertify_command
+
+        return recertify_command(project, args.names, all_tables=args.all_tables, extra=args.points,
+                                 workers=args.workers, force=args.force, progress=args.progress)
     if args.command == "browser":
         from ntputils.book.browser import run_browser_check
 

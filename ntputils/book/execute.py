@@ -43,8 +43,10 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book.environment import git_commit, package_versions
+from ntputils.book.fingerprint import run_key
 from ntputils.book.project import Chapter, Project
 from ntputils.chapter_contract import RECORD_ENV
+from ntputils.tracing import TRACE_ENV
 
 META_KEY = "ntpbook"
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
@@ -202,6 +204,7 @@ def worker_env(project: Project, record: Path, threads: int | None) -> dict[str,
     env.pop("MPLBACKEND", None)
     env.setdefault("MPLCONFIGDIR", str(project.root / ".mplconfig"))
     env[RECORD_ENV] = str(record)
+    env[TRACE_ENV] = str(trace_path(record))
     # the kernel imports the same ntputils as this runner (whose sources the cache key hashed)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_PARENT), env.get("PYTHONPATH", "")]))
     env["PYTHONHASHSEED"] = "0"
@@ -211,6 +214,11 @@ def worker_env(project: Project, record: Path, threads: int | None) -> dict[str,
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             env.setdefault(var, str(threads))
     return env
+
+
+def trace_path(record: Path) -> Path:
+    """Where the kernel writes what it ran (:mod:`ntputils.tracing`): ``trace.json`` beside the record."""
+    return record.with_name("trace.json")
 
 
 def _load_json(path: Path) -> dict[str, Any]:
@@ -505,8 +513,10 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
 
     result = _load_json(p["result"])
     record = _load_json(p["record"])
+    trace = _load_json(trace_path(p["record"])) or None
     meta = {
-        "key": key, "chapter": chapter.name, "status": "ok", "parameters": parameters, "resolved": resolved,
+        "key": key, "trace": trace, "trace_key": run_key(key, trace),
+        "chapter": chapter.name, "status": "ok", "parameters": parameters, "resolved": resolved,
         "profile": record.get("profile", resolved.get("profile")),
         "seed": record.get("seed", resolved.get("seed")),
         "device": record.get("device", "unknown (setup_chapter not called)"),

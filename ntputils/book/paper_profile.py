@@ -26,7 +26,7 @@ from html import escape
 from typing import Any
 
 from ntputils.book.project import Project
-from ntputils.book.sweep_table import RESULTS_DIR, published
+from ntputils.book.sweep_table import RESULTS_DIR, published, state_line
 
 SUFFIX = "-paper"
 
@@ -82,6 +82,7 @@ class PaperProfileView:
     checks: tuple[int, int, int, int] = (0, 0, 0, 0)  # passed and total: cpu run, paper run
     error: str = ""
     failed: str = ""  # the error of a paper-profile run that failed (its table has no values)
+    state: str = ""  # sweep_table.state_line: current / re-certified / STALE with both refresh commands
 
     def counts(self) -> dict[str, int]:
         """Outcome -> number of claims under the paper profile."""
@@ -105,9 +106,10 @@ class PaperProfileView:
             head += ("<p style='color:#c00'><b>The committed paper-profile run FAILED</b>: "
                      f"<code>{escape(self.failed[:500])}</code></p>")
         if self.stale:
-            head += ("<p style='color:#c00'><b>STALE</b>: this chapter's code changed since the table was "
-                     "made; its numbers may not be what the current code gives. Refresh with "
-                     f"<code>{escape(self.refresh)}</code></p>")
+            head += (f"<p style='color:#c00'><b>{escape(self.state or 'STALE')}</b> Its numbers may not be "
+                     "what the current code gives.</p>")
+        elif self.state:
+            head += f"<p>{escape(self.state)}.</p>"
         parts = [head]
         for title, df in (("Claims (rule fixed before either run)", self.claims),
                           ("Recorded values", self.records)):
@@ -178,7 +180,8 @@ def beside_cpu(prefix: str, record: dict[str, Any], project: Project | None = No
               int((paper_checks["outcome"] == "pass").sum()), len(paper_checks))
     return PaperProfileView(prefix, True, stale=bool(pub["stale"]), provenance=pub["provenance"],
                             refresh=refresh, claims=pd.DataFrame(claims), records=pd.DataFrame(records),
-                            checks=checks, failed=failed or ("failed" if len(bad) else ""))
+                            checks=checks, failed=failed or ("failed" if len(bad) else ""),
+                            state=state_line(sweep_name(prefix), pub))
 
 
 def show_paper_profile(prefix: str, record: dict[str, Any], profile: str) -> PaperProfileView | None:

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book.environment import git_commit, machine, package_versions
-from ntputils.book.execute import META_KEY
+from ntputils.book.execute import META_KEY, trace_path
 from ntputils.book.execute import worker_env as kernel_env
 from ntputils.book.project import Project
 from ntputils.book.sweep_cluster import ClusterError, connect
@@ -156,7 +156,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     with (directory / "attempts").open("a") as f:
         f.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
                             "started": datetime.now(UTC).isoformat(timespec="milliseconds")}) + "\n")
-    for stale in ("executed.ipynb", "error.txt", "record.json", ".input.ipynb", RESULT):
+    for stale in ("executed.ipynb", "error.txt", "record.json", "trace.json", ".input.ipynb", RESULT):
         (directory / stale).unlink(missing_ok=True)
     project = Project(Path(task["root"]))
     record_path, output = directory / "record.json", directory / "executed.ipynb"
@@ -174,7 +174,9 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
             "seed": record.get("seed", task["resolved"].get("seed")),
             "device": record.get("device", "unknown (setup_chapter not called)"),
             "checks": record.get("checks", []), "comparisons": record.get("comparisons", []),
-            "results": record.get("results", {}), "code_hash": task["code_hash"], "git": task["git"]}
+            "results": record.get("results", {}), "code_hash": task["code_hash"], "git": task["git"],
+            "fingerprint": {"chapter_code": task.get("chapter_code", ""),
+                            "trace": read_json(trace_path(record_path)) or None}}
     cells = 0.0
     if output.exists():
         nb = nbformat.read(output, as_version=4)
@@ -372,7 +374,8 @@ def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str,
         params = {"profile": point.resolved["profile"], **point.overrides}
         task = {"root": str(project.root), "source": str(plan.chapter.source), "chapter": plan.chapter.name,
                 "dir": str(d), "id": point.id, "parameters": params, "resolved": point.resolved,
-                "overrides": point.overrides, "code_hash": plan.code_hash, "git": commit, "run": run}
+                "overrides": point.overrides, "code_hash": plan.code_hash, "chapter_code": plan.chapter_code,
+                "git": commit, "run": run}
         futures[client.submit(run_point, task, key=f"sweep-{plan.name}-{point.id}", pure=False)] = point
     infra: dict[str, str] = {}
     bar = tqdm(total=len(plan.points), initial=initial, unit="point", desc=plan.name, disable=not progress,

@@ -28,7 +28,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ntputils.book.fingerprint import PackageTree, chapter_data_digest, dependency_pins
+from ntputils.book.fingerprint import PackageTree, chapter_code_digest, chapter_data_digest, dependency_pins
 from ntputils.book.params import ChapterSpec, chapter_spec, literal_assignment, parse_value, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.chapter_contract import ParameterError
@@ -62,6 +62,7 @@ class SweepPlan:
     axes: dict[str, list[Any]]
     points: list[Point]
     code_hash: str
+    chapter_code: str = ""  # normalized code cells (fingerprint.chapter_code_digest)
 
     def command(self) -> str:
         """The command that (re)runs this sweep (ranges written out as lists)."""
@@ -309,6 +310,11 @@ def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, p
         shown = problems[:10] + ([f"... and {len(problems) - 10} more"] if len(problems) > 10 else [])
         raise SweepSpecError("invalid sweep of " + chapter.name + ":\n  " + "\n  ".join(shown))
     resolved_profile = points[0].resolved["profile"] if points else (profile or "cpu")
-    plan = SweepPlan(name, chapter, resolved_profile, axes, points, chash)
+    plan = SweepPlan(name, chapter, resolved_profile, axes, points, chash, chapter_code_of(nb))
     plan.command()  # the stored command must give this sweep again (raises for a NaN value)
     return plan
+
+
+def chapter_code_of(nb) -> str:
+    """:func:`~ntputils.book.fingerprint.chapter_code_digest` of a chapter notebook's code cells."""
+    return chapter_code_digest([c.source for c in nb.cells if c.cell_type == "code"])

@@ -32,9 +32,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import hashlib
 import json
 import math
 import os
+import random
 import re
 import shutil
 import sys
@@ -301,6 +303,7 @@ def publish(project: Project, name: str, force: bool = False) -> Path:
                 write_table(project, name)
             df["code_hash"] = df["code_hash"].astype("string").str[:16]
             prov = {k: desc.get(k) for k in PROVENANCE_KEYS}
+            prov["fingerprint"] = table_fingerprint(project, desc)
             return _swap_in(project, name, {"table.csv": df.to_csv(index=False),
                                             "provenance.json": json.dumps(prov, indent=1) + "\n"})
     except DriverRunning as err:
@@ -402,6 +405,47 @@ def _swap_in(project: Project, name: str, files: dict[str, str]) -> Path:
     return out
 
 
+def table_fingerprint(project: Project, desc: dict[str, Any]) -> dict[str, Any] | None:
+    """The code fingerprint of a sweep's points (:func:`~ntputils.book.fingerprint.code_fingerprint`):
+    their common chapter code and the union of what each executed of ``ntputils``; ``None`` when a point
+    has no trace or the points ran different chapter code (the table is then judged by its code hash)."""
+    from ntputils.book.fingerprint import FINGERPRINT_VERSION, code_fingerprint, dependency_pins, merge_traces
+    from ntputils.book.sweep import point_dir
+
+    traces, codes = [], set()
+    for pid in desc.get("point_ids", []):
+        fp = _read(point_dir(project, desc["name"], pid) / "result.json").get("fingerprint") or {}
+        if not fp.get("trace") or not fp.get("chapter_code"):
+            return None
+        traces.append(fp["trace"])
+        codes.add(fp["chapter_code"])
+    if len(codes) != 1:
+        return None
+    trace = merge_traces(traces)
+    (code,) = codes
+    return {"version": FINGERPRINT_VERSION, "chapter_code": code, "trace": trace,
+            "digest": code_fingerprint(code, trace, dependency_pins(project.pyproject))}
+
+
+def current_fingerprint(project: Project, chapter: str, fingerprint: dict[str, Any]) -> str | None:
+    """What ``fingerprint["digest"]`` would be under the current code: the chapter's code cells now and
+    the current source of every function and module in ``fingerprint["trace"]`` (``None``: no such
+    chapter, or a fingerprint of another version)."""
+    from ntputils.book.fingerprint import FINGERPRINT_VERSION, code_fingerprint, dependency_pins
+    from ntputils.book.params import read_source
+    from ntputils.book.project import ProjectError
+    from ntputils.book.sweep_spec import chapter_code_of
+
+    if fingerprint.get("version") != FINGERPRINT_VERSION:
+        return None
+    try:
+        (chap,) = project.select([chapter])
+        code = chapter_code_of(read_source(chap.source))
+    except (ProjectError, OSError, ValueError, SyntaxError):
+        return None
+    return code_fingerprint(code, fingerprint.get("trace") or {}, dependency_pins(project.pyproject))
+
+
 def published(project: Project, name: str) -> dict[str, Any]:
     """A committed sweep: ``table`` (DataFrame), ``provenance`` and ``stale`` (the chapter's code hash
     changed since the table was made: its code cells or the ``ntputils`` modules it imports),
@@ -415,16 +459,41 @@ def published(project: Project, name: str) -> dict[str, Any]:
     if not prov:
         raise FileNotFoundError(f"no published sweep {name!r} in {folder}")
     table = pd.read_csv(folder / "table.csv")
-    pairs = [f"{k}=" + ",".join(map(str, v)) for k, v in prov["axes"].items() if k != "profile"]
-    try:
-        plan = plan_sweep(project, prov["chapter"], pairs[:1] or ["seed=0"],
-                          profile=prov.get("profile") if "profile" not in prov["axes"] else None, name=name)
-        current = plan.code_hash
-    except SweepSpecError:
-        current = None
+    fingerprint = prov.get("fingerprint")
+    if fingerprint:  # what its points executed, re-hashed under the current code
+        current = current_fingerprint(project, prov["chapter"], fingerprint)
+        stale = current is None or current != fingerprint.get("digest")
+    else:  # a table made before run-time traces: the static code hash of its chapter's imports
+        pairs = [f"{k}=" + ",".join(map(str, v)) for k, v in prov["axes"].items() if k != "profile"]
+        try:
+            plan = plan_sweep(project, prov["chapter"], pairs[:1] or ["seed=0"],
+                              profile=prov.get("profile") if "profile" not in prov["axes"] else None,
+                              name=name)
+            current = plan.code_hash
+        except SweepSpecError:
+            current = None
+        stale = current != prov.get("code_hash")
     refresh = f"{prov.get('command')} && python -m ntputils.book sweep-table {name} --publish"
-    return {"table": table, "provenance": prov, "current_hash": current,
-            "stale": current != prov.get("code_hash"), "refresh": refresh}
+    recertify = f"python -m ntputils.book recertify {name}"
+    return {"table": table, "provenance": prov, "current_hash": current, "stale": stale, "refresh": refresh,
+            "recertify": recertify, "recertified": recertified(prov),
+            "full_seconds": prov.get("wall_s"), "recertify_seconds": recertify_estimate(table)}
+
+
+def recertified(prov: dict[str, Any]) -> dict[str, Any] | None:
+    """The latest re-certification of a committed table (``provenance["history"]``), or ``None``."""
+    entries = [h for h in prov.get("history", []) if h.get("event") == "recertified"]
+    return entries[-1] if entries else None
+
+
+def recertify_estimate(table) -> float | None:
+    """Seconds a re-certification of ``table`` takes (its sampled points' recorded seconds), or ``None``."""
+    try:
+        points = sample_points(table, extra=0, name="estimate")
+    except (KeyError, ValueError):
+        return None
+    per_point = table.drop_duplicates("point_id").set_index("point_id")["seconds"]
+    return float(sum(float(per_point.get(p, 0.0) or 0.0) for p in points))
 
 
 def table_command(project: Project, name: str, fmt: str = "csv", do_publish: bool = False,
@@ -477,3 +546,62 @@ def _print_unwritable(project: Project, name: str, fmt: str, err: OSError) -> in
     print(note + f"; written to {folder}", file=sys.stderr)
     print(folder / "table.parquet")
     return 0
+
+
+def axes_of(table) -> list[str]:
+    """The swept parameters of a tidy table: the columns between ``point_id`` and ``profile``."""
+    cols = list(table.columns)
+    return cols[1: cols.index("profile")]
+
+
+def sample_points(table, *, extra: int = 1, name: str) -> list[str]:
+    """The point ids a re-certification re-runs (see the module docstring), in table order."""
+    points = table.drop_duplicates("point_id").reset_index(drop=True)
+    ids = list(points["point_id"])
+    if len(ids) <= 1:
+        return ids
+    seconds = {p: (float(s) if s == s and s is not None else math.inf)
+               for p, s in zip(points["point_id"], points["seconds"], strict=True)}
+    chosen: set[str] = set()
+    for axis in axes_of(table):
+        for value in points[axis].drop_duplicates():
+            same = [p for p, v in zip(points["point_id"], points[axis], strict=True) if same_value(v, value)]
+            chosen.add(min(same, key=lambda p: (seconds[p], p)))
+    rest = sorted(set(ids) - chosen)
+    rng = random.Random(int(hashlib.sha256(name.encode()).hexdigest()[:12], 16))
+    chosen.update(rng.sample(rest, min(max(extra, 0), len(rest))))
+    return [p for p in ids if p in chosen]
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two axis values are equal (numbers as numbers: CSV reads 5e-05 back as a float)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return str(a) == str(b)
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return str(a) == str(b)
+
+
+def state_line(name: str, pub: dict[str, Any]) -> str:
+    """Whether a committed table (:func:`published`) is current, re-certified or STALE; a STALE line
+    names both ways to refresh it and what each costs (from the table's recorded times)."""
+    rec = pub.get("recertified")
+    if not pub["stale"]:
+        if rec:
+            return (f"current: re-certified at {str(rec.get('commit'))[:12]} on {rec.get('date')} by "
+                    f"re-running {rec.get('points')} of {rec.get('of')} points")
+        return "current (the code it ran is unchanged)"
+    est = pub.get("recertify_seconds")
+    cost = f"about {est:.0f} s of point time" if est is not None else "a sample of its points"
+    return (f"STALE: code this table ran has changed since it was made. Re-certify ({cost}): "
+            f"`{pub['recertify']}`; or refresh it whole (about {pub.get('full_seconds')} s wall): "
+            f"`{pub['refresh']}`")
+
+
+def provenance_text(name: str, pub: dict[str, Any]) -> str:
+    """Two lines for a chapter that shows a committed table: where it comes from and :func:`state_line`."""
+    prov = pub["provenance"]
+    return (f"sweep {prov.get('name', name)}: {prov.get('points')} points, profile {prov.get('profile')}, "
+            f"commit {prov.get('git')}, {prov.get('machine')}, finished {prov.get('finished')}, wall "
+            f"{prov.get('wall_s')} s\n{state_line(name, pub)}")

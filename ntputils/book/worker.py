@@ -26,6 +26,22 @@ def strip_ansi(text: str) -> str:
     return ANSI.sub("", text)
 
 
+TRACE_START = "import ntputils.tracing as _ntpbook_tracing\n_ntpbook_tracing.start()"
+TRACE_FINISH = "_ntpbook_tracing.finish();"
+HIDDEN = {"tags": ["remove-cell"]}
+
+
+def add_trace_cells(nb):
+    """The chapter with two hidden cells: :func:`ntputils.tracing.start` before its first code cell and
+    :func:`ntputils.tracing.finish` after its last (what ran of ``ntputils`` keys its results)."""
+    import nbformat
+
+    first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
+    nb.cells.insert(first, nbformat.v4.new_code_cell(TRACE_START, metadata=dict(HIDDEN)))
+    nb.cells.append(nbformat.v4.new_code_cell(TRACE_FINISH, metadata=dict(HIDDEN)))
+    return nb
+
+
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     """Execute the chapter described by ``spec``; return the result dict (never raises)."""
     import jupytext
@@ -34,7 +50,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     from papermill.exceptions import PapermillExecutionError
 
     try:
-        nb = jupytext.read(spec["source"], fmt="py:percent")
+        nb = add_trace_cells(jupytext.read(spec["source"], fmt="py:percent"))
         nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "Python 3", "language": "python"}
         nbformat.write(nb, spec["input"])
         papermill.execute_notebook(

@@ -1,0 +1,210 @@
+"""Re-certify committed sweep tables by sampled re-runs: ``python -m ntputils.book recertify NAME|--all``.
+
+A committed table (``results/sweeps/<name>/``) is stale once its code fingerprint moves (a changed
+line of a function its points called, see :func:`ntputils.book.fingerprint.code_fingerprint`). A
+re-certification re-runs a deterministic sample of its points under the current code -- for each value
+of each axis the point that took least time, plus one point drawn with a seed taken from the table's
+name (``--points N`` draws N instead); a one-point table is re-run whole -- and compares every recorded
+value, claim measurement and outcome with the committed rows. Equal (bit for bit, or within the
+tolerance a record states, ``record(..., tol=...)``, e.g. a wall time) -> the table's provenance moves
+to the current fingerprint with a ``recertified`` entry in its ``history`` (sample, commit, date,
+largest difference); the table itself is not touched. Different -> nothing is written and the moved
+values are listed: a full re-run is due.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from ntputils.book.environment import git_commit
+from ntputils.book.project import Project
+from ntputils.book.sweep import point_dir, read_json, run_sweep, say, write_text_atomic
+from ntputils.book.sweep_spec import SweepSpecError, plan_sweep
+from ntputils.book.sweep_table import (
+    RESULTS_DIR,
+    axes_of,
+    published,
+    rows,
+    same_value,
+    sample_points,
+    table_fingerprint,
+)
+
+EXIT_OK, EXIT_MOVED, EXIT_USAGE = 0, 1, 2
+#: the project's cross-machine tolerance for a value with no tolerance of its own: sweep points run
+#: single-threaded, so one machine reproduces them bit for bit, but another CPU's BLAS/SIMD kernels
+#: round differently and a training run carries last-bit differences along; claim outcomes must match
+#: exactly whatever the values do
+FLOAT_RTOL, FLOAT_ATOL = 1e-4, 1e-9
+COMPARED_KINDS = ("record", "compare", "check")
+
+
+def _pairs(axes: dict[str, list[Any]]) -> list[str]:
+    return [f"{k}=" + ",".join(repr(v) if not isinstance(v, str) else v for v in vals)
+            for k, vals in axes.items()]
+
+
+def _values(df) -> dict[tuple[str, str], tuple[float, str, str]]:
+    """(kind, metric) -> (value, value_text, outcome) of one point's rows."""
+    out = {}
+    for kind, metric, value, text, outcome in zip(df["kind"], df["metric"], df["value"], df["value_text"],
+                                                  df["outcome"], strict=True):
+        if kind in COMPARED_KINDS:
+            out[(kind, str(metric))] = (float(value), "" if text != text else str(text),
+                                        "" if outcome != outcome else str(outcome))
+    return out
+
+
+def _tolerances(result: dict[str, Any]) -> dict[str, float]:
+    """``record(..., tol=...)`` tolerances of a point's result (metric -> absolute tolerance)."""
+    out = {}
+    for metric, entry in (result.get("results") or {}).items():
+        tol = entry.get("tol") if isinstance(entry, dict) else None
+        if tol is not None:
+            out[metric] = float(tol)
+    return out
+
+
+def differences(old, new, tolerances: dict[str, float]) -> tuple[list[str], float, int]:
+    """(what moved, largest relative difference accepted, how many values were not bit-identical)
+    between two points' rows: an outcome must match exactly; a value bit for bit, within its record's
+    own ``tol``, or within :data:`FLOAT_RTOL` / :data:`FLOAT_ATOL`."""
+    a, b = _values(old), _values(new)
+    moved, largest, inexact = [], 0.0, 0
+    for key in sorted(set(a) | set(b)):
+        kind, metric = key
+        if key not in a or key not in b:
+            moved.append(f"{kind} {metric}: {'only in the re-run' if key in b else 'missing in the re-run'}")
+            continue
+        (va, ta, oa), (vb, tb, ob) = a[key], b[key]
+        if oa != ob:
+            moved.append(f"{kind} {metric}: outcome {oa!r} -> {ob!r}")
+        same_value = (va == vb) or (math.isnan(va) and math.isnan(vb))
+        if same_value and ta == tb:
+            continue
+        tol = tolerances.get(metric) if kind == "record" else None
+        diff = abs(va - vb) if math.isfinite(va) and math.isfinite(vb) else math.inf
+        if ta == tb and tol is not None and (diff <= tol or math.isinf(tol)):
+            inexact += 1
+            continue
+        if ta == tb and diff <= FLOAT_ATOL + FLOAT_RTOL * max(abs(va), abs(vb)):
+            inexact += 1
+            largest = max(largest, diff / max(abs(va), abs(vb), FLOAT_ATOL))
+            continue
+        shown = (f"{va!r} -> {vb!r} (difference {diff:.3g})" if not (ta or tb)
+                 else f"{ta or va!r} -> {tb or vb!r}")
+        moved.append(f"{kind} {metric}: {shown}")
+    return moved, largest, inexact
+
+
+def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, force: bool = False,
+              progress: bool = True) -> int:
+    """Re-certify one committed table; returns the exit code (0 current or re-certified, 1 moved)."""
+    import pandas as pd
+
+    folder = project.root / RESULTS_DIR / "sweeps" / name
+    try:
+        pub = published(project, name)
+    except (FileNotFoundError, KeyError, ValueError) as err:
+        say(f"error: {name}: cannot read the committed table: {err}")
+        return EXIT_USAGE
+    prov = pub["provenance"]
+    if not pub["stale"] and not force:
+        how = "run-time fingerprint" if prov.get("fingerprint") else "code hash (made before run-time traces)"
+        say(f"{name}: current ({how}); nothing to re-run")
+        return EXIT_OK
+    table = pd.read_csv(folder / "table.csv", float_precision="round_trip", keep_default_na=True)
+    axes = {k: v for k, v in prov["axes"].items()}
+    profile = prov.get("profile") if "profile" not in axes else None
+    try:
+        plan = plan_sweep(project, prov["chapter"], _pairs(axes), profile=profile, name=name)
+    except SweepSpecError as err:
+        say(f"error: {name}: the committed sweep cannot be planned under the current code: {err}")
+        return EXIT_USAGE
+    sample = sample_points(table, extra=extra, name=name)
+    cols = axes_of(table)
+    matched: dict[str, Any] = {}
+    for pid in sample:
+        row = table[table["point_id"] == pid].iloc[0]
+        hit = [p for p in plan.points if all(same_value(p.overrides.get(k), row[k]) for k in cols)]
+        if len(hit) != 1:
+            say(f"error: {name}: committed point {pid} ({', '.join(f'{k}={row[k]}' for k in cols)}) "
+                "matches no point of the current plan")
+            return EXIT_USAGE
+        matched[pid] = hit[0]
+    scratch = f"recertify-{name}"
+    sub = dataclasses.replace(plan, name=scratch, points=list(matched.values()))
+    n = table["point_id"].nunique()
+    say(f"{name}: re-running {len(sample)} of {n} point(s) under the current code "
+        f"(committed run: wall {prov.get('wall_s')} s for all {n})")
+    t0 = time.time()
+    code = run_sweep(project, sub, workers=workers, progress=progress)
+    seconds = round(time.time() - t0, 1)
+    if code != 0:
+        say(f"{name}: NOT re-certified: a re-run point failed (see sweeps/{scratch}/); "
+            "the table is unchanged")
+        return EXIT_MOVED
+    new_rows, _, desc = rows(project, scratch)
+    new = pd.DataFrame(new_rows)
+    moved: list[str] = []
+    largest, inexact, compared = 0.0, 0, 0
+    for pid, point in matched.items():
+        result = read_json(point_dir(project, scratch, point.id) / "result.json")
+        old_rows = table[table["point_id"] == pid]
+        diff, big, off = differences(old_rows, new[new["point_id"] == point.id], _tolerances(result))
+        moved += [f"[{', '.join(f'{k}={v}' for k, v in point.overrides.items())}] {d}" for d in diff]
+        largest, inexact = max(largest, big), inexact + off
+        compared += int(old_rows["kind"].isin(COMPARED_KINDS).sum())
+    if moved:
+        say(f"{name}: NOT re-certified: {len(moved)} value(s) moved; the table is unchanged and a full "
+            f"re-run is due: {pub['refresh']}")
+        for line in moved[:40]:
+            say(f"  {line}")
+        if len(moved) > 40:
+            say(f"  ... and {len(moved) - 40} more")
+        return EXIT_MOVED
+    fingerprint = table_fingerprint(project, desc)
+    if fingerprint is None:
+        say(f"{name}: NOT re-certified: a re-run point left no trace of what it executed")
+        return EXIT_MOVED
+    entry = {"event": "recertified", "commit": git_commit(project.root),
+             "date": datetime.now(UTC).isoformat(timespec="seconds"), "points": len(sample), "of": n,
+             "sample": [p.overrides for p in matched.values()], "values": compared,
+             "not_bit_identical": inexact, "max_relative_difference": largest,
+             "seconds": seconds,
+             "previous": (prov.get("fingerprint") or {}).get("digest") or prov.get("code_hash")}
+    new_prov = dict(prov) | {"fingerprint": fingerprint, "code_hash": plan.code_hash,
+                             "history": [*prov.get("history", []), entry]}
+    write_text_atomic(folder / "provenance.json", json.dumps(new_prov, indent=1) + "\n")
+    say(f"{name}: re-certified at {entry['commit']} by re-running {len(sample)} of {n} point(s) in "
+        f"{seconds} s (full re-run: {prov.get('wall_s')} s); {compared - inexact} of {compared} values "
+        f"bit-identical, the rest within tolerance (largest relative difference {largest:.3g})")
+    return EXIT_OK
+
+
+def recertify_command(project: Project, names: list[str], *, all_tables: bool = False, extra: int = 1,
+                      workers: int = 2, force: bool = False, progress: bool = True) -> int:
+    """``recertify NAME ... | --all [--points N] [--workers W] [--force]``; returns the exit code."""
+    base = project.root / RESULTS_DIR / "sweeps"
+    if all_tables == bool(names):
+        say("error: give the committed tables' names or --all, not both and not neither")
+        return EXIT_USAGE
+    if extra < 0 or workers < 1:
+        say("error: --points must be >= 0 and --workers >= 1")
+        return EXIT_USAGE
+    available = sorted(d.name for d in base.glob("*") if (d / "provenance.json").is_file())
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        say(f"error: no committed table named {', '.join(map(repr, unknown))} under {RESULTS_DIR}/sweeps/; "
+            f"committed: {', '.join(available) or 'none'}")
+        return EXIT_USAGE
+    worst = EXIT_OK
+    for name in available if all_tables else names:
+        worst = max(worst, recertify(project, name, extra=extra, workers=workers, force=force,
+                                     progress=progress))
+    return worst
