@@ -238,3 +238,26 @@ def test_recertify_keeps_current_certifies_a_neutral_edit_and_refuses_a_moved_va
 
     assert book("recertify", "nope").returncode == 2
     assert book("recertify").returncode == 2
+
+
+def test_a_sweep_point_reads_no_committed_table(tmp_path, monkeypatch):
+    from ntputils.book.project import POINT_ENV, Project
+    from ntputils.book.sweep_table import published
+
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.setenv(POINT_ENV, "d-below-V/0123")
+    with pytest.raises(FileNotFoundError, match="sweep point"):
+        published(Project(tmp_path), "d-below-V")
+
+
+def test_a_committed_table_is_read_back_verbatim(tmp_path):
+    from ntputils.book.recertify import read_committed_table
+
+    path = tmp_path / "table.csv"
+    path.write_text("point_id,d,profile,kind,metric,value,value_text,outcome,seconds\n"
+                    "p,2,cpu,compare,c,,null,not run,1.5\np,2,cpu,record,x,0.1234567890123456789,,,1.5\n"
+                    "p,2,cpu,record,y,inf,,,\n")
+    table = read_committed_table(path)
+    assert list(table["value_text"]) == ["null", "", ""] and list(table["outcome"]) == ["not run", "", ""]
+    assert table["value"][1] == float("0.1234567890123456789") and table["value"][2] == math.inf
+    assert math.isnan(table["value"][0]) and math.isnan(table["seconds"][2]) and table["d"][0] == 2

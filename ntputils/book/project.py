@@ -12,6 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+#: set by the sweep runner in a point's kernel (``<sweep>/<point id>``): the reader of committed tables
+#: (:func:`ntputils.book.sweep_table.published`) then reads none, so a point never records another
+#: table's values (or its stale flag) as its own
+POINT_ENV = "NTPBOOK_SWEEP_POINT"
+
 ROOT_ENV = "NTPBOOK_ROOT"
 
 

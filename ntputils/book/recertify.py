@@ -44,6 +44,25 @@ FLOAT_RTOL, FLOAT_ATOL = 1e-4, 1e-9
 COMPARED_KINDS = ("record", "compare", "check")
 
 
+def read_committed_table(path):
+    """A committed ``table.csv`` as written: text columns verbatim (``"null"`` stays ``"null"``, as in a
+    fresh run's rows) and ``value`` / ``seconds`` parsed by Python's ``float`` (bit for bit)."""
+    import pandas as pd
+
+    table = pd.read_csv(path, keep_default_na=False, dtype={"value": str, "seconds": str, "value_text": str,
+                                                              "outcome": str, "metric": str, "kind": str})
+
+    def number(text: str) -> float:
+        try:
+            return float(text)
+        except ValueError:
+            return math.nan
+
+    table["value"] = [number(v) for v in table["value"]]
+    table["seconds"] = [number(v) for v in table["seconds"]]
+    return table
+
+
 def _pairs(axes: dict[str, list[Any]]) -> list[str]:
     return [f"{k}=" + ",".join(repr(v) if not isinstance(v, str) else v for v in vals)
             for k, vals in axes.items()]
@@ -118,7 +137,7 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
         how = "run-time fingerprint" if prov.get("fingerprint") else "code hash (made before run-time traces)"
         say(f"{name}: current ({how}); nothing to re-run")
         return EXIT_OK
-    table = pd.read_csv(folder / "table.csv", float_precision="round_trip", keep_default_na=True)
+    table = read_committed_table(folder / "table.csv")
     axes = {k: v for k, v in prov["axes"].items()}
     profile = prov.get("profile") if "profile" not in axes else None
     try:

@@ -42,7 +42,7 @@ from typing import Any
 from ntputils.book.environment import git_commit, machine, package_versions
 from ntputils.book.execute import META_KEY, trace_path
 from ntputils.book.execute import worker_env as kernel_env
-from ntputils.book.project import Project
+from ntputils.book.project import POINT_ENV, Project
 from ntputils.book.sweep_cluster import ClusterError, connect
 from ntputils.book.sweep_spec import SweepPlan, SweepSpecError, plan_sweep
 
@@ -105,6 +105,7 @@ def _point_environment(project: Project, record: Path, log: Path) -> Iterator[No
     """Kernel environment (record path, no MPLBACKEND, one BLAS thread) and the papermill log file."""
     saved = dict(os.environ)
     env = kernel_env(project, record, threads=1)
+    env[POINT_ENV] = f"{record.parent.parent.parent.name}/{record.parent.name}"  # <sweep>/<point id>
     for key in set(os.environ) - set(env):
         del os.environ[key]
     os.environ.update(env)

@@ -44,7 +44,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ntputils.book.project import Project
+from ntputils.book.project import POINT_ENV, Project
 
 RESULTS_DIR = "results"
 COLUMNS_TAIL = ["profile", "kind", "metric", "value", "value_text", "outcome", "items", "status", "seconds",
@@ -447,13 +447,19 @@ def current_fingerprint(project: Project, chapter: str, fingerprint: dict[str, A
 
 
 def published(project: Project, name: str) -> dict[str, Any]:
-    """A committed sweep: ``table`` (DataFrame), ``provenance`` and ``stale`` (the chapter's code hash
-    changed since the table was made: its code cells or the ``ntputils`` modules it imports),
-    ``current_hash`` and ``refresh`` (the commands that rebuild it)."""
+    """A committed sweep: ``table`` (DataFrame), ``provenance``, ``stale`` (code the table ran has changed
+    since: its fingerprint, or for an older table its chapter's code hash), ``refresh`` and
+    ``recertify`` (the commands that bring it up to date) and their estimated costs.
+
+    Inside a sweep point (:data:`POINT_ENV` set) it raises ``FileNotFoundError``: a point's record holds
+    only what that point computed, never values (or a stale flag) of a committed table."""
     import pandas as pd
 
     from ntputils.book.sweep_spec import SweepSpecError, plan_sweep
 
+    if os.environ.get(POINT_ENV):
+        raise FileNotFoundError(f"committed table {name!r} not read: this run is a sweep point "
+                                f"({os.environ[POINT_ENV]}), and a point's record holds only its own values")
     folder = project.root / RESULTS_DIR / "sweeps" / name
     prov = _read(folder / "provenance.json")
     if not prov:
