@@ -261,3 +261,24 @@ def test_a_committed_table_is_read_back_verbatim(tmp_path):
     assert list(table["value_text"]) == ["null", "", ""] and list(table["outcome"]) == ["not run", "", ""]
     assert table["value"][1] == float("0.1234567890123456789") and table["value"][2] == math.inf
     assert math.isnan(table["value"][0]) and math.isnan(table["seconds"][2]) and table["d"][0] == 2
+
+
+@pytest.mark.parametrize("garble", [
+    ("table.csv", 'point_id,kind\n"unterminated\n'), ("table.csv", "a,b\n1,2\n"),
+    ("provenance.json", "{not json"), ("provenance.json", '{"name": "x"}'),
+])
+def test_a_garbled_committed_table_is_named_to_the_chapter_that_renders_it(tmp_path, garble):
+    from ntputils.book.project import Project
+    from ntputils.book.sweep_table import UnreadableTable, published
+
+    folder = tmp_path / "results" / "sweeps" / "x-paper"
+    folder.mkdir(parents=True)
+    (tmp_path / "notebooks").mkdir()
+    (folder / "provenance.json").write_text('{"name": "x-paper", "chapter": "x", "axes": {"seed": [0]}}')
+    (folder / "table.csv").write_text("point_id,kind,metric,value\np,record,m,1\n")
+    (folder / garble[0]).write_text(garble[1])
+    with pytest.raises(UnreadableTable, match=r"results/sweeps/x-paper cannot be read.*git checkout") as err:
+        published(Project(tmp_path), "x-paper")
+    assert str(tmp_path) not in str(err.value)  # no machine path on a page
+    with pytest.raises(FileNotFoundError, match="no published sweep 'y' in results/sweeps/y$"):
+        published(Project(tmp_path), "y")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
@@ -199,14 +200,15 @@ def show_paper_profile(prefix: str, record: dict[str, Any], profile: str) -> Pap
 
 def paper_tables(project: Project) -> dict[str, dict[str, Any]]:
     """Chapter prefix -> ``{"table", "provenance", "stale"}`` for every committed ``<prefix>-paper`` sweep
-    (the scorecard's paper-profile column). Unreadable folders are skipped."""
+    (the scorecard's paper-profile column). An unreadable folder is left out with a warning naming it."""
     base = project.root / RESULTS_DIR / "sweeps"
     out: dict[str, dict[str, Any]] = {}
     for folder in sorted(base.glob("*" + SUFFIX)) if base.is_dir() else []:
         prefix = folder.name[: -len(SUFFIX)]
         try:
             pub = published(project, folder.name)
-        except (FileNotFoundError, KeyError, ValueError):
+        except (FileNotFoundError, KeyError, ValueError) as err:
+            print(f"warning: paper-profile column of {prefix}: {err}", file=sys.stderr)
             continue
         out[prefix] = {"table": pub["table"], "provenance": pub["provenance"], "stale": pub["stale"]}
     return out

@@ -446,6 +446,11 @@ def current_fingerprint(project: Project, chapter: str, fingerprint: dict[str, A
     return code_fingerprint(code, fingerprint.get("trace") or {}, dependency_pins(project.pyproject))
 
 
+class UnreadableTable(FileNotFoundError):
+    """A committed table whose files exist but cannot be read (garbled CSV or provenance): its readers
+    treat it as absent, with this message naming the folder and how to restore it."""
+
+
 def published(project: Project, name: str) -> dict[str, Any]:
     """A committed sweep: ``table`` (DataFrame), ``provenance``, ``stale`` (code the table ran has changed
     since: its fingerprint, or for an older table its chapter's code hash), ``refresh`` and
@@ -461,10 +466,19 @@ def published(project: Project, name: str) -> dict[str, Any]:
         raise FileNotFoundError(f"committed table {name!r} not read: this run is a sweep point "
                                 f"({os.environ[POINT_ENV]}), and a point's record holds only its own values")
     folder = project.root / RESULTS_DIR / "sweeps" / name
+    shown = f"{RESULTS_DIR}/sweeps/{name}"  # no machine path on a page
+    if not (folder / "provenance.json").is_file():
+        raise FileNotFoundError(f"no published sweep {name!r} in {shown}")
     prov = _read(folder / "provenance.json")
-    if not prov:
-        raise FileNotFoundError(f"no published sweep {name!r} in {folder}")
-    table = pd.read_csv(folder / "table.csv")
+    try:
+        if not isinstance(prov, dict) or not isinstance(prov.get("axes"), dict) or not prov.get("chapter"):
+            raise ValueError("not a provenance record (no chapter or axes)")
+        table = pd.read_csv(folder / "table.csv")
+        if not {"point_id", "kind", "metric", "value"} <= set(table.columns):
+            raise ValueError("not a sweep table (columns point_id, kind, metric, value missing)")
+    except (OSError, ValueError, pd.errors.ParserError) as err:
+        raise UnreadableTable(f"the committed table {shown} cannot be read ({err}); restore it with "
+                              f"`git checkout -- {shown}` or publish it again") from None
     fingerprint = prov.get("fingerprint")
     if fingerprint:  # what its points executed, re-hashed under the current code
         current = current_fingerprint(project, prov["chapter"], fingerprint)
