@@ -595,3 +595,34 @@ def test_published_results_enter_the_keys_of_chapters_that_render_them(tmp_path)
     first = published_results_digest(renders, tmp_path)
     table.write_text("point,metric,value\na,b,1\n")
     assert len({empty, first, published_results_digest(renders, tmp_path)}) == 3
+
+
+def test_only_builds_the_html_of_what_exists_and_names_the_rest(tmp_path, monkeypatch, capsys):
+    """`build --only a01` on a fresh clone renders a01 (partial by default) and says how to build the
+    toc chapters left out; a full build keeps refusing the HTML of a book with unbuilt chapters."""
+    project = make_project(tmp_path, {"a01_good": GOOD, "a02_failing": FAILING})
+    (tmp_path / "book" / "status.md").write_text("# Status\n")
+
+    def fake_run(project, chapter, parameters, resolved, key, **kw):
+        meta = {"key": key, "status": "ok", "parameters": parameters, "resolved": resolved, "seconds": 1.0}
+        project.executed(chapter).write_text(json.dumps({"cells": [], "metadata": {"ntpbook": meta}}))
+        return cli.RunResult(chapter, "ok", 1.0, meta=meta)
+
+    tocs = []
+    monkeypatch.setattr(cli, "run_chapter", fake_run)
+    monkeypatch.setattr(html, "jupyter_book", lambda project, toc=None, quiet=False: tocs.append(toc) or 0)
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == cli.EXIT_OK
+    out = capsys.readouterr().out
+    assert "has no executed notebook" not in out and "HTML built" in out
+    assert "not built yet (or stale): a02; build them with `python -m ntputils.book build --only a02`" in out
+    assert "a02_failing" not in tocs[0].read_text() and "a01_good" in tocs[0].read_text()
+    assert cli.main(["--root", str(tmp_path), "build"]) == cli.EXIT_OK  # builds a02 too: nothing left out
+    assert tocs[1] is None
+    project.executed(project.chapters()[1]).unlink()
+    assert cli.build(project, make_html=True) == cli.EXIT_OK  # a02 re-executed, a full build again
+    project.executed(project.chapters()[1]).unlink()
+    monkeypatch.setattr(cli, "run_chapter", lambda *a, **kw: cli.RunResult(a[1], "failed", error="boom"))
+    capsys.readouterr()
+    assert cli.build(project, make_html=True) == cli.EXIT_FAILED  # full build: strict
+    out = capsys.readouterr().out
+    assert "toc chapter book/a02_failing has no executed notebook" in out and "HTML build skipped" in out

@@ -4,7 +4,8 @@
 [--partial]`` executes every selected chapter whose cache key changed (all of them, even after a
 failure), writes the status page and runs jupyter-book. A chapter whose latest run failed keeps its
 last good notebook, rendered under a "latest run failed" banner; a chapter with no renderable notebook
-stops the HTML build (unless ``--partial``) and its old page is removed from ``_build/html``.
+stops a full build's HTML (unless ``--partial``) and its old page is removed from ``_build/html``; with
+``--only`` the HTML is built from what exists (``--partial`` implied), naming the chapters left out.
 Exit codes: 0 ok, 1 a chapter or the HTML build failed, 2 bad usage (unknown chapter, unknown or
 ill-typed parameter, bad option), 3 another build holds a selected chapter's lock, 130 interrupted
 (Ctrl-C: running chapters are stopped, previous results kept); SIGTERM and SIGHUP (a closed terminal)
@@ -176,6 +177,7 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
         say(f"error: {problem}")
         return EXIT_USAGE
     parameters = {"profile": overrides.pop("profile", None) or profile or DEFAULT_PROFILE, **overrides}
+    partial = partial or bool(only)  # rerunning some chapters: render what exists, name the rest
     try:
         selected = project.select(only)
     except ProjectError as err:
@@ -339,6 +341,10 @@ def _build_html(project: Project, keys: KeyCalculator, executed_now: set[str], p
             if dropped:
                 say(f"partial build: leaving out {len(dropped)} toc entries without a current page: "
                     + ", ".join(dropped))
+            missing = " ".join(c.short for c in project.toc_chapters() if c.name not in keep)
+            if missing:
+                say(f"not built yet (or stale): {missing}; build them with `python -m ntputils.book build "
+                    f"--only {missing}` (or all: `python -m ntputils.book build`)")
     except ProjectError as err:
         say(f"error: {err}")
         removed = html.prune_pages(project, {n for n, ok in current.items() if ok})
@@ -395,7 +401,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--jobs", type=int, default=1, help="chapters executed in parallel (default 1)")
     b.add_argument("--no-html", dest="html", action="store_false", help="only execute, skip jupyter-book")
     b.add_argument("--partial", action="store_true",
-                   help="build the HTML from the chapters with a current notebook, leaving out the others")
+                   help="build the HTML from the chapters with a current notebook, leaving out the others "
+                        "(implied by --only)")
     b.add_argument("--timeout", type=_seconds, default=None,
                    help="seconds allowed per chapter, positive and finite (default: none)")
 
