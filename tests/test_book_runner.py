@@ -626,3 +626,37 @@ def test_only_builds_the_html_of_what_exists_and_names_the_rest(tmp_path, monkey
     assert cli.build(project, make_html=True) == cli.EXIT_FAILED  # full build: strict
     out = capsys.readouterr().out
     assert "toc chapter book/a02_failing has no executed notebook" in out and "HTML build skipped" in out
+
+
+def test_overrides_are_shown_by_status_list_scorecard_and_failure_banner(tmp_path, capsys):
+    """A run with -p overrides is flagged on the status page, by `list` and by the scorecard (never
+    counted as the book's run); the failure banner names the failed run's parameters."""
+    from ntputils.book.execute import failure_banner_text
+
+    toc = TOC.replace("- file: book/status\n", "- file: book/status\n      - file: book/scorecard\n")
+    project = make_project(tmp_path, {"a05_good": GOOD}, toc=toc.replace("a01_good", "a05_good"))
+    chapter = project.chapters()[0]
+    meta = {"status": "ok", "key": "k", "profile": "cpu", "device": "cpu", "seed": 0, "seconds": 1.0,
+            "parameters": {"profile": "cpu", "steps": 500, "lr": 0.25},
+            "resolved": {"profile": "cpu", "seed": 0, "device": "cpu", "steps": 500, "lr": 0.25},
+            "checks": [{"claim": "KKT", "passed": True, "items": ["A:Fig 5"]}]}
+    project.executed(chapter).write_text(json.dumps({"cells": [], "metadata": {"ntpbook": meta}}))
+    assert cli.main(["--root", str(tmp_path), "status"]) == 0
+    assert cli.main(["--root", str(tmp_path), "list"]) == 0
+    out = capsys.readouterr().out
+    assert "overrides: steps=500, lr=0.25 (not the book's run)" in out
+    status = project.status_page.read_text()
+    assert "| stale, overrides: steps=500, lr=0.25 |" in status  # key "k" is not the real one
+    assert "**overrides** `steps=500, lr=0.25`: not the book's run" in status
+    assert "build --only a05` without `-p`" in status
+    card = project.scorecard_page.read_text()
+    assert ("**not the book's run** (a05 ran with overrides steps=500, lr=0.25; that run's verdict: "
+            "reproduced)") in card
+    failure = {"executed_at": "2026-01-02T00:00:00", "git": "abc", "error": "AssertionError: x",
+               "profile": "cpu", "parameters": {"profile": "cpu", "steps": 7},
+               "resolved": {"profile": "cpu", "steps": 7, "lr": 0.5}}
+    banner = failure_banner_text(meta, failure)
+    latest = banner.split("**failed**")[0]
+    assert "`steps=7`, `lr=0.5` (overrides: steps=7; not the book's run)" in latest
+    assert "(overrides: steps=500, lr=0.25; not the book's run)" in banner.split("**failed**")[1]
+

@@ -119,3 +119,16 @@ def test_written_scorecard_keeps_the_last_good_verdict_of_a_failed_chapter(tmp_p
     assert f"**reproduced** (a05: {LAST_GOOD})" in fig5 and "[a05](a05_ufm.ipynb)" in fig5
     assert "**failed**" in next(line for line in page.splitlines() if "Lemma 1" in line)
     assert "**not executed**" in next(line for line in page.splitlines() if "Thm. 2" in line)
+
+
+def test_a_run_with_overrides_is_never_counted_as_the_books_run():
+    states = _states()
+    page = render_scorecard(states, {"a05": "a05_ufm_training"}, runs={"a05": "ok"},
+                            overrides={"a05": "steps=500, d=32"})
+    row = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 5:"))
+    assert "**not the book's run** (a05 ran with overrides steps=500, d=32; that run's verdict: reproduced)" \
+        in row
+    assert "Statuses (of the book's cpu-profile build): reproduced 0, deviates 0" in page
+    assert "not the book's run 3." in page  # A:Fig 4, 5 and 6: every item a05 gives evidence for
+    plain = render_scorecard(states, {"a05": "a05_ufm_training"}, runs={"a05": "ok"})
+    assert "reproduced 1, deviates 1" in plain and "**not the book's run**" not in plain

@@ -33,6 +33,7 @@ from ntputils.book.execute import (
     INTERRUPTED,
     RunResult,
     interrupt_all,
+    overrides_text,
     read_meta,
     reap_stale_runs,
     record_failure,
@@ -382,6 +383,8 @@ def list_chapters(project: Project) -> int:
         else:
             state = "current" if keys.is_current(chapter) else "stale"
             state += f" ({meta.get('profile')}, {meta.get('seconds', 0):.1f} s)"
+            if overrides_text(meta):
+                state += f" overrides: {overrides_text(meta)} (not the book's run)"
         say(f"{chapter.short:5s} {chapter.name:40s} {state}")
     return EXIT_OK
 

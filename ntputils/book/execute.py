@@ -243,6 +243,16 @@ def _params_text(meta: dict[str, Any]) -> str:
                      if k not in ("profile", "seed", "device")) or "none"
 
 
+def overrides_text(meta: dict[str, Any]) -> str:
+    """The ``-p`` overrides a run had beyond its profile, e.g. ``steps=500, d=32`` ("" for the profile's
+    defaults). A run with overrides is not the book's run (status page, ``list``, scorecard, banners)."""
+    return ", ".join(f"{k}={v!r}" for k, v in (meta.get("parameters") or {}).items() if k != "profile")
+
+
+def _overrides_note(meta: dict[str, Any]) -> str:
+    return f" (overrides: {_plain(overrides_text(meta))}; not the book's run)" if overrides_text(meta) else ""
+
+
 def _insert_under_title(nb, cell) -> None:
     import nbformat
 
@@ -263,10 +273,11 @@ def failure_banner_text(shown: dict[str, Any], failure: dict[str, Any]) -> str:
     return (
         "```{admonition} Latest run failed — showing an older run\n:class: danger\n"
         f"The latest run of this chapter (at {_plain(failure.get('executed_at'))}, git commit "
-        f"{_plain(failure.get('git', '-'))}, profile {_plain(failure.get('profile'))}) **failed**: "
+        f"{_plain(failure.get('git', '-'))}, profile {_plain(failure.get('profile'))}, parameters: "
+        f"{_params_text(failure) if failure.get('resolved') else '-'}{_overrides_note(failure)}) **failed**: "
         f"{_plain(failure.get('error'))}. This page shows the run of "
         f"**{_plain(shown.get('executed_at'))}**, git commit **{_plain(shown.get('git', '-'))}**, profile "
-        f"**{_plain(shown.get('profile'))}**, parameters: {_params_text(shown)}.\n```"
+        f"**{_plain(shown.get('profile'))}**, parameters: {_params_text(shown)}{_overrides_note(shown)}.\n```"
     )
 
 
@@ -282,7 +293,7 @@ def _add_run_banner(nb, meta: dict[str, Any], link_status: bool) -> None:
         "```{admonition} How this page was produced\n:class: note\n"
         f"Executed by `python -m ntputils.book build` with profile **{meta.get('profile')}** on device "
         f"**{meta.get('device')}** (seed {meta.get('seed')}) in {meta.get('seconds', 0):.1f} s; "
-        f"parameters: {params}. Checks: {passed}/{len(checks)} passed; {status}. "
+        f"parameters: {params}{_overrides_note(meta)}. Checks: {passed}/{len(checks)} passed; {status}. "
         f"Run id: {run_id(meta)}.\n```"
     )
     banner = nbformat.v4.new_markdown_cell(text)

@@ -17,6 +17,10 @@ Generated before every HTML build from the records of the executed notebooks (ne
 
 When a chapter's latest run failed but its last good run is kept (the page shows it under a banner),
 the item keeps that run's verdict, marked "last good run; latest run failed" (:data:`LAST_GOOD`).
+
+A chapter whose shown run had ``-p`` overrides (``steps=500, d=32``) is not the book's run: an item it
+gives evidence for is ``not the book's run`` (:data:`NOT_BOOKS_RUN`, counted apart), with the overrides
+and that run's verdict in its note, until the chapter is rebuilt with the profile's defaults.
 """
 
 from __future__ import annotations
@@ -82,7 +86,9 @@ CATALOGUE: list[tuple[str, str, tuple[str, ...], str]] = [
     ("B:GPT-2", "Paper B Sec. 5.1: semantics in a pretrained model", ("b07",), ""),
 ]
 ITEM_IDS = {item for item, *_ in CATALOGUE}
-STATUSES = ("reproduced", "deviates", "not run", "unscored", "failed", "not executed", "not reproduced")
+NOT_BOOKS_RUN = "not the book's run"
+STATUSES = ("reproduced", "deviates", "not run", "unscored", "failed", "not executed", "not reproduced",
+            NOT_BOOKS_RUN)
 #: how a chapter's run stands: ``ok``; ``last good`` (its latest run failed, the last good run is shown);
 #: ``failed`` (failed, no good run kept); ``not executed`` (no executed notebook)
 RUN_STATES = ("ok", "last good", "failed", "not executed")
@@ -184,11 +190,12 @@ def _run_note(chapters: tuple[str, ...], runs: dict[str, str], rows: list[dict[s
 
 def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
                      paper: dict[str, dict[str, Any]] | None = None,
-                     runs: dict[str, str] | None = None) -> str:
+                     runs: dict[str, str] | None = None, overrides: dict[str, str] | None = None) -> str:
     """The markdown of the scorecard; ``states``: chapter stem -> notebook record (of a chapter whose
     latest run failed: its last good run); ``links``: chapter prefix (``a05``) -> page name; ``paper``:
     the committed paper-profile runs (chapter prefix -> ``{"table", "provenance", "stale"}``), shown in
-    their own column; ``runs``: chapter prefix -> its run state (:data:`RUN_STATES`; ``None``: all ok)."""
+    their own column; ``runs``: chapter prefix -> its run state (:data:`RUN_STATES`; ``None``: all ok);
+    ``overrides``: chapter prefix -> the ``-p`` overrides of its run (its items: :data:`NOT_BOOKS_RUN`)."""
     ev = evidence(states)
     pev = paper_evidence(paper or {})
     unknown = sorted(set(ev) - ITEM_IDS)
@@ -197,8 +204,14 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
     for item, title, chapters, why in CATALOGUE:
         rs = ev.get(item, [])
         status = item_status(rs, chapters, runs)
-        counts[status] += 1
         note = _run_note(chapters, runs or {}, rs)
+        overrides = overrides or {}
+        changed = [c for c in dict.fromkeys(r["chapter"].split("_")[0] for r in rs) if overrides.get(c)]
+        if changed:  # never counted as the book's run
+            note = "; ".join([f"{c} ran with overrides {overrides[c]}" for c in changed]
+                             + [f"that run's verdict: {status}"] + ([note] if note else []))
+            status = NOT_BOOKS_RUN
+        counts[status] += 1
         shown_status = f"**{status}**" + (f" ({_cell(note)})" if note else "")
         where = ", ".join(f"[{c}]({links[c]}.ipynb)" if c in links else c for c in chapters) or "-"
         judged = [r for r in rs if r["kind"] == "compare"]
@@ -230,7 +243,9 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
         "edit. One row per figure and numbered result of both papers. A *claim* is an empirical statement "
         "of a paper judged by a rule registered before it was computed (`compare`); a *check* is a "
         "mathematical fact (`check`). Statuses (of the book's cpu-profile build): "
-        + ", ".join(f"{s} {counts[s]}" for s in STATUSES) + ".",
+        + ", ".join(f"{s} {counts[s]}" for s in STATUSES) + ". A chapter last run with `-p` overrides is "
+        "not the book's run: its items say so, with the overrides and that run's verdict, until "
+        "`python -m ntputils.book build --only CHAPTER` (no `-p`) restores the profile's defaults.",
         "",
         "The column *paper profile* tallies the same claims in the committed paper-profile runs (the papers' "
         "sizes and steps, run through the sweep runner and shown at the end of each chapter; "
@@ -251,12 +266,13 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
 
 def write_scorecard(project: Project, chapters: list[Chapter]) -> None:
     """Write ``book/scorecard.md`` from the executed notebooks of ``chapters`` (if the toc lists it)."""
+    from ntputils.book.execute import overrides_text
     from ntputils.book.status import chapter_state
 
     if not project.in_toc(project.scorecard_page):
         return
 
-    states, links, runs = {}, {}, {}
+    states, links, runs, overrides = {}, {}, {}, {}
     for c in chapters:
         st = chapter_state(project, c)
         prefix = c.name.split("_")[0]
@@ -270,6 +286,8 @@ def write_scorecard(project: Project, chapters: list[Chapter]) -> None:
             runs[prefix] = "not executed"
         if c.name in states:
             links[prefix] = c.name
+            if overrides_text(st):
+                overrides[prefix] = overrides_text(st)
     from ntputils.book.paper_profile import paper_tables
 
-    project.scorecard_page.write_text(render_scorecard(states, links, paper_tables(project), runs))
+    project.scorecard_page.write_text(render_scorecard(states, links, paper_tables(project), runs, overrides))

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ntputils.book.environment import git_commit, machine, package_versions
-from ntputils.book.execute import read_meta
+from ntputils.book.execute import overrides_text, read_meta
 from ntputils.book.project import Chapter, Project
 
 BUDGET_S = 45 * 60  # the whole cpu-profile book must run within 45 minutes on CI's 2 cores
@@ -105,6 +105,8 @@ def render_status(project: Project, chapters: list[Chapter], executed_now: set[s
         if status == "missing":
             lines.append(f"| {link} | not executed | - | - | - | - | - | - |")
             continue
+        if status in ("ok", "stale") and overrides_text(st):
+            status += f", overrides: {_cell(overrides_text(st))}"
         lines.append(
             f"| {link} | {status} | {_cell(st.get('profile'))} | {_cell(st.get('device'))} | "
             f"{seconds:.1f} | {100 * seconds / BUDGET_S:.1f} % | {n_pass}/{len(checks)} passed | {when} |"
@@ -134,8 +136,14 @@ def render_status(project: Project, chapters: list[Chapter], executed_now: set[s
             f"at git commit {_code(st.get('git', '-'))}",
             f"- versions: {_cell(versions)}",
         ]
+        if overrides_text(st) and not (st.get("status") == "failed" and not st.get("shown")):
+            lines.append(f"- **overrides** {_code(overrides_text(st))}: not the book's run (the profile's "
+                         f"defaults); `python -m ntputils.book build --only {chapter.short}` without `-p` "
+                         "restores it")
         if st.get("status") == "failed":
-            lines.append(f"- **failed**: {_cell(st.get('error'))}")
+            failed = st.get("latest_failure") or st
+            lines.append(f"- **failed**: {_cell(st.get('error'))} (that run's overrides: "
+                         f"{_code(overrides_text(failed)) if overrides_text(failed) else 'none'})")
             if st.get("shown"):
                 lines.append(f"- the latest run ({_cell(st.get('failed_at'))}) failed; the page shows the "
                              f"last good run above, under a *latest run failed* banner")
