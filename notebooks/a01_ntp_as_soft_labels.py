@@ -51,6 +51,11 @@
 
 # %%
 PROFILES = {"cpu": {"data_seed": 1634, "t_max": 20.0}, "paper": {"data_seed": 1634, "t_max": 20.0}}
+# t_max: the check "CE(L_t) > H and decreasing to H" holds in this range only. From the softmax of
+# L_in + t S~: CE(L_t) - H = sum_j pi_j log(1 + (V-|S_j|) G_j e^{-t}), G_j the geometric mean of p_j on
+# its support (1/5 <= G_j <= 1/|S_j|, counts in {1,2}). It is <= (V-1) e^{-t}, below the check's 1e-6 for
+# t >= 18 (V = 30), and >= 2.7 e^{-t} >= 2e-13 for t <= 30, a thousand times float64's rounding of H.
+LIMITS = {"t_max": (18.0, 30.0)}
 
 # %% tags=["parameters"]
 profile = "cpu"

@@ -660,3 +660,24 @@ def test_overrides_are_shown_by_status_list_scorecard_and_failure_banner(tmp_pat
     assert "`steps=7`, `lr=0.5` (overrides: steps=7; not the book's run)" in latest
     assert "(overrides: steps=500, lr=0.25; not the book's run)" in banner.split("**failed**")[1]
 
+
+def test_build_checks_the_chapters_limits_before_anything_runs(tmp_path, capsys):
+    limited = GOOD.replace('"lr": 0.1}}', '"lr": 0.1}}\nLIMITS = {"steps": (1, 10)}')
+    project = make_project(tmp_path, {"a01_good": limited})
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01", "-p", "steps=50"]) == cli.EXIT_USAGE
+    assert "steps=50 is outside the chapter's limits [1, 10] (chapter a01_good)" in capsys.readouterr().out
+    assert not project.cache_dir.exists()  # nothing was executed
+    bad = GOOD.replace('"lr": 0.1}}', '"lr": 0.1}}\nLIMITS = {"steps": 3}')
+    (tmp_path / "notebooks" / "a01_good.py").write_text(bad)
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == cli.EXIT_USAGE
+    assert "LIMITS of chapter a01_good must map names" in capsys.readouterr().out
+
+
+def test_a01_declares_the_t_max_range_its_check_holds_in(tmp_path, capsys):
+    """a01's check "CE(L_t) -> H" holds for t_max in [18, 30] only (derived in the chapter): t_max=10 is
+    refused before any kernel starts."""
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(REPO / "notebooks" / "a01_ntp_as_soft_labels.py", tmp_path / "notebooks")
+    (tmp_path / "_toc.yml").write_text(TOC.replace("a01_good", "a01_ntp_as_soft_labels"))
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01", "-p", "t_max=10.0"]) == cli.EXIT_USAGE
+    assert "t_max=10.0 is outside the chapter's limits [18.0, 30.0]" in capsys.readouterr().out

@@ -52,6 +52,7 @@ from ntputils.book.params import ChapterSpec, chapter_spec, parse_overrides, rea
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.book.scorecard import write_scorecard
 from ntputils.book.status import write_status
+from ntputils.book.sweep_spec import SweepSpecError, chapter_limits, check_limits
 from ntputils.chapter_contract import DEFAULT_PROFILE, ParameterError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -199,8 +200,13 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
             continue
         try:
             resolved, key = keys.key(chapter, parameters)
-        except ParameterError as err:
+            # the chapter's literal LIMITS hold for a build as for a sweep (`-p d=...` out of range)
+            limits = chapter_limits(read_source(chapter.source), chapter.name)
+        except (ParameterError, SweepSpecError) as err:
             usage_errors.append(str(err))
+            continue
+        if out_of_range := check_limits(resolved, limits):
+            usage_errors += [f"{p} (chapter {chapter.name})" for p in out_of_range]
             continue
         planned.append(Planned(chapter, parameters, resolved, key))
     if usage_errors:
