@@ -2,6 +2,7 @@
 #   make book   create .venv if missing, install the project, execute every changed chapter at the
 #               cpu profile (papermill) and build the HTML into _build/html
 #   make test   ruff + import layers + the fast test suite
+#   make lab    JupyterLab on the chapters (jupytext pairing; installs jupyterlab into .venv once)
 # Knobs: PROFILE=cpu|paper  JOBS=N  BOOK_ARGS='--only a01 -p steps=100'  PYTHON=python3.11
 #        CHAPTER_TIMEOUT=S (default 900 when CI is set, else none)
 
@@ -23,7 +24,7 @@ unexport MPLBACKEND
 export MPLCONFIGDIR ?= $(CURDIR)/.mplconfig
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: book test test-matrix lint pytest browser-test install status clean help
+.PHONY: book test test-matrix lint pytest browser-test install status lab clean help
 
 book: $(STAMP)
 	$(PY) -m ntputils.book build --profile $(PROFILE) --jobs $(JOBS) \
@@ -51,6 +52,13 @@ status: $(STAMP)
 
 install: $(STAMP)
 
+# open notebooks/<chapter>.py as a notebook ("Open With > Jupytext Notebook"); jupytext.toml pairs it
+# with notebooks/<chapter>.ipynb. JupyterLab is not in .[dev]: installed here on first use only
+LAB_PIN ?= jupyterlab==4.6.6
+lab: $(STAMP)
+	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install '$(LAB_PIN)'
+	$(VENV)/bin/jupyter lab   # from the root, where jupytext.toml is
+
 $(STAMP):
 	@test -x $(PY) || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install -e '.[dev]'
@@ -61,4 +69,4 @@ clean:
 	rm -rf _build .cache/book book/*.ipynb book/status.md
 
 help:
-	@sed -n '1,8p' Makefile
+	@sed -n '1,9p' Makefile
