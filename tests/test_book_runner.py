@@ -205,7 +205,7 @@ def test_every_chapter_runs_failure_is_reported_and_leaves_no_notebook(tmp_path,
     assert "How this page was produced" in "".join(nb["cells"][1]["source"])
 
     status = project.status_page.read_text()
-    assert "| [a01_good](a01_good.ipynb) | ok | cpu | cpu |" in status
+    assert "| [a01_good](a01_good.ipynb) | ok, overrides: steps=5 | cpu | cpu |" in status
     assert "| a02\\_failing | failed |" in status and "**FAIL**" in status
 
     before = project.executed(good).read_bytes()
