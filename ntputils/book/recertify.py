@@ -222,8 +222,19 @@ def recertify_command(project: Project, names: list[str], *, all_tables: bool = 
         say(f"error: no committed table named {', '.join(map(repr, unknown))} under {RESULTS_DIR}/sweeps/; "
             f"committed: {', '.join(available) or 'none'}")
         return EXIT_USAGE
-    worst = EXIT_OK
+    worst, summary = EXIT_OK, []
     for name in available if all_tables else names:
-        worst = max(worst, recertify(project, name, extra=extra, workers=workers, force=force,
-                                     progress=progress))
+        t0 = time.time()
+        code = recertify(project, name, extra=extra, workers=workers, force=force, progress=progress)
+        worst = max(worst, code)
+        summary.append((name, code, time.time() - t0))
+    if len(summary) > 1:
+        say("\nsummary (seconds: this command; full: the committed run's wall time):")
+        for name, code, seconds in summary:
+            pub_prov = read_json(project.root / RESULTS_DIR / "sweeps" / name / "provenance.json")
+            last = (pub_prov.get("history") or [{}])[-1]
+            state = {EXIT_OK: "current", EXIT_MOVED: "NOT re-certified", EXIT_USAGE: "error"}[code]
+            if code == EXIT_OK and last.get("event") == "recertified" and seconds > 5:
+                state = f"re-certified ({last.get('points')} of {last.get('of')} points re-run)"
+            say(f"  {name:16s} {state:40s} {seconds:8.1f} s   full: {pub_prov.get('wall_s')} s")
     return worst
