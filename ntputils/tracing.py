@@ -34,10 +34,15 @@ def _on_call(frame, event, arg):  # noqa: ANN001 - the sys.settrace signature
     return None
 
 
-def start() -> None:
-    """Begin noting the ``ntputils`` functions this process calls (this thread and new threads)."""
+def start(force: bool = False) -> None:
+    """Begin noting the ``ntputils`` functions this process calls (this thread and new threads).
+
+    Only when the runner asked for a trace (``NTPBOOK_TRACE`` set) or ``force``: a chapter opened in
+    Jupyter or run with bare papermill is not slowed by the hook."""
     _SEEN.clear()
     _OTHER.clear()
+    if not (force or os.environ.get(TRACE_ENV)):
+        return
     threading.settrace(_on_call)
     sys.settrace(_on_call)
 

@@ -99,6 +99,8 @@ def test_tracer_notes_called_functions_and_imported_modules(tmp_path):
     import ntputils.tracing as tracing
     from ntputils import hashing
 
+    tracing.start()  # no trace asked for: no hook
+    assert sys.gettrace() is None
     os.environ[tracing.TRACE_ENV] = str(tmp_path / "trace.json")
     try:
         tracing.start()

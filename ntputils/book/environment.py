@@ -23,7 +23,8 @@ def package_versions(names: tuple[str, ...] = REPORTED_PACKAGES) -> dict[str, st
 
 
 def git_commit(root: Path) -> str:
-    """Short commit of ``root`` plus ``+dirty`` when tracked files changed; ``"none"`` without git/commits."""
+    """Short commit of ``root`` plus ``+dirty`` when tracked files other than the committed results
+    (``results/``: data, not code) changed; ``"none"`` without git/commits."""
 
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True,
@@ -34,7 +35,7 @@ def git_commit(root: Path) -> str:
     except (OSError, subprocess.SubprocessError):
         return "none (no git commit)"
     try:
-        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"))
     except (OSError, subprocess.SubprocessError):
         dirty = False
     return commit + ("+dirty" if dirty else "")

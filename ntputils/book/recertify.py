@@ -161,9 +161,7 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
     n = table["point_id"].nunique()
     say(f"{name}: re-running {len(sample)} of {n} point(s) under the current code "
         f"(committed run: wall {prov.get('wall_s')} s for all {n})")
-    t0 = time.time()
     code = run_sweep(project, sub, workers=workers, progress=progress)
-    seconds = round(time.time() - t0, 1)
     if code != 0:
         say(f"{name}: NOT re-certified: a re-run point failed (see sweeps/{scratch}/); "
             "the table is unchanged")
@@ -187,6 +185,8 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
         if len(moved) > 40:
             say(f"  ... and {len(moved) - 40} more")
         return EXIT_MOVED
+    results = [read_json(point_dir(project, scratch, p.id) / "result.json") for p in matched.values()]
+    seconds = round(sum(float(r.get("seconds") or 0) for r in results), 1)  # the sampled points' run time
     fingerprint = table_fingerprint(project, desc)
     if fingerprint is None:
         say(f"{name}: NOT re-certified: a re-run point left no trace of what it executed")
@@ -200,9 +200,10 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
     new_prov = dict(prov) | {"fingerprint": fingerprint, "code_hash": plan.code_hash,
                              "history": [*prov.get("history", []), entry]}
     write_text_atomic(folder / "provenance.json", json.dumps(new_prov, indent=1) + "\n")
-    say(f"{name}: re-certified at {entry['commit']} by re-running {len(sample)} of {n} point(s) in "
-        f"{seconds} s (full re-run: {prov.get('wall_s')} s); {compared - inexact} of {compared} values "
-        f"bit-identical, the rest within tolerance (largest relative difference {largest:.3g})")
+    say(f"{name}: re-certified at {entry['commit']} by re-running {len(sample)} of {n} point(s) "
+        f"({seconds} s of point time; the full run took {prov.get('wall_s')} s wall); "
+        f"{compared - inexact} of {compared} values bit-identical, the rest within tolerance (largest "
+        f"relative difference {largest:.3g})")
     return EXIT_OK
 
 
@@ -222,8 +223,20 @@ def recertify_command(project: Project, names: list[str], *, all_tables: bool = 
         say(f"error: no committed table named {', '.join(map(repr, unknown))} under {RESULTS_DIR}/sweeps/; "
             f"committed: {', '.join(available) or 'none'}")
         return EXIT_USAGE
-    worst = EXIT_OK
+    worst, summary = EXIT_OK, []
+    started = datetime.now(UTC).isoformat(timespec="seconds")
     for name in available if all_tables else names:
-        worst = max(worst, recertify(project, name, extra=extra, workers=workers, force=force,
-                                     progress=progress))
+        t0 = time.time()
+        code = recertify(project, name, extra=extra, workers=workers, force=force, progress=progress)
+        worst = max(worst, code)
+        summary.append((name, code, time.time() - t0))
+    if len(summary) > 1:
+        say("\nsummary (seconds: this command; full: the committed run's wall time):")
+        for name, code, seconds in summary:
+            pub_prov = read_json(project.root / RESULTS_DIR / "sweeps" / name / "provenance.json")
+            last = (pub_prov.get("history") or [{}])[-1]
+            state = {EXIT_OK: "current", EXIT_MOVED: "NOT re-certified", EXIT_USAGE: "error"}[code]
+            if code == EXIT_OK and last.get("event") == "recertified" and last.get("date", "") >= started:
+                state = f"re-certified ({last.get('points')} of {last.get('of')} points re-run)"
+            say(f"  {name:16s} {state:40s} {seconds:8.1f} s   full: {pub_prov.get('wall_s')} s")
     return worst

@@ -1,0 +1,85 @@
+"""What the run-time trace costs: chapters executed by papermill with and without ``ntputils.tracing``.
+
+Each chapter runs at its cpu profile through the runner's own notebook (the two hidden trace cells
+included) twice in a row, once with ``NTPBOOK_TRACE`` set (the hook on) and once without (the cells run,
+the hook stays off), in alternating order so that a change of load hits both; one BLAS/torch thread.
+Writes ``benchmarks/results/trace_overhead.json``; the Performance page shows the ratios.
+
+    python -m benchmarks.trace_overhead [--chapters a05 b05 c01]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import machine_info, write_json
+
+DEFAULT_CHAPTERS = ("a05", "b05", "c01")
+
+
+def run_once(source: Path, traced: bool, root: Path) -> dict:
+    """Execute one chapter (cpu profile) with papermill in a fresh kernel; wall and cell seconds."""
+    import jupytext
+    import nbformat
+    import papermill
+
+    from ntputils.book.execute import worker_env
+    from ntputils.book.project import Project
+    from ntputils.book.worker import add_trace_cells
+    from ntputils.tracing import TRACE_ENV
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        nb = add_trace_cells(jupytext.read(source, fmt="py:percent"))
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbformat.write(nb, work / "in.ipynb")
+        env = worker_env(Project(root), work / "record.json", threads=1)
+        if not traced:
+            env.pop(TRACE_ENV, None)
+        saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(env)
+        try:
+            t0 = time.perf_counter()
+            out = papermill.execute_notebook(str(work / "in.ipynb"), str(work / "out.ipynb"),
+                                             parameters={"profile": "cpu"}, kernel_name="python3",
+                                             cwd=str(root), progress_bar=False)
+            wall = time.perf_counter() - t0
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        cells = sum(float(c.get("metadata", {}).get("papermill", {}).get("duration") or 0.0)
+                    for c in out.cells)
+        trace = json.loads((work / "trace.json").read_text()) if (work / "trace.json").exists() else None
+    return {"traced": traced, "wall_s": round(wall, 2), "cells_s": round(cells, 2),
+            "functions": len(trace["functions"]) if trace else None}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chapters", nargs="+", default=list(DEFAULT_CHAPTERS))
+    args = ap.parse_args(argv)
+    from ntputils.book.project import Project
+
+    project = Project.default()
+    rows = []
+    for i, short in enumerate(args.chapters):
+        (chapter,) = project.select([short])
+        order = (True, False) if i % 2 == 0 else (False, True)
+        runs = {r["traced"]: r for r in (run_once(chapter.source, t, project.root) for t in order)}
+        row = {"chapter": chapter.name, "cells_traced_s": runs[True]["cells_s"],
+               "cells_untraced_s": runs[False]["cells_s"], "wall_traced_s": runs[True]["wall_s"],
+               "wall_untraced_s": runs[False]["wall_s"], "functions_traced": runs[True]["functions"],
+               "ratio_cells": round(runs[True]["cells_s"] / max(runs[False]["cells_s"], 1e-9), 3)}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    write_json("trace_overhead.json", {"machine": machine_info(), "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
