@@ -116,12 +116,12 @@ def _tables(payloads: list[dict], format_table, verdicts) -> list[str]:
         parts += [f"- {n}" for n in notes] + ([""] if notes else [])
     rows = [r for p in payloads for r in p["rows"]]
     if rows:
-        parts += ["**Targets of issue #4**", ""] + verdicts(rows) + [""]
+        parts += ["**Targets (speed and memory goals set for these solvers)**", ""] + verdicts(rows) + [""]
     return parts
 
 
 def budget_section(lmm_payloads: list[dict]) -> list[str]:
-    """Issue 17: the per-iteration budget (``lmm_budget.json``) and the verdicts on its two targets,
+    """Paper B's scale: the per-iteration budget (``lmm_budget.json``) and the verdicts on its two targets,
     from the real-text rows of ``lmm_real.json`` and the budget's floors."""
     path = RESULTS_DIR / "lmm_budget.json"
     if not path.exists():
@@ -130,7 +130,7 @@ def budget_section(lmm_payloads: list[dict]) -> list[str]:
     parts = ["**Where one iteration's time goes** -- " + machine_line(payload), "",
              bench_budget.format_components(payload), "",
              "**Full solves at 1000 x 10,000 (b04 TinyStories), same session**", "",
-             bench_budget.format_solves(payload), "", "**Targets of issue #17**", ""]
+             bench_budget.format_solves(payload), "", "**Targets at paper B's scale**", ""]
     rows = [r for p in lmm_payloads if p.get("group") == "real" for r in p["rows"]]
     for r in rows:
         if r.get("method", "").startswith("fast") and r["V"] * r["m"] >= 1000 * 10_000:
@@ -197,13 +197,30 @@ def published_sweeps(root: Path = BOOK_PAGE.parents[1]) -> list[str]:
     for prov_path in sorted((root / "results" / "sweeps").glob("*/provenance.json")):
         prov = json.loads(prov_path.read_text())
         axes = ", ".join(f"{k} ({len(v)})" for k, v in (prov.get("axes") or {}).items())
+        recert = [h for h in prov.get("history", []) if h.get("event") == "recertified"]
+        last = (f"`{str(recert[-1].get('commit'))[:10]}`: {recert[-1].get('points')} of "
+                f"{recert[-1].get('of')} points, {recert[-1].get('seconds')} s" if recert else "-")
         rows.append(f"| `{prov.get('name')}` | {prov.get('chapter')} | {prov.get('profile')} | {axes} | "
                     f"{prov.get('points')} | {prov.get('wall_s')} | {str(prov.get('finished'))[:16]} | "
-                    f"`{str(prov.get('git'))[:10]}` | {prov.get('machine')} |")
+                    f"`{str(prov.get('git'))[:10]}` | {prov.get('machine')} | {last} |")
     if not rows:
         return []
-    return ["| sweep | chapter | profile | axes (values) | points | wall s | finished | commit | machine |",
-            "|---|---|---|---|---|---|---|---|---|", *rows, ""]
+    return ["| sweep | chapter | profile | axes (values) | points | wall s | finished | commit | machine | "
+            "re-certified (commit: points re-run, their seconds) |",
+            "|---|---|---|---|---|---|---|---|---|---|", *rows, ""]
+
+
+def trace_overhead() -> list[str]:
+    """The run-time trace's cost (``trace_overhead.json``): chapter cells with and without the hook."""
+    path = RESULTS_DIR / "trace_overhead.json"
+    if not path.exists():
+        return []
+    payload = json.loads(path.read_text()) | {"file": path.name}
+    rows = ["| chapter | cells, traced (s) | cells, untraced (s) | ratio | functions traced |",
+            "|---|---|---|---|---|"]
+    rows += [f"| {r['chapter']} | {r['cells_traced_s']:.1f} | {r['cells_untraced_s']:.1f} | "
+             f"{r['ratio_cells']:.2f} | {r['functions_traced']} |" for r in payload["rows"]]
+    return [machine_line(payload), "", *rows, ""]
 
 
 def render() -> str:
@@ -216,6 +233,8 @@ def render() -> str:
     text = text.replace("<!-- LMM_TABLES -->", "\n".join(lmm).strip() or "(no results yet)")
     text = text.replace("<!-- CONCEPTS_TABLES -->", "\n".join(conc).strip() or "(no results yet)")
     text = text.replace("<!-- SWEEP_TABLES -->", "\n".join(sweep_tables()).strip() or "(no results yet)")
+    trace = "\n".join(trace_overhead()).strip() or "(not measured yet)"
+    text = text.replace("<!-- TRACE_OVERHEAD -->", trace)
     published = "\n".join(published_sweeps()).strip() or "(none committed)"
     text = text.replace("<!-- PUBLISHED_SWEEPS -->", published)
     return text.rstrip() + "\n"
