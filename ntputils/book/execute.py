@@ -108,7 +108,7 @@ def _hold_owner(work: Path):
     return f
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -124,7 +124,7 @@ def _pid_alive(pid: int) -> bool:
 def _owner_dead(work: Path) -> bool:
     """Whether the build that made the work folder ``work`` is gone."""
     m = WORK_RE.search(work.name)
-    if m and int(m.group("pid")) != os.getpid() and not _pid_alive(int(m.group("pid"))):
+    if m and int(m.group("pid")) != os.getpid() and not pid_alive(int(m.group("pid"))):
         return True
     try:
         f = (work / OWNER).open("r")
@@ -151,7 +151,7 @@ def processes_of(work: Path) -> list[int]:
             env = (entry / "environ").read_bytes()
         except OSError:
             continue
-        if any(var.startswith(needle) for var in env.split(b"\0")) and _pid_alive(pid):
+        if any(var.startswith(needle) for var in env.split(b"\0")) and pid_alive(pid):
             out.append(pid)
     return out
 
@@ -170,7 +170,7 @@ def reap_stale_runs(project: Project) -> tuple[list[Path], list[int]]:
         if survivors:
             _kill_groups(survivors, signal.SIGKILL)
             deadline = time.time() + 5.0
-            while time.time() < deadline and any(_pid_alive(p) for p in survivors):
+            while time.time() < deadline and any(pid_alive(p) for p in survivors):
                 time.sleep(0.05)
             killed += survivors
         shutil.rmtree(work, ignore_errors=True)

@@ -28,7 +28,13 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ntputils.book.fingerprint import PackageTree, chapter_code_digest, chapter_data_digest, dependency_pins
+from ntputils.book.fingerprint import (
+    PackageTree,
+    chapter_code_digest,
+    chapter_data_digest,
+    dependency_pins,
+    normalized_code,
+)
 from ntputils.book.params import ChapterSpec, chapter_spec, literal_assignment, parse_value, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.chapter_contract import ParameterError
@@ -217,13 +223,7 @@ def _normalized(source: bytes | None) -> str:
         module = ast.parse(source)
     except SyntaxError:
         return source.decode(errors="replace")
-    for node in ast.walk(module):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.dump(module, include_attributes=False)
+    return normalized_code(module)
 
 
 def package_code_digest(source_text: str, tree: PackageTree) -> str:

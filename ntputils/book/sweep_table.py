@@ -44,6 +44,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ntputils.book.execute import pid_alive
 from ntputils.book.project import POINT_ENV, Project
 
 RESULTS_DIR = "results"
@@ -318,23 +319,13 @@ def _publish_base(project: Project) -> Path:
 TMP_RE = re.compile(r"^\.(?P<name>.+)\.publish-(?P<pid>\d+)-[^/]*$")
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def clean_stale_publish_dirs(project: Project) -> list[Path]:
     """Remove the hidden temporary folders of publishes that died (killed between write and swap)."""
     removed = []
     base = _publish_base(project)
     for d in base.glob(".*.publish-*") if base.is_dir() else []:
         m = TMP_RE.match(d.name)
-        if m and not _pid_alive(int(m.group("pid"))):
+        if m and not pid_alive(int(m.group("pid"))):
             shutil.rmtree(d, ignore_errors=True)
             removed.append(d)
     return removed
