@@ -143,6 +143,11 @@ def test_differences_accept_bit_identity_stated_tolerances_and_float_noise_only(
     assert moved == [] and inexact == 1 and 0 < largest < 1e-8
     assert differences(a, rows_of({"x": 0.51, "t": 12.0, "n": math.nan}), {})[0]
     assert differences(a, rows_of({"x": 0.5, "t": 12.0}), {})[0] == ["record n: missing in the re-run"]
+    text = pd.DataFrame([{"kind": "check", "metric": "r", "value": math.nan, "outcome": "pass",
+                          "value_text": '{"12": 1.69e-16, "30": 2.03e-15}'}])
+    near = text.assign(value_text='{"12": 1.69e-16, "30": 2.2e-15}')
+    far = text.assign(value_text='{"12": 1.69e-16, "30": 0.1}')
+    assert differences(text, near, {})[0] == [] and differences(text, far, {})[0]
     flipped = differences(rows_of({"x": 0.5}, "reproduced"), rows_of({"x": 0.5}, "deviates"), {})[0]
     assert flipped == ["record x: outcome 'reproduced' -> 'deviates'"]
 
