@@ -26,6 +26,16 @@ _SEEN: set = set()  # code objects of ntputils functions that ran
 _OTHER: set = set()  # code objects outside ntputils (checked once each)
 
 
+_MONITORING = getattr(sys, "monitoring", None)  # Python >= 3.12: per-code events that can be disabled
+_TOOL = 5  # a sys.monitoring tool id (0-5; 5 is not reserved by debuggers, coverage or profilers)
+
+
+def _on_start(code, offset):  # noqa: ANN001 - the sys.monitoring PY_START signature
+    if code.co_filename.startswith(_PREFIX):
+        _SEEN.add(code)
+    return _MONITORING.DISABLE  # each code object reports once: no cost afterwards
+
+
 def _on_call(frame, event, arg):  # noqa: ANN001 - the sys.settrace signature
     code = frame.f_code
     if code in _SEEN or code in _OTHER:
@@ -42,6 +52,11 @@ def start(force: bool = False) -> None:
     _SEEN.clear()
     _OTHER.clear()
     if not (force or os.environ.get(TRACE_ENV)):
+        return
+    if _MONITORING is not None:
+        _MONITORING.use_tool_id(_TOOL, "ntpbook-trace")
+        _MONITORING.register_callback(_TOOL, _MONITORING.events.PY_START, _on_start)
+        _MONITORING.set_events(_TOOL, _MONITORING.events.PY_START)
         return
     threading.settrace(_on_call)
     sys.settrace(_on_call)
@@ -75,8 +90,14 @@ def snapshot() -> dict[str, list[str]]:
 
 def finish() -> dict[str, list[str]]:
     """Stop tracing; write :func:`snapshot` to the file named by ``NTPBOOK_TRACE`` (if set); return it."""
-    sys.settrace(None)
-    threading.settrace(None)  # type: ignore[arg-type]
+    if _MONITORING is not None:
+        if _MONITORING.get_tool(_TOOL) == "ntpbook-trace":
+            _MONITORING.set_events(_TOOL, 0)
+            _MONITORING.register_callback(_TOOL, _MONITORING.events.PY_START, None)
+            _MONITORING.free_tool_id(_TOOL)
+    else:
+        sys.settrace(None)
+        threading.settrace(None)  # type: ignore[arg-type]
     trace = snapshot()
     target = os.environ.get(TRACE_ENV)
     if target:
