@@ -83,7 +83,11 @@ def test_ce_reaches_entropy_and_PF_converges_to_Lin(data8):
     assert np.all(gaps >= -1e-12)  # CE >= H always
     dist = [np.linalg.norm(G.project_F(L, data8.S) - Lin) for L in h.L]
     assert dist[0] > 0.5 * np.linalg.norm(Lin)
-    assert dist[-1] < 0.05 * np.linalg.norm(Lin)
+    # P_F(L) -> L^in as CE -> H: judged at the logged step closest to H. Not at the last step: late in
+    # the run Adam's steps spike as the gradients vanish (the gap jumps back up for a few steps), and
+    # where a spike falls depends on the CPU's rounding (seen: gap 1.8e-5 -> 5e-4, distance 0.1% -> 7%)
+    best = int(np.argmin(gaps))
+    assert best >= len(gaps) // 2 and dist[best] < 0.05 * np.linalg.norm(Lin)
     # the logits diverge in norm (supports are not full): ||L_k|| grows well past ||L^in||
     assert h.scalars["norm_L"][-1] > 2 * np.linalg.norm(Lin)
 
