@@ -23,21 +23,17 @@ DEFAULT_CHAPTERS = ("a05", "b05", "c01")
 
 
 def run_once(source: Path, traced: bool, root: Path) -> dict:
-    """Execute one chapter (cpu profile) with papermill in a fresh kernel; wall and cell seconds."""
-    import jupytext
+    """Execute one chapter (cpu profile) the way the runner's worker does, in a fresh kernel, with the
+    hook on or off; its wall and summed cell seconds."""
     import nbformat
-    import papermill
 
-    from ntputils.book.execute import worker_env
+    from ntputils.book.execute import trace_path, worker_env
     from ntputils.book.project import Project
-    from ntputils.book.worker import add_trace_cells
+    from ntputils.book.worker import run
     from ntputils.tracing import TRACE_ENV
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        nb = add_trace_cells(jupytext.read(source, fmt="py:percent"))
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-        nbformat.write(nb, work / "in.ipynb")
         env = worker_env(Project(root), work / "record.json", threads=1)
         if not traced:
             env.pop(TRACE_ENV, None)
@@ -46,16 +42,20 @@ def run_once(source: Path, traced: bool, root: Path) -> dict:
         os.environ.update(env)
         try:
             t0 = time.perf_counter()
-            out = papermill.execute_notebook(str(work / "in.ipynb"), str(work / "out.ipynb"),
-                                             parameters={"profile": "cpu"}, kernel_name="python3",
-                                             cwd=str(root), progress_bar=False)
+            result = run({"source": str(source), "input": str(work / "in.ipynb"),
+                          "output": str(work / "out.ipynb"), "parameters": {"profile": "cpu"},
+                          "cwd": str(root)})
             wall = time.perf_counter() - t0
         finally:
             os.environ.clear()
             os.environ.update(saved)
+        if result["status"] != "ok":
+            raise RuntimeError(f"{source.name} failed: {result.get('ename')}: {result.get('evalue')}")
+        out = nbformat.read(work / "out.ipynb", as_version=4)
         cells = sum(float(c.get("metadata", {}).get("papermill", {}).get("duration") or 0.0)
                     for c in out.cells)
-        trace = json.loads((work / "trace.json").read_text()) if (work / "trace.json").exists() else None
+        trace_file = trace_path(work / "record.json")
+        trace = json.loads(trace_file.read_text()) if trace_file.exists() else None
     return {"traced": traced, "wall_s": round(wall, 2), "cells_s": round(cells, 2),
             "functions": len(trace["functions"]) if trace else None}
 

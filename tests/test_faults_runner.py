@@ -20,7 +20,7 @@ import pytest
 
 from ntputils.book import cli, html
 from ntputils.book.browser import staleness
-from ntputils.book.execute import FAILED_BANNER_TAG, _descendants, read_meta, run_id
+from ntputils.book.execute import FAILED_BANNER_TAG, descendants, read_meta, run_id
 from ntputils.book.params import chapter_spec, read_source
 from ntputils.book.project import Project
 from ntputils.chapter_contract import ParameterError
@@ -255,7 +255,7 @@ def test_one_ctrl_c_stops_worker_and_kernel_and_keeps_the_good_result(tmp_path):
     try:
         wait_for(lambda: (tmp_path / "kernel.pid").exists(), 120, "the kernel to start")
         kernel = int((tmp_path / "kernel.pid").read_text())
-        tree = _descendants(proc.pid)
+        tree = descendants(proc.pid)
         assert kernel in tree and len(tree) >= 2  # worker and kernel
         t0 = time.time()
         proc.send_signal(signal.SIGINT)
@@ -431,7 +431,7 @@ def test_sigkill_of_the_build_takes_worker_and_kernel_and_the_next_build_reaps_i
     try:
         wait_for(lambda: (tmp_path / "kernel.pid").exists(), 120, "the kernel to start")
         kernel = int((tmp_path / "kernel.pid").read_text())
-        tree = _descendants(proc.pid)
+        tree = descendants(proc.pid)
         assert kernel in tree and len(tree) >= 2
         proc.kill()  # SIGKILL: no handler runs in the build
         proc.wait()
@@ -459,7 +459,7 @@ def test_sigterm_or_sighup_of_the_build_is_handled_like_ctrl_c(tmp_path, sig):
     proc = _build_proc(tmp_path, "-p", "sleep_s=600.0")
     try:
         wait_for(lambda: (tmp_path / "kernel.pid").exists(), 120, "the kernel to start")
-        tree = _descendants(proc.pid)
+        tree = descendants(proc.pid)
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=60)
     finally:

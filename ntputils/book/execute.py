@@ -402,7 +402,7 @@ def read_meta(path: Path) -> dict[str, Any]:
         return {}
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     """Every live descendant of ``pid`` (from ``/proc``; empty where there is no ``/proc``)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").glob("[0-9]*"):
@@ -438,7 +438,7 @@ def stop_worker(proc: subprocess.Popen, grace_s: float = 20.0) -> None:
     another session, so both groups are signalled: SIGINT to the worker's group first (papermill then
     shuts its kernel down), SIGKILL to every remaining group of the tree after ``grace_s`` seconds.
     """
-    tree = _descendants(proc.pid)
+    tree = descendants(proc.pid)
     try:
         os.killpg(proc.pid, signal.SIGINT)
     except ProcessLookupError:
@@ -447,7 +447,7 @@ def stop_worker(proc: subprocess.Popen, grace_s: float = 20.0) -> None:
         proc.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:
         pass
-    tree = sorted(set(tree) | set(_descendants(proc.pid)))
+    tree = sorted(set(tree) | set(descendants(proc.pid)))
     _kill_groups([proc.pid, *tree], signal.SIGKILL)
     proc.wait()
 
@@ -514,7 +514,7 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
         finally:
             with _ACTIVE_LOCK:
                 _ACTIVE.pop(proc.pid, None)
-            leftovers = _descendants(proc.pid)
+            leftovers = descendants(proc.pid)
             if leftovers:  # a kernel that outlived its worker
                 _kill_groups(leftovers, signal.SIGKILL)
     seconds = round(time.time() - start, 2)

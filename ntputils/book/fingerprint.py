@@ -49,7 +49,9 @@ def dependency_pins(pyproject: Path) -> list[str]:
 
 
 def chapter_key(source_text: str, resolved: dict[str, Any], package_digest: str, pins: list[str]) -> str:
-    """The cache key of one chapter run (``package_digest``: :func:`ntputils_digest` of that chapter)."""
+    """The static part of a chapter's cache key (``package_digest``: what else the key covers; the build
+    passes the digest of the data and committed tables it reads, :class:`ntputils.book.cli.KeyCalculator`,
+    and combines the key with the run's trace in :func:`run_key`)."""
     payload = {
         "source": hashlib.sha256(source_text.encode()).hexdigest(),
         "parameters": resolved,

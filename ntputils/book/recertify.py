@@ -24,7 +24,7 @@ from typing import Any
 from ntputils.book.environment import git_commit
 from ntputils.book.project import Project
 from ntputils.book.sweep import point_dir, read_json, run_sweep, say, write_text_atomic
-from ntputils.book.sweep_spec import SweepSpecError, plan_sweep
+from ntputils.book.sweep_spec import SweepSpecError, axis_pairs, plan_sweep
 from ntputils.book.sweep_table import (
     RESULTS_DIR,
     axes_of,
@@ -61,11 +61,6 @@ def read_committed_table(path):
     table["value"] = [number(v) for v in table["value"]]
     table["seconds"] = [number(v) for v in table["seconds"]]
     return table
-
-
-def _pairs(axes: dict[str, list[Any]]) -> list[str]:
-    return [f"{k}=" + ",".join(repr(v) if not isinstance(v, str) else v for v in vals)
-            for k, vals in axes.items()]
 
 
 def _values(df) -> dict[tuple[str, str], tuple[float, str, str]]:
@@ -177,7 +172,7 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
     axes = {k: v for k, v in prov["axes"].items()}
     profile = prov.get("profile") if "profile" not in axes else None
     try:
-        plan = plan_sweep(project, prov["chapter"], _pairs(axes), profile=profile, name=name)
+        plan = plan_sweep(project, prov["chapter"], axis_pairs(axes), profile=profile, name=name)
     except SweepSpecError as err:
         say(f"error: {name}: the committed sweep cannot be planned under the current code: {err}")
         return EXIT_USAGE

@@ -72,8 +72,7 @@ class SweepPlan:
 
     def command(self) -> str:
         """The command that (re)runs this sweep (ranges written out as lists)."""
-        axes = " ".join("-p " + shlex.quote(f"{k}=" + ",".join(_cli_value(v) for v in vals))
-                        for k, vals in self.axes.items())
+        axes = " ".join("-p " + shlex.quote(pair) for pair in axis_pairs(self.axes))
         prof = f" --profile {self.profile}" if "profile" not in self.axes else ""
         return f"python -m ntputils.book sweep {self.chapter.short} {axes}{prof} --name {self.name}"
 
@@ -98,6 +97,11 @@ def _literal(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ",".join(f"{_literal(k)}:{_literal(v)}" for k, v in value.items()) + "}"
     return repr(value)
+
+
+def axis_pairs(axes: dict[str, list[Any]]) -> list[str]:
+    """``-p`` arguments (``key=v1,v2``) that :func:`parse_axes` reads back as ``axes``."""
+    return [f"{k}=" + ",".join(_cli_value(v) for v in vals) for k, vals in axes.items()]
 
 
 def _cli_value(value: Any) -> str:

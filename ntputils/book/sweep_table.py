@@ -451,7 +451,7 @@ def published(project: Project, name: str) -> dict[str, Any]:
     only what that point computed, never values (or a stale flag) of a committed table."""
     import pandas as pd
 
-    from ntputils.book.sweep_spec import SweepSpecError, plan_sweep
+    from ntputils.book.sweep_spec import SweepSpecError, axis_pairs, plan_sweep
 
     if os.environ.get(POINT_ENV):
         raise FileNotFoundError(f"committed table {name!r} not read: this run is a sweep point "
@@ -475,7 +475,7 @@ def published(project: Project, name: str) -> dict[str, Any]:
         current = current_fingerprint(project, prov["chapter"], fingerprint)
         stale = current is None or current != fingerprint.get("digest")
     else:  # a table made before run-time traces: the static code hash of its chapter's imports
-        pairs = [f"{k}=" + ",".join(map(str, v)) for k, v in prov["axes"].items() if k != "profile"]
+        pairs = axis_pairs({k: v for k, v in prov["axes"].items() if k != "profile"})
         try:
             plan = plan_sweep(project, prov["chapter"], pairs[:1] or ["seed=0"],
                               profile=prov.get("profile") if "profile" not in prov["axes"] else None,

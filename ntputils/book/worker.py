@@ -66,28 +66,13 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                 "traceback": traceback.format_exc()}
 
 
-def _children(pid: int) -> list[int]:
-    """Every live descendant of ``pid`` (``/proc``)."""
-    kids: dict[int, list[int]] = {}
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        kids.setdefault(ppid, []).append(int(entry.name))
-    out, todo = [], [pid]
-    while todo:
-        for child in kids.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
 def _stop_and_exit(signum, _frame) -> None:
     """SIGTERM (the build died: the parent-death signal) or SIGHUP: kill the kernel's process group and
     every other descendant, then exit; nothing of this run outlives the build."""
     own = os.getpgid(0)
-    for pid in _children(os.getpid()):
+    from ntputils.book.execute import descendants
+
+    for pid in descendants(os.getpid()):
         try:
             group = os.getpgid(pid)
             if group != own:
