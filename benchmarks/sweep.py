@@ -5,7 +5,7 @@
   included), ``papermill_s - cells_s`` (jupytext conversion, kernel start and shutdown, papermill's
   bookkeeping) and ``record_s`` (reading the record, writing the executed notebook's metadata and
   ``result.json``). Chapters: a trivial one (records one value, imports no numerics), the tiny
-  chapter that imports :mod:`ntputils.runtime` (torch), and the real chapter a01.
+  chapter that imports :mod:`ntputils.chapter` (torch), and the real chapter a01.
 * ``throughput``: a CPU-bound point (numpy matrix products, one BLAS thread, about 8 s of compute)
   x 6 points on a ``LocalCluster`` of 1 and then 2 worker processes; points per minute over the
   span from the first point's start to the last point's end (cluster start-up excluded; the wall
@@ -58,14 +58,14 @@ device = "cpu"
 {params}
 '''
 
-# records through the runner's record file (the protocol of ntputils.runtime) without importing torch
+# records through the runner's record file (the protocol of ntputils.chapter) without importing torch
 _RECORD = '''
 # %%
 import json
 import os
 from pathlib import Path
 
-from ntputils.chapter_contract import RECORD_ENV
+from ntputils.chapter import RECORD_ENV
 
 REC = {"checks": [], "comparisons": [], "results": {}}
 
@@ -82,7 +82,7 @@ record("x_plus_seed", (x or 0) + seed)
 
 RUNTIME = _HEADER.format(title="Tiny with the chapter API", profile='{"x": 0}', params="x = None") + '''
 # %%
-from ntputils.runtime import record, setup_chapter
+from ntputils.chapter import record, setup_chapter
 
 cfg = setup_chapter(PROFILES, globals())
 record("x_plus_seed", cfg.x + cfg.seed)

@@ -50,7 +50,6 @@
 # differs from the stated recipe in some detail we cannot recover; we print our numbers beside theirs.
 
 # %%
-PROFILES = {"cpu": {"data_seed": 1634, "t_max": 20.0}, "paper": {"data_seed": 1634, "t_max": 20.0}}
 # t_max: the check "CE(L_t) > H and decreasing to H" holds in this range only. From the softmax of
 # L_in + t S~: CE(L_t) - H = sum_j pi_j log(1 + (V-|S_j|) G_j e^{-t}), G_j the geometric mean of p_j on
 # its support (1/5 <= G_j <= 1/|S_j|, counts in {1,2}). It is <= (V-1) e^{-t}, below the check's 1e-6 for
@@ -58,17 +57,17 @@ PROFILES = {"cpu": {"data_seed": 1634, "t_max": 20.0}, "paper": {"data_seed": 16
 LIMITS = {"t_max": (18.0, 30.0)}
 
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-data_seed = None  # seed of the count draws (the authors': 1634)
-t_max = None  # largest logit scale t in the CE -> H illustration
+profile = "cpu"  # these values; "paper": the values of a01_ntp_as_soft_labels.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+data_seed = 1634  # seed of the count draws (the authors': 1634)
+t_max = 20.0     # largest logit scale t in the CE -> H illustration
 
 # %%
 # %matplotlib inline
-from ntputils.runtime import check, compare, preregister, record, setup_chapter, within
+from ntputils.chapter import check, compare, preregister, record, setup_chapter, within
 
-cfg = setup_chapter(PROFILES, globals())
+run = setup_chapter(globals())
 
 # %%
 import matplotlib.pyplot as plt
@@ -117,7 +116,7 @@ preregister({
 })
 
 # %%
-data = paper_a_synthetic(seed=cfg.data_seed)
+data = paper_a_synthetic(seed=data_seed)
 contexts = [data.context_str(j) for j in range(data.m)]
 print(data)
 counts = pd.DataFrame(data.counts.toarray(), index=data.vocab, columns=contexts)
@@ -171,7 +170,7 @@ plt.show()
 # %%
 L_in = in_support_logits(data.P)
 P_t, pi_t = torch.from_numpy(P), torch.from_numpy(pi)
-ts = np.linspace(0.0, cfg.t_max, 61)
+ts = np.linspace(0.0, t_max, 61)
 losses = np.array([float(ce_loss(torch.from_numpy(L_in + t * S_tilde), P_t, pi_t)) for t in ts])
 H = data.entropy
 

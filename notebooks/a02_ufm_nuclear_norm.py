@@ -73,26 +73,18 @@
 # $\lambda$ are moderate so that both solvers reach machine-precision agreement in seconds; the
 # $\lambda\to0$ limit is the subject of the next chapter.
 
-# %%
-PROFILES = {
-    "cpu": {"dataset": "random", "V": 8, "m": 10, "lams": [0.1, 0.02], "lam_rank": 0.02,
-            "d_sweep": [1, 2, 3, 4, 5], "steps": 2000, "lr": 2.0},
-    "paper": {"dataset": "synthetic", "V": 30, "m": 16, "lams": [0.04, 0.02, 0.01], "lam_rank": 0.02,
-              "d_sweep": [1, 2, 4, 6, 8, 10, 12, 14], "steps": 8000, "lr": 4.0},
-}
-
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-dataset = None   # "random" (V x m random supports and counts) or "synthetic" (paper A's Synthetic data)
-V = None         # vocabulary size of the random instance (ignored for "synthetic")
-m = None         # number of contexts of the random instance (ignored for "synthetic")
-lams = None      # regularization strengths compared at d = V and d = 2V
-lam_rank = None  # lambda of the rank-constrained sweep over d
-d_sweep = None   # embedding dimensions d < V of the rank-constrained sweep
-steps = None     # gradient-descent steps of every NTP-UFM run
-lr = None        # gradient-descent step size
+profile = "cpu"  # these values; "paper": the values of a02_ufm_nuclear_norm.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+dataset = "random"  # "random" (V x m random supports and counts) or "synthetic" (paper A's Synthetic data)
+V = 8            # vocabulary size of the random instance (ignored for "synthetic")
+m = 10           # number of contexts of the random instance (ignored for "synthetic")
+lams = [0.1, 0.02]  # regularization strengths compared at d = V and d = 2V
+lam_rank = 0.02  # lambda of the rank-constrained sweep over d
+d_sweep = [1, 2, 3, 4, 5]  # embedding dimensions d < V of the rank-constrained sweep
+steps = 2000     # gradient-descent steps of every NTP-UFM run
+lr = 2.0         # gradient-descent step size
 
 # %%
 # %matplotlib inline
@@ -101,24 +93,24 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ntputils import geometry, plots
+from ntputils.chapter import check, record, setup_chapter
 from ntputils.data.corpora.paper_a import paper_a_synthetic
 from ntputils.data.synthetic import random_ntp_data
-from ntputils.runtime import check, record, setup_chapter
 from ntputils.training import ufm
 
 # one torch thread: tiny matrices: intra-op threads only add overhead on a shared CPU
-cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
+run = setup_chapter(globals(), torch_threads=1)
 
 # %% [markdown]
 # ## The instance
 
 # %%
-if cfg.dataset == "random":
-    data = random_ntp_data(cfg.V, cfg.m, min_size=1, max_size=4, max_count=4, seed=cfg.seed)
-elif cfg.dataset == "synthetic":
+if dataset == "random":
+    data = random_ntp_data(V, m, min_size=1, max_size=4, max_count=4, seed=seed)
+elif dataset == "synthetic":
     data = paper_a_synthetic()
 else:
-    raise ValueError(f"unknown dataset {cfg.dataset!r}; valid: 'random', 'synthetic'")
+    raise ValueError(f"unknown dataset {dataset!r}; valid: 'random', 'synthetic'")
 V_data, m_data = data.V, data.m
 d_values = [V_data, 2 * V_data]  # d >= V: the rank constraint cannot bind
 print(data, "| support sizes:", data.support_sizes.tolist(), "| d compared:", d_values)
@@ -143,20 +135,20 @@ def numerical_rank(A: np.ndarray) -> int:
 
 # L_lam = 0 exactly once lam exceeds the operator norm of the CE gradient at L = 0 (the prox returns 0)
 lam_zero = ufm.lambda_max(data)
-if max(cfg.lams) >= lam_zero or cfg.lam_rank >= lam_zero:
+if max(lams) >= lam_zero or lam_rank >= lam_zero:
     raise ValueError(f"every lambda must be below {lam_zero:.4f}: above it L_lambda = 0 and there is nothing to compare")
 convex = {}
-for lam in cfg.lams:
+for lam in lams:
     L_cvx, info = ufm.nuclear_prox_gradient(data, lam, tol=1e-10)
     convex[lam] = (L_cvx, info)
     print(f"lam={lam:g}: FISTA {info['iterations']} iterations, residual {info['residual']:.1e}, "
           f"objective {info['objective']:.10f}, ||L||_* = {info['nuclear_norm']:.4f}, rank {numerical_rank(L_cvx)}")
 
 runs = {}
-for lam in cfg.lams:
+for lam in lams:
     for d in d_values:
-        runs[lam, d] = ufm.train(data, d=d, loss="ce", lam=lam, steps=cfg.steps, lr=cfg.lr, optimizer="gd",
-                                 log_steps=40, seed=cfg.seed, device=cfg.device, progress=False)
+        runs[lam, d] = ufm.train(data, d=d, loss="ce", lam=lam, steps=steps, lr=lr, optimizer="gd",
+                                 log_steps=40, seed=seed, device=run.device, progress=False)
 
 
 def factor_report(hist, L_ref: np.ndarray, obj_ref: float) -> dict:
@@ -203,9 +195,9 @@ for ax in axes:
 plt.show()
 
 # %%
-fig, axes = plt.subplots(1, len(cfg.lams), figsize=(4.2 * len(cfg.lams), 3.4), layout="constrained",
+fig, axes = plt.subplots(1, len(lams), figsize=(4.2 * len(lams), 3.4), layout="constrained",
                          squeeze=False)
-for ax, lam in zip(axes[0], cfg.lams, strict=True):
+for ax, lam in zip(axes[0], lams, strict=True):
     s_cvx = np.linalg.svd(convex[lam][0], compute_uv=False)
     idx = np.arange(1, s_cvx.size + 1)
     ax.bar(idx, s_cvx, color="lightgray", label="convex (prox-gradient)")
@@ -226,7 +218,7 @@ plt.show()
 # two identical $d\times d$ matrices (here for the smallest $\lambda$ at $d=V$):
 
 # %%
-lam_show, d_show = cfg.lams[-1], d_values[0]
+lam_show, d_show = lams[-1], d_values[0]
 h = runs[lam_show, d_show]
 W_fin, H_fin = h.W[-1], h.H[-1]
 lim = np.abs(W_fin.T @ W_fin).max()
@@ -249,18 +241,18 @@ plt.show()
 # is rank, balancedness and the ordering of objectives.
 
 # %%
-L_rank_ref, info_rank_ref = ufm.nuclear_prox_gradient(data, cfg.lam_rank, tol=1e-10)
+L_rank_ref, info_rank_ref = ufm.nuclear_prox_gradient(data, lam_rank, tol=1e-10)
 r_cvx = numerical_rank(L_rank_ref)
-sweep_d = sorted(set(cfg.d_sweep) | {V_data})
+sweep_d = sorted(set(d_sweep) | {V_data})
 sweep = {}
 for d in sweep_d:
-    h_d = runs.get((cfg.lam_rank, d))
+    h_d = runs.get((lam_rank, d))
     if h_d is None:
-        h_d = ufm.train(data, d=d, loss="ce", lam=cfg.lam_rank, steps=cfg.steps, lr=cfg.lr, optimizer="gd",
-                        log_steps=10, seed=cfg.seed, device=cfg.device, progress=False)
+        h_d = ufm.train(data, d=d, loss="ce", lam=lam_rank, steps=steps, lr=lr, optimizer="gd",
+                        log_steps=10, seed=seed, device=run.device, progress=False)
     sweep[d] = factor_report(h_d, L_rank_ref, info_rank_ref["objective"])
     sweep[d]["objective"] = h_d.final["loss"]
-print(f"lam = {cfg.lam_rank:g}: convex optimum {info_rank_ref['objective']:.8f}, rank r = {r_cvx}")
+print(f"lam = {lam_rank:g}: convex optimum {info_rank_ref['objective']:.8f}, rank r = {r_cvx}")
 for d, r in sweep.items():
     print(f"d={d:3d}: objective {r['objective']:.8f} (gap {r['obj_gap']:.1e}), rank {r['rank']}, "
           f"balance {r['balance']:.1e}, | ||W||^2 - ||L||_* |/||L||_* = {r['W2_vs_nuc']:.1e}")
@@ -271,7 +263,7 @@ axes[0].plot(ds, [sweep[d]["objective"] for d in sweep_d], "o-", label="NTP-UFM 
 axes[0].axhline(info_rank_ref["objective"], color="k", ls="--", label="convex optimum (no rank constraint)")
 axes[0].axvline(r_cvx, color="gray", ls=":", label=f"rank of convex solution r={r_cvx}")
 axes[0].set(xlabel="embedding dimension d", ylabel=r"$\mathcal{L}(WH)+\frac{\lambda}{2}(\|W\|^2+\|H\|^2)$",
-            title=f"rank-constrained objective, λ={cfg.lam_rank:g}")
+            title=f"rank-constrained objective, λ={lam_rank:g}")
 axes[0].legend(fontsize=7)
 axes[1].plot(ds, [sweep[d]["rank"] for d in sweep_d], "o-", label="rank of GD logits")
 axes[1].plot(ds, np.minimum(ds, r_cvx), "k--", label="min(d, r)")
@@ -293,7 +285,7 @@ plt.show()
 # for Lemma 1, so the "paper" column states the identity being tested.
 
 # %%
-for lam in cfg.lams:
+for lam in lams:
     check(f"convex solver certified optimal (λ={lam:g})", convex[lam][1]["converged"],
           measured=convex[lam][1]["residual"], paper="optimality residual -> 0", tol="1e-10", item="A:Lemma 1")
 worst = record("a02_worst_rel_dist_L", float(max(r["rel_dist_L"] for r in reports.values())))
@@ -332,7 +324,7 @@ check("rank-constrained: objective non-increasing in d", bool(np.all(np.diff(obj
 worst = max(max(r["balance"], r["W2_vs_nuc"], r["H2_vs_nuc"]) for r in sweep.values())
 check("rank-constrained: balanced and ||W||^2 = ||H||^2 = ||L||_* at every d", worst < 1e-4, measured=worst,
       paper="holds at every stationary point", tol="1e-4 relative", item="A:Lemma 1")
-print(f"chapter wall time: {cfg.elapsed():.1f} s")
+print(f"chapter wall time: {run.elapsed():.1f} s")
 
 # %% [markdown]
 # ## What differs from the paper and why
@@ -351,15 +343,17 @@ print(f"chapter wall time: {cfg.elapsed():.1f} s")
 # %% [markdown]
 # ## The paper profile, recorded
 #
-# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
-# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# The book builds this page at the `cpu` profile. The `paper` profile (the sizes and steps of
+# `notebooks/a02_ufm_nuclear_norm.paper.yaml`) was run through the sweep runner, and its recorded values, claims and checks
 # were committed under `results/sweeps/a02-paper/` with their provenance (commit, machine, date, wall
 # time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
 # where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
 # whose producing code has changed since is marked STALE, with the command that refreshes it.
 
 # %%
-from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
-from ntputils.runtime import current_record  # noqa: E402
+from ntputils.chapter import (
+    current_record,  # noqa: E402
+    show_paper_profile,  # noqa: E402
+)
 
-paper_view = show_paper_profile("a02", current_record(), cfg.profile)
+paper_view = show_paper_profile("a02", current_record(), profile)

@@ -86,27 +86,19 @@
 # in $\log(1/\lambda)$, and $\mathcal L(\boldsymbol L_\lambda)-\mathcal H\approx\lambda\|\boldsymbol L^{\rm mm}\|_*$
 # (the excess loss $\propto e^{-t}$ must equal the marginal nuclear-norm cost $\lambda\|\boldsymbol L^{\rm mm}\|_*$).
 
-# %%
-PROFILES = {
-    "cpu": {"log10_lam_max": -1.0, "log10_lam_min": -5.0, "n_lams": 9, "path_tol": 1e-9,
-            "d": 32, "gd_steps": 5000, "gd_lr": 1.0, "gd_init_scale": 0.1, "fit_below": 1e-2},
-    "paper": {"log10_lam_max": -1.0, "log10_lam_min": -7.0, "n_lams": 13, "path_tol": 1e-9,
-              "d": 32, "gd_steps": 200000, "gd_lr": 1.0, "gd_init_scale": 0.1, "fit_below": 1e-2},
-}
-
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-log10_lam_max = None   # largest lambda of the path grid, log10
-log10_lam_min = None   # smallest lambda of the path grid, log10
-n_lams = None          # number of log-spaced lambdas
-path_tol = None        # optimality-residual tolerance of the prox-gradient solver
-d = None               # NTP-UFM embedding dimension of the gradient-descent run (d >= V = 30)
-gd_steps = None        # gradient-descent iterations at lambda = 0
-gd_lr = None           # gradient-descent step size
-gd_init_scale = None   # std of the Gaussian initialization of W and H
-fit_below = None       # lambdas <= fit_below enter the 1/log(1/lambda) fit
+profile = "cpu"  # these values; "paper": the values of a03_regularization_path.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+log10_lam_max = -1.0  # largest lambda of the path grid, log10
+log10_lam_min = -5.0  # smallest lambda of the path grid, log10
+n_lams = 9       # number of log-spaced lambdas
+path_tol = 1e-9  # optimality-residual tolerance of the prox-gradient solver
+d = 32           # NTP-UFM embedding dimension of the gradient-descent run (d >= V = 30)
+gd_steps = 5000  # gradient-descent iterations at lambda = 0
+gd_lr = 1.0      # gradient-descent step size
+gd_init_scale = 0.1  # std of the Gaussian initialization of W and H
+fit_below = 1e-2  # lambdas <= fit_below enter the 1/log(1/lambda) fit
 
 # %%
 # %matplotlib inline
@@ -117,14 +109,14 @@ import numpy as np
 
 from ntputils import geometry, plots
 from ntputils.analysis.regularization_path import logit_geometry, path_quantities
+from ntputils.chapter import at_least, at_most, check, compare, preregister, record, setup_chapter, within
 from ntputils.data.corpora.paper_a import paper_a_synthetic
 from ntputils.data.synthetic import random_ntp_data
 from ntputils.geometry import max_margin_cached
-from ntputils.runtime import at_least, at_most, check, compare, preregister, record, setup_chapter, within
 from ntputils.training import ufm
 
 # one torch thread: 30 x 16 matrices: intra-op threads only add overhead on a shared CPU
-cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
+run = setup_chapter(globals(), torch_threads=1)
 
 # %% [markdown]
 # ## Data, $\boldsymbol L^{\rm in}$ and $\boldsymbol L^{\rm mm}$
@@ -145,7 +137,7 @@ print(f"L^mm: ||.||_* = {mm_info['nuclear_norm']:.4f}, ||.||_F = {np.linalg.norm
       f"max constraint violation {mm_info['max_violation']:.1e} ({mm_info['solver']})")
 
 # the spec's small random instance (V = 8, m = 10, supports of 1-4 tokens, counts 1-4)
-small = random_ntp_data(8, 10, min_size=1, max_size=4, max_count=4, seed=cfg.seed)
+small = random_ntp_data(8, 10, min_size=1, max_size=4, max_count=4, seed=seed)
 L_mm_small, _ = max_margin_cached(small.S)
 print(small)
 
@@ -179,11 +171,11 @@ preregister({
 })
 
 # %%
-lams = np.logspace(cfg.log10_lam_max, cfg.log10_lam_min, cfg.n_lams)
+lams = np.logspace(log10_lam_max, log10_lam_min, n_lams)
 t0 = time.perf_counter()
-path = ufm.regularization_path(data, lams, tol=cfg.path_tol, progress=False)
+path = ufm.regularization_path(data, lams, tol=path_tol, progress=False)
 pq = path_quantities(data, path, L_mm)
-path_small = ufm.regularization_path(small, lams, tol=cfg.path_tol, progress=False)
+path_small = ufm.regularization_path(small, lams, tol=path_tol, progress=False)
 pq_small = path_quantities(small, path_small, L_mm_small)
 print(f"paths solved in {time.perf_counter() - t0:.1f} s")
 
@@ -245,7 +237,7 @@ x = np.log(1.0 / lams)
 spec_lams = np.logspace(-1, -5, 5)
 spec_proj = [1.33, 0.11, 0.007, 0.001, 0.000]
 spec_dir = [0.77, 0.31, 0.21, 0.16, 0.13]
-fit = (lams <= cfg.fit_below) & np.isfinite(pq["dir_perp"])
+fit = (lams <= fit_below) & np.isfinite(pq["dir_perp"])
 c_fit = float(np.mean(pq["dir_perp"][fit] * x[fit]))  # least-squares-free estimate of err ~ c / log(1/lambda)
 nz = pq["norm_L"] > 0
 slope, intercept = np.polyfit(x[fit], pq["norm_L"][fit], 1)
@@ -265,7 +257,7 @@ axes[0, 1].plot(xx, slope * xx + intercept, "k-", lw=0.8, label=f"slope {slope:.
 axes[0, 2].semilogy(x, lams * mm_info["nuclear_norm"], "k-", lw=0.8, label="λ ||L^mm||_* (Synthetic)")
 axes[1, 1].plot(x, pq["gram_W"], "o-", label="W_λ W_λ^T vs W^mm W^mm^T")
 axes[1, 1].plot(x, pq["gram_H"], "s-", label="H_λ^T H_λ vs H^mm^T H^mm")
-axes[1, 2].axhline(c_fit, color="k", lw=0.8, label=f"mean over λ ≤ {cfg.fit_below:g}: {c_fit:.2f}")
+axes[1, 2].axhline(c_fit, color="k", lw=0.8, label=f"mean over λ ≤ {fit_below:g}: {c_fit:.2f}")
 titles = [("||P_F(L_λ) − L^in||_F", "Thm 1(i): in-support part → L^in"),
           ("||L_λ||_F", "Thm 1(ii): the norm diverges, linearly in log(1/λ)"),
           ("CE(L_λ) − H", "Thm 1(iii): loss → entropy"),
@@ -336,8 +328,8 @@ preregister({
 })
 
 # %%
-hist = ufm.train(data, d=cfg.d, loss="ce", lam=0.0, steps=cfg.gd_steps, lr=cfg.gd_lr, optimizer="gd",
-                 init_scale=cfg.gd_init_scale, log_steps=30, seed=cfg.seed, device=cfg.device, progress=False)
+hist = ufm.train(data, d=d, loss="ce", lam=0.0, steps=gd_steps, lr=gd_lr, optimizer="gd",
+                 init_scale=gd_init_scale, log_steps=30, seed=seed, device=run.device, progress=False)
 gd_steps_arr = np.asarray(hist.snap_steps)
 gq: dict[str, list] = {k: [] for k in ("proj_error", "norm_L", "dir_perp", "dir_L", "gram_W", "gram_H", "ce_gap")}
 ce_at = dict(zip(hist.steps, hist.scalars["ce_minus_H"], strict=True))
@@ -346,7 +338,7 @@ for k, W, H, L in zip(hist.snap_steps, hist.W, hist.H, hist.L, strict=True):
         gq[key].append(value)
     gq["ce_gap"].append(ce_at[k])
 gq = {k: np.asarray(v) for k, v in gq.items()}
-print(f"GD: {cfg.gd_steps} steps in {hist.meta['seconds']:.1f} s; final CE - H = {gq['ce_gap'][-1]:.2e}, "
+print(f"GD: {gd_steps} steps in {hist.meta['seconds']:.1f} s; final CE - H = {gq['ce_gap'][-1]:.2e}, "
       f"||L|| = {gq['norm_L'][-1]:.1f}, direction error {gq['dir_perp'][-1]:.3f}")
 
 fig, axes = plt.subplots(1, 4, figsize=(20, 4.2), layout="constrained")
@@ -389,7 +381,7 @@ plt.show()
 
 # %%
 check("path: every λ solved to the optimality tolerance", bool(pq["converged"].all() and pq_small["converged"].all()),
-      measured=int(pq["iterations"].max()), paper="(certified solver)", tol=f"residual {cfg.path_tol:g}",
+      measured=int(pq["iterations"].max()), paper="(certified solver)", tol=f"residual {path_tol:g}",
       item="A:Thm 1")
 proj = pq["proj_error"][nz]
 check("Thm 1(i): ||P_F(L_λ) − L^in|| decreases monotonically", bool(np.all(np.diff(proj) < 0)),
@@ -437,7 +429,7 @@ compare("a03_gd_norm", gd_ratio["norm_L"])
 compare("a03_gd_proj", gd_ratio["proj_error"])
 compare("a03_gd_dir", gd_ratio["dir_perp"])
 compare("a03_gd_gram", max(gd_ratio["gram_W"], gd_ratio["gram_H"]))
-print(f"chapter wall time: {cfg.elapsed():.1f} s")
+print(f"chapter wall time: {run.elapsed():.1f} s")
 
 # %% [markdown]
 # ## What differs from the paper and why
@@ -459,15 +451,17 @@ print(f"chapter wall time: {cfg.elapsed():.1f} s")
 # %% [markdown]
 # ## The paper profile, recorded
 #
-# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
-# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# The book builds this page at the `cpu` profile. The `paper` profile (the sizes and steps of
+# `notebooks/a03_regularization_path.paper.yaml`) was run through the sweep runner, and its recorded values, claims and checks
 # were committed under `results/sweeps/a03-paper/` with their provenance (commit, machine, date, wall
 # time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
 # where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
 # whose producing code has changed since is marked STALE, with the command that refreshes it.
 
 # %%
-from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
-from ntputils.runtime import current_record  # noqa: E402
+from ntputils.chapter import (
+    current_record,  # noqa: E402
+    show_paper_profile,  # noqa: E402
+)
 
-paper_view = show_paper_profile("a03", current_record(), cfg.profile)
+paper_view = show_paper_profile("a03", current_record(), profile)

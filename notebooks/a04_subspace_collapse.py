@@ -57,31 +57,21 @@
 # 3. the $\mathcal F^\perp$ components of the logits, $\boldsymbol\ell_j-\mathcal P_{\mathcal F}(\boldsymbol\ell_j)$,
 #    which remove the in-support log-odds — the only part in which same-support contexts *must* differ.
 
-# %%
-PROFILES = {
-    "cpu": {"toy_V": 10, "toy_distinct": 8, "ufm_d": 128, "ufm_steps": 2000, "ufm_lr": 10.0,
-            "random_sizes": [[10, 20], [20, 50], [40, 100], [60, 200], [100, 300], [200, 600]], "max_support": 5,
-            "zipf": 1.0, "sts_solver": "fast", "large_solver": "fast", "large_from": 150},
-    "paper": {"toy_V": 10, "toy_distinct": 8, "ufm_d": 128, "ufm_steps": 30000, "ufm_lr": 10.0,
-              "random_sizes": [[10, 20], [20, 50], [50, 100], [100, 300], [200, 600], [500, 2000], [1000, 5000]],
-              "max_support": 5, "zipf": 1.0, "sts_solver": "cvxpy", "large_solver": "fast", "large_from": 150},
-}
-
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-toy_V = None          # vocabulary of the toy support matrix with duplicated columns
-toy_distinct = None   # number of distinct supports in the toy (each used twice)
-ufm_d = None          # NTP-UFM embedding dimension for the collapse run on Simplified TinyStories
-ufm_steps = None      # gradient-descent steps of that run
-ufm_lr = None         # its step size
-random_sizes = None   # [V, m] of the random support matrices
-max_support = None    # random supports have 1..max_support tokens
-zipf = None           # Zipf exponent of the token frequencies of random supports
-sts_solver = None     # L^mm solver for Simplified TinyStories: "cvxpy" or "fast"
-large_solver = None   # L^mm solver for random sizes with V + m >= large_from
-large_from = None     # V + m from which large_solver is used (cvxpy/SCS below)
+profile = "cpu"  # these values; "paper": the values of a04_subspace_collapse.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+toy_V = 10       # vocabulary of the toy support matrix with duplicated columns
+toy_distinct = 8 # number of distinct supports in the toy (each used twice)
+ufm_d = 128      # NTP-UFM embedding dimension for the collapse run on Simplified TinyStories
+ufm_steps = 2000  # gradient-descent steps of that run
+ufm_lr = 10.0    # its step size
+random_sizes = [[10, 20], [20, 50], [40, 100], [60, 200], [100, 300], [200, 600]]  # [V, m] of the random support matrices
+max_support = 5  # random supports have 1..max_support tokens
+zipf = 1.0       # Zipf exponent of the token frequencies of random supports
+sts_solver = "fast"  # L^mm solver for Simplified TinyStories: "cvxpy" or "fast"
+large_solver = "fast"  # L^mm solver for random sizes with V + m >= large_from
+large_from = 150  # V + m from which large_solver is used (cvxpy/SCS below)
 
 # %%
 # %matplotlib inline
@@ -95,10 +85,7 @@ from ntputils import geometry, plots
 from ntputils.analysis import metrics
 from ntputils.analysis.baselines import offdiagonal_sim, random_sim, similarity_with_chance
 from ntputils.analysis.convergence import support_group_labels, support_group_order, word_order
-from ntputils.data.corpora.paper_a import paper_a_synthetic, paper_a_tinystories
-from ntputils.data.synthetic import all_subsets_support, random_supports, step_imbalanced_support
-from ntputils.geometry import max_margin_cached
-from ntputils.runtime import (
+from ntputils.chapter import (
     above_chance,
     at_least,
     between,
@@ -111,15 +98,18 @@ from ntputils.runtime import (
     setup_chapter,
     within,
 )
+from ntputils.data.corpora.paper_a import paper_a_synthetic, paper_a_tinystories
+from ntputils.data.synthetic import all_subsets_support, random_supports, step_imbalanced_support
+from ntputils.geometry import max_margin_cached
 from ntputils.training import ufm
 
 # one torch thread: small matrices: intra-op threads only add overhead on a shared CPU
-cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
+run = setup_chapter(globals(), torch_threads=1)
 
 
 def lmm(S_case, solver: str) -> tuple[np.ndarray, dict]:
     """L^mm from the disk cache or the solver (the fast solver runs on the chapter's device)."""
-    opts = {"device": cfg.device, "progress": False} if solver == "fast" else {}
+    opts = {"device": run.device, "progress": False} if solver == "fast" else {}
     return max_margin_cached(S_case, solver=solver, **opts)
 
 
@@ -140,9 +130,9 @@ def max_duplicate_gap(A: np.ndarray, labels: np.ndarray) -> float:
 # distinct supports among {glue:text}`synthetic_contexts` contexts).
 
 # %%
-rng = np.random.default_rng(cfg.seed)
-S_distinct = random_supports(cfg.toy_V, cfg.toy_distinct, 1, 3, seed=cfg.seed)
-S_toy = S_distinct[:, rng.permutation(np.repeat(np.arange(cfg.toy_distinct), 2))]
+rng = np.random.default_rng(seed)
+S_distinct = random_supports(toy_V, toy_distinct, 1, 3, seed=seed)
+S_toy = S_distinct[:, rng.permutation(np.repeat(np.arange(toy_distinct), 2))]
 synthetic = paper_a_synthetic()
 dup_cases = {"toy (duplicated random supports)": S_toy, "Synthetic dataset": synthetic.S.toarray()}
 dup_results = {}
@@ -208,9 +198,9 @@ order_sts, _ = support_group_order(sts.S)
 print(sts, f"| {labels_sts.max() + 1} distinct supports; paper: V = 104, m = 403, n = 5110, H = 1.6597")
 record("sts_V", int(sts.V), paper=104)
 record("sts_m", int(sts.m), paper=403)
-hist = ufm.train(sts, d=cfg.ufm_d, loss="ce", lam=0.0, steps=cfg.ufm_steps, lr=cfg.ufm_lr, optimizer="gd",
-                 log_steps=12, seed=cfg.seed, device=cfg.device, progress=False)
-L_mm_sts, _ = lmm(S_sts, cfg.sts_solver)
+hist = ufm.train(sts, d=ufm_d, loss="ce", lam=0.0, steps=ufm_steps, lr=ufm_lr, optimizer="gd",
+                 log_steps=12, seed=seed, device=run.device, progress=False)
+L_mm_sts, _ = lmm(S_sts, sts_solver)
 U_mm_sts, _, _ = geometry.svd_factors(L_mm_sts, rank_tol=1e-6)
 views = {"raw h_j": [], "h_j projected on span(W^T U^mm)": [], "F^perp logits l_j − P_F(l_j)": []}
 for W, H, L in zip(hist.W, hist.H, hist.L, strict=True):
@@ -219,7 +209,7 @@ for W, H, L in zip(hist.W, hist.H, hist.L, strict=True):
     views["h_j projected on span(W^T U^mm)"].append(metrics.group_cosine_stats(Q @ (Q.T @ H), labels_sts))
     views["F^perp logits l_j − P_F(l_j)"].append(metrics.group_cosine_stats(L - geometry.project_F(L, S_sts),
                                                                             labels_sts))
-print(f"NTP-UFM: {cfg.ufm_steps} GD steps in {hist.meta['seconds']:.1f} s, final CE - H = {hist.final['ce_minus_H']:.2e}")
+print(f"NTP-UFM: {ufm_steps} GD steps in {hist.meta['seconds']:.1f} s, final CE - H = {hist.final['ce_minus_H']:.2e}")
 for name, stats in views.items():
     print(f"  {name:32s} within-group mean cos {stats[-1]['within_mean']:.4f}, min {stats[-1]['within_min']:.4f}; "
           f"between groups {stats[-1]['between_mean']:.4f}")
@@ -325,20 +315,20 @@ def proxy_report(S_case, solver: str) -> dict:
             "rank_S": int((s_S > 1e-6 * s_S[0]).sum()), "sim_H": metrics.sim(H_case, St),
             "sim_W": metrics.sim(W_case.T, St.T), "off_H": offdiagonal_sim(H_case, St),
             "off_W": offdiagonal_sim(W_case.T, St.T),
-            "chance_H": random_sim(H_case.shape, St, draws=10, seed=cfg.seed)[0],
-            "chance_W": random_sim(W_case.T.shape, St.T, draws=10, seed=cfg.seed)[0], "solver": info["solver"], "seconds": info["seconds"],
+            "chance_H": random_sim(H_case.shape, St, draws=10, seed=seed)[0],
+            "chance_W": random_sim(W_case.T.shape, St.T, draws=10, seed=seed)[0], "solver": info["solver"], "seconds": info["seconds"],
             "cached": info["cached"], "violation": info["max_violation"], "gap": info["rel_gap"],
             "converged": info["converged"],
             "L": L_case, "W": W_case, "H": H_case, "S_tilde": St}
 
 
 proxy = {}
-for V_case, m_case in cfg.random_sizes:
-    S_case = random_supports(V_case, m_case, 1, cfg.max_support, seed=cfg.seed, zipf_exponent=cfg.zipf)
-    solver = cfg.large_solver if V_case + m_case >= cfg.large_from else "cvxpy"
+for V_case, m_case in random_sizes:
+    S_case = random_supports(V_case, m_case, 1, max_support, seed=seed, zipf_exponent=zipf)
+    solver = large_solver if V_case + m_case >= large_from else "cvxpy"
     proxy[f"random {V_case}x{m_case}"] = proxy_report(S_case, solver)
 proxy["Synthetic (paper A)"] = proxy_report(synthetic.S.toarray(), "cvxpy")
-proxy["Simplified TinyStories (paper A)"] = proxy_report(S_sts, cfg.sts_solver)
+proxy["Simplified TinyStories (paper A)"] = proxy_report(S_sts, sts_solver)
 
 print(f"{'support matrix':34s} {'V':>5} {'m':>5} {'dist':>6} {'||L^mm||_*':>10} {'||S~||_*':>9} {'rk L^mm':>7} "
       f"{'rk S~':>5} {'sim H':>6} {'off H':>6} {'rnd H':>6} {'sim W':>6} {'off W':>6} {'rnd W':>6} {'solver':>10} {'s':>6}")
@@ -395,8 +385,8 @@ preregister_similarity({f"a04_sts_sim_{side}": (f"STS: {label} above chance", 0.
 
 # %%
 r = proxy["Simplified TinyStories (paper A)"]
-sim_reps = {"H": similarity_with_chance(r["H"], r["S_tilde"], draws=20, seed=cfg.seed),
-            "W": similarity_with_chance(r["W"].T, r["S_tilde"].T, draws=20, seed=cfg.seed)}
+sim_reps = {"H": similarity_with_chance(r["H"], r["S_tilde"], draws=20, seed=seed),
+            "W": similarity_with_chance(r["W"].T, r["S_tilde"].T, draws=20, seed=seed)}
 pd.DataFrame([sim_reps["H"].row("sim(H^mm, S~)"), sim_reps["W"].row("sim(W^mm^T, S~^T)")]).set_index("claim")
 
 # %%
@@ -468,7 +458,7 @@ for side in ("H", "W"):
     record(f"sts_sim_{side}_off", rep_s.offdiagonal)
     record(f"sts_sim_{side}_chance", rep_s.random_mean)
     compare_similarity(f"a04_sts_sim_{side}", rep_s, paper="near-identical (Fig. 1c vs 1d)")
-print(f"chapter wall time: {cfg.elapsed():.1f} s")
+print(f"chapter wall time: {run.elapsed():.1f} s")
 
 # %% [markdown]
 # ## What differs from the paper and why
@@ -492,15 +482,17 @@ print(f"chapter wall time: {cfg.elapsed():.1f} s")
 # %% [markdown]
 # ## The paper profile, recorded
 #
-# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
-# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# The book builds this page at the `cpu` profile. The `paper` profile (the sizes and steps of
+# `notebooks/a04_subspace_collapse.paper.yaml`) was run through the sweep runner, and its recorded values, claims and checks
 # were committed under `results/sweeps/a04-paper/` with their provenance (commit, machine, date, wall
 # time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
 # where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
 # whose producing code has changed since is marked STALE, with the command that refreshes it.
 
 # %%
-from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
-from ntputils.runtime import current_record  # noqa: E402
+from ntputils.chapter import (
+    current_record,  # noqa: E402
+    show_paper_profile,  # noqa: E402
+)
 
-paper_view = show_paper_profile("a04", current_record(), cfg.profile)
+paper_view = show_paper_profile("a04", current_record(), profile)

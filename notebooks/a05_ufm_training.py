@@ -67,29 +67,20 @@
 #   solver `ntputils.geometry.maxmargin_admm.solve_max_margin` (its duality gap is printed; SCS takes minutes at
 #   the Simplified-TinyStories size), and check it against cvxpy on the Synthetic data.
 
-# %%
-PROFILES = {
-    "cpu": {"d": 128, "steps": 2000, "lr": 1e-2, "milestones": [1000, 1500], "gamma": 0.4,
-            "weight_decay": 1e-6, "init_scale": 0.1, "n_log": 40, "lmm_solver": "fast", "dtype": "float64"},
-    "paper": {"d": 128, "steps": 30000, "lr": 1e-4, "milestones": [5000, 10000, 15000, 20000, 25000],
-              "gamma": 0.4, "weight_decay": 1e-6, "init_scale": 0.1, "n_log": 60, "lmm_solver": "fast",
-              "dtype": "float64"},
-}
-
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-d = None             # embedding dimension (paper: 128 > V)
-steps = None         # full-batch AdamW steps
-lr = None            # initial learning rate
-milestones = None    # steps at which the learning rate is multiplied by gamma
-gamma = None         # learning-rate decay factor
-weight_decay = None  # AdamW (decoupled) weight decay
-init_scale = None    # std of the i.i.d. normal initialization of W and H
-n_log = None         # number of log-spaced steps with logged curves and W, H, L snapshots
-lmm_solver = None    # "fast" (certified ADMM) or "cvxpy" (SCS) for L^mm
-dtype = None         # "float64" or "float32"
+profile = "cpu"  # these values; "paper": the values of a05_ufm_training.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+d = 128          # embedding dimension (paper: 128 > V)
+steps = 2000     # full-batch AdamW steps
+lr = 1e-2        # initial learning rate
+milestones = [1000, 1500]  # steps at which the learning rate is multiplied by gamma
+gamma = 0.4      # learning-rate decay factor
+weight_decay = 1e-6  # AdamW (decoupled) weight decay
+init_scale = 0.1  # std of the i.i.d. normal initialization of W and H
+n_log = 40       # number of log-spaced steps with logged curves and W, H, L snapshots
+lmm_solver = "fast"  # "fast" (certified ADMM) or "cvxpy" (SCS) for L^mm
+dtype = "float64"  # "float64" or "float32"
 
 # %%
 # %matplotlib inline
@@ -104,22 +95,13 @@ from ntputils import plots
 from ntputils.analysis.baselines import similarity_with_chance
 from ntputils.analysis.convergence import (
     GeometryReference,
-    fig6_series,
+    convergence_curves,
     support_group_order,
     word_order,
 )
 from ntputils.analysis.metrics import normalized_distance
 from ntputils.analysis.ufm_memory import ufm_runs_bytes
-from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories, paper_a_tinystories_details
-from ntputils.data.corpora.paper_a import (
-    SEARCH_MAX_COUNTS,
-    SEARCH_SUPPORT_SIZES,
-    synthetic_entropy_floor,
-    synthetic_recipe_search,
-)
-from ntputils.data.corpora.variants import SYNONYMS
-from ntputils.geometry import max_margin_cached, max_margin_logits, nuclear_norm
-from ntputils.runtime import (
+from ntputils.chapter import (
     ParameterError,
     at_least,
     at_most,
@@ -134,11 +116,20 @@ from ntputils.runtime import (
     setup_chapter,
     within,
 )
+from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories, paper_a_tinystories_details
+from ntputils.data.corpora.paper_a import (
+    SEARCH_MAX_COUNTS,
+    SEARCH_SUPPORT_SIZES,
+    synthetic_entropy_floor,
+    synthetic_recipe_search,
+)
+from ntputils.data.corpora.variants import SYNONYMS
+from ntputils.geometry import max_margin_cached, max_margin_logits, nuclear_norm
 from ntputils.training import ufm
 from ntputils.training.history import log_spaced_steps
 
 # one torch thread on the CPU: 100 x 400 matrices, intra-op threads only add overhead on a shared CPU
-cfg = setup_chapter(PROFILES, globals(), torch_threads=lambda c: 1 if c.device == "cpu" else None)
+run = setup_chapter(globals(), torch_threads=lambda device: 1 if device == "cpu" else None)
 
 # %% [markdown]
 # ## The two datasets
@@ -171,13 +162,13 @@ preregister({
 # %%
 sts_details = paper_a_tinystories_details()
 datasets = {"Synthetic": paper_a_synthetic(), "STS": sts_details.data}
-LOG_STEPS = sorted(set(log_spaced_steps(cfg.steps, cfg.n_log)) | {10, 100})  # the steps each run keeps W, H, L at
+LOG_STEPS = sorted(set(log_spaced_steps(steps, n_log)) | {10, 100})  # the steps each run keeps W, H, L at
 
 # Both runs keep their snapshots to the end, so the chapter's peak memory is checked here, before the solves and
 # the training: parameters that cannot fit fail now, not after the first run (`ntputils.analysis.ufm_memory`).
-need = ufm_runs_bytes([(x.V, x.m) for x in datasets.values()], cfg.d, len(LOG_STEPS))
+need = ufm_runs_bytes([(x.V, x.m) for x in datasets.values()], d, len(LOG_STEPS))
 if need > (have := available_memory_bytes()):
-    raise ParameterError(f"d={cfg.d} with n_log={cfg.n_log} ({len(LOG_STEPS)} snapshots per run, both runs kept) "
+    raise ParameterError(f"d={d} with n_log={n_log} ({len(LOG_STEPS)} snapshots per run, both runs kept) "
                          f"needs about {need / 2**30:.3g} GiB, only {have / 2**30:.3g} GiB are available; "
                          "lower d or n_log")
 variants = {"STS, paragraphs reading": paper_a_tinystories(layout="paragraphs"),
@@ -196,7 +187,7 @@ for name, data in {**datasets, **variants}.items():
     paper = PAPER_DATA["Synthetic" if name == "Synthetic" else "STS"]
     rows.append({"dataset": name, "m": data.m, "m (paper)": paper["m"], "V": data.V, "V (paper)": paper["V"],
                  "n": data.n, "n (paper)": paper["n"], "H": round(data.entropy, 4), "H (paper)": paper["H"],
-                 "support groups": n_groups(data), "d >= V": cfg.d >= data.V})
+                 "support groups": n_groups(data), "d >= V": d >= data.V})
 display(pd.DataFrame(rows).set_index("dataset"))
 sts = datasets["STS"]
 kinds = pd.Series(sts_details.kind).value_counts()
@@ -325,7 +316,7 @@ preregister({
 # %%
 refs, lmm_info = {}, {}
 for name, data in datasets.items():
-    L_mm, info = max_margin_cached(data.S, solver=cfg.lmm_solver, **({"progress": False} if cfg.lmm_solver == "fast"
+    L_mm, info = max_margin_cached(data.S, solver=lmm_solver, **({"progress": False} if lmm_solver == "fast"
                                                                       else {}))
     refs[name] = GeometryReference.from_data(data, L_mm)
     lmm_info[name] = info
@@ -405,14 +396,14 @@ preregister_similarity(sim_claims)
 histories = {}
 for name, data in datasets.items():
     histories[name] = ufm.train(
-        data, d=cfg.d, loss="ce", steps=cfg.steps, lr=cfg.lr, optimizer="adamw", weight_decay=cfg.weight_decay,
-        milestones=cfg.milestones, gamma=cfg.gamma, init_scale=cfg.init_scale, dtype=getattr(torch, cfg.dtype),
-        device=cfg.device, log_steps=LOG_STEPS,
-        seed=cfg.seed)
-    print(f"{name}: {cfg.steps} steps in {histories[name].meta['seconds']:.1f} s, "
+        data, d=d, loss="ce", steps=steps, lr=lr, optimizer="adamw", weight_decay=weight_decay,
+        milestones=milestones, gamma=gamma, init_scale=init_scale, dtype=getattr(torch, dtype),
+        device=run.device, log_steps=LOG_STEPS,
+        seed=seed)
+    print(f"{name}: {steps} steps in {histories[name].meta['seconds']:.1f} s, "
           f"final CE - H = {histories[name].final['ce_minus_H']:.2e}")
 
-series = {f"{name} UFM": fig6_series(hist, refs[name], label=f"{name} UFM") for name, hist in histories.items()}
+series = {f"{name} UFM": convergence_curves(hist, refs[name], label=f"{name} UFM") for name, hist in histories.items()}
 
 # %% [markdown]
 # ## Fig. 6 (UFM rows): convergence to the entropy, norm growth, $\mathcal P_{\mathcal F}(\boldsymbol L_k)\to\boldsymbol L^{\rm in}$, similarity to proxy and theory
@@ -422,7 +413,7 @@ series = {f"{name} UFM": fig6_series(hist, refs[name], label=f"{name} UFM") for 
 # normalized distance of $\boldsymbol L_k$ to $\boldsymbol L^{\rm mm}$ and to $\widetilde{\boldsymbol S}$.
 
 # %%
-fig = plots.fig6_panels(series, panels=plots.FIG6_PANELS, ncols=3, panel_size=4.4,
+fig = plots.convergence_panels(series, panels=plots.CONVERGENCE_PANELS, ncols=3, panel_size=4.4,
                         suptitle="Paper A Fig. 6, NTP-UFM rows (ours)")
 plots.legend_below(fig, ncol=4)
 plt.show()
@@ -440,11 +431,11 @@ final
 # End points of this page's run next to the other profile, which this build does not run:
 
 # %%
-other = "paper" if cfg.profile != "paper" else "cpu"
+other = "paper" if profile != "paper" else "cpu"
 profile_rows = {}
 for name, s in series.items():
     for key in ("ce_minus_H", "sim_H_proxy", "sim_W_proxy", "sim_H_mm", "sim_W_mm", "dist_L_mm"):
-        profile_rows[(key, name)] = {f"`{cfg.profile}` (this run)": s.final[key],
+        profile_rows[(key, name)] = {f"`{profile}` (this run)": s.final[key],
                                      f"`{other}`": "not run at this profile"}
 pd.DataFrame(profile_rows).T
 
@@ -462,7 +453,7 @@ sim_reps, sim_rows = {}, []
 for name, hist in histories.items():
     for (side, target), pick in TARGETS.items():
         A, B = pick(hist, refs[name])
-        rep_s = similarity_with_chance(A, B, draws=20, seed=cfg.seed)
+        rep_s = similarity_with_chance(A, B, draws=20, seed=seed)
         sim_reps[name, side, target] = rep_s
         sim_rows.append({"dataset": name, **rep_s.row(SIM_NAMES[side, target])})
 pd.DataFrame(sim_rows).set_index(["dataset", "claim"])
@@ -476,7 +467,7 @@ pd.DataFrame(sim_rows).set_index(["dataset", "claim"])
 # whose support contains them (`ntputils.analysis.convergence.support_group_order`, `ntputils.analysis.convergence.word_order`).
 
 # %%
-snap_steps = [0, 10, 100, cfg.steps]
+snap_steps = [0, 10, 100, steps]
 orders = {}
 for name, data in datasets.items():
     ctx_order, _ = support_group_order(data.S)
@@ -498,7 +489,7 @@ plt.show()
 # ## Fig. 5 (PROPOSED): the training curves of the Fig. 4 run
 
 # %%
-fig = plots.fig6_panels({"Synthetic UFM": series["Synthetic UFM"]}, panels=("ce", "norms", "proj", "direction"),
+fig = plots.convergence_panels({"Synthetic UFM": series["Synthetic UFM"]}, panels=("ce", "norms", "proj", "direction"),
                         ncols=2, panel_size=4.4, suptitle="Fig. 5 (PROPOSED content): NTP-UFM on Synthetic")
 plots.legend_below(fig, ncol=3)
 plt.show()
@@ -560,7 +551,7 @@ for name, s in series.items():
 for name, ref in refs.items():
     info = lmm_info[name]
     check(f"{name}: L^mm certified (relative duality gap < 1e-5, feasible)",
-          (info["rel_gap"] < 1e-5 or cfg.lmm_solver == "cvxpy") and info["max_violation"] < 1e-6,
+          (info["rel_gap"] < 1e-5 or lmm_solver == "cvxpy") and info["max_violation"] < 1e-6,
           measured=info["rel_gap"], tol=1e-5, item="A:proxy")
     ratio = info["nuclear_norm"] / nuclear_norm(ref.S_tilde)
     check(f"{name}: ||L^mm||_* <= ||S~||_* (S~ is feasible)", ratio <= 1 + 1e-6, measured=ratio, paper="always",
@@ -577,20 +568,22 @@ compare("a05_sts_rank_deficit", int(np.linalg.matrix_rank(ref.S_tilde) - ref.W_m
         note=REASON)
 
 # %%
-print(f"chapter wall time: {cfg.elapsed():.1f} s (profile {cfg.profile})")
+print(f"chapter wall time: {run.elapsed():.1f} s (profile {profile})")
 
 # %% [markdown]
 # ## The paper profile, recorded
 #
-# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
-# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# The book builds this page at the `cpu` profile. The `paper` profile (the sizes and steps of
+# `notebooks/a05_ufm_training.paper.yaml`) was run through the sweep runner, and its recorded values, claims and checks
 # were committed under `results/sweeps/a05-paper/` with their provenance (commit, machine, date, wall
 # time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
 # where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
 # whose producing code has changed since is marked STALE, with the command that refreshes it.
 
 # %%
-from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
-from ntputils.runtime import current_record  # noqa: E402
+from ntputils.chapter import (
+    current_record,  # noqa: E402
+    show_paper_profile,  # noqa: E402
+)
 
-paper_view = show_paper_profile("a05", current_record(), cfg.profile)
+paper_view = show_paper_profile("a05", current_record(), profile)

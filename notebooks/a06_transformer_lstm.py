@@ -38,7 +38,7 @@
 # Here a "network" enters the theory exactly like the UFM: its context embedding $\boldsymbol h_j$ is the final
 # normalized hidden state at the last position of context $j$ and $\boldsymbol W$ its (untied, bias-free) output
 # layer, so $\boldsymbol L=\boldsymbol W\boldsymbol H$ and every metric of the UFM chapter applies unchanged
-# (`ntputils.analysis.network_runs.train_and_compare`, `ntputils.analysis.convergence.fig6_series`).
+# (`ntputils.analysis.network_runs.train_and_compare`, `ntputils.analysis.convergence.convergence_curves`).
 #
 # **Setup (paper A Fig. 1, from the authors' code).** TF, as in the authors' code: Llama-2-style decoder,
 # $d=128$, 4 layers, 6 heads (width 20 each), **no positional encoding** (order is visible only through the
@@ -70,49 +70,32 @@
 # context set differs in detail but has the same construction (tense, hand-table and WordNet synonym variants
 # that share a support; chapter a05 compares the two datasets with the paper's).
 
-# %%
-PROFILES = {
-    "cpu": {"d": 128, "tf_layers": 4, "n_heads": 6, "lstm_layers": 2,
-            "tf_steps_synthetic": 1000, "tf_steps_sts": 200, "lstm_steps_synthetic": 1000,
-            "lstm_steps_sts": 300, "ufm_steps": 500,
-            "tf_lr": 2e-3, "lstm_lr": 3e-3, "ufm_lr": 1e-2, "weight_decay": 0.0, "schedule": "constant",
-            "milestones": [], "gamma": 1.0, "log_steps": 30, "num_threads": 1,
-            "ce_gap_max": 1e-2, "norm_growth_min": 5.0, "sim_margin": 0.1, "chance_draws": 20},
-    "paper": {"d": 128, "tf_layers": 4, "n_heads": 6, "lstm_layers": 2,
-              "tf_steps_synthetic": 30000, "tf_steps_sts": 30000, "lstm_steps_synthetic": 30000,
-              "lstm_steps_sts": 30000, "ufm_steps": 30000,
-              "tf_lr": 1e-4, "lstm_lr": 1e-4, "ufm_lr": 1e-4, "weight_decay": 1e-6, "schedule": "multistep",
-              "milestones": [5000, 10000, 15000, 20000, 25000], "gamma": 0.4, "log_steps": 60,
-              "num_threads": 0, "ce_gap_max": 1e-3, "norm_growth_min": 10.0, "sim_margin": 0.1,
-              "chance_draws": 20},
-}
-
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-d = None                     # embedding width of every model (TF, LSTM, UFM)
-tf_layers = None             # transformer blocks (paper: 4)
-n_heads = None               # attention heads (paper: 6, head width 2*floor(d/12) = 20)
-lstm_layers = None           # stacked LSTM layers (authors' code: 2)
-tf_steps_synthetic = None    # full-batch AdamW steps of the TF on Synthetic
-tf_steps_sts = None          # ... of the TF on Simplified TinyStories
-lstm_steps_synthetic = None  # ... of the LSTM on Synthetic
-lstm_steps_sts = None        # ... of the LSTM on Simplified TinyStories
-ufm_steps = None             # AdamW steps of the NTP-UFM column
-tf_lr = None                 # AdamW learning rate of the TF
-lstm_lr = None               # AdamW learning rate of the LSTM
-ufm_lr = None                # AdamW learning rate of the UFM
-weight_decay = None          # decoupled weight decay (paper: 1e-6)
-schedule = None              # "constant" or "multistep" (lr x gamma at each milestone)
-milestones = None            # steps at which the learning rate is multiplied by gamma
-gamma = None                 # multistep factor (paper: 0.4)
-log_steps = None             # number of log-spaced steps with scalars and W/H/L snapshots
-num_threads = None           # torch CPU threads (0 = leave torch's default)
-ce_gap_max = None            # pre-registered rule: final CE - H of every network at most this (Fig. 6a)
-norm_growth_min = None       # pre-registered rule: ||L_final||_F / ||L_0||_F of every network at least this (Fig. 6b)
-sim_margin = None            # pre-registered rule: every sim claim at least chance + this margin (Figs. 1, 6d-e)
-chance_draws = None          # random matrices per chance level of a sim claim
+profile = "cpu"  # these values; "paper": the values of a06_transformer_lstm.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+d = 128          # embedding width of every model (TF, LSTM, UFM)
+tf_layers = 4    # transformer blocks (paper: 4)
+n_heads = 6      # attention heads (paper: 6, head width 2*floor(d/12) = 20)
+lstm_layers = 2  # stacked LSTM layers (authors' code: 2)
+tf_steps_synthetic = 1000  # full-batch AdamW steps of the TF on Synthetic
+tf_steps_sts = 200  # ... of the TF on Simplified TinyStories
+lstm_steps_synthetic = 1000  # ... of the LSTM on Synthetic
+lstm_steps_sts = 300  # ... of the LSTM on Simplified TinyStories
+ufm_steps = 500  # AdamW steps of the NTP-UFM column
+tf_lr = 2e-3     # AdamW learning rate of the TF
+lstm_lr = 3e-3   # AdamW learning rate of the LSTM
+ufm_lr = 1e-2    # AdamW learning rate of the UFM
+weight_decay = 0.0  # decoupled weight decay (paper: 1e-6)
+schedule = "constant"  # "constant" or "multistep" (lr x gamma at each milestone)
+milestones = []  # steps at which the learning rate is multiplied by gamma
+gamma = 1.0      # multistep factor (paper: 0.4)
+log_steps = 30   # number of log-spaced steps with scalars and W/H/L snapshots
+num_threads = 1  # torch CPU threads (0 = leave torch's default)
+ce_gap_max = 1e-2  # pre-registered rule: final CE - H of every network at most this (Fig. 6a)
+norm_growth_min = 5.0  # pre-registered rule: ||L_final||_F / ||L_0||_F of every network at least this (Fig. 6b)
+sim_margin = 0.1  # pre-registered rule: every sim claim at least chance + this margin (Figs. 1, 6d-e)
+chance_draws = 20  # random matrices per chance level of a sim claim
 
 # %%
 # %matplotlib inline
@@ -125,11 +108,10 @@ import torch
 
 from ntputils import plots
 from ntputils.analysis.baselines import similarity_with_chance
-from ntputils.analysis.convergence import fig6_series, support_group_order, word_order
+from ntputils.analysis.convergence import convergence_curves, support_group_order, word_order
 from ntputils.analysis.metrics import normalized_distance, sim
 from ntputils.analysis.network_runs import geometry_reference, train_and_compare
-from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories
-from ntputils.runtime import (
+from ntputils.chapter import (
     at_least,
     at_most,
     check,
@@ -140,9 +122,10 @@ from ntputils.runtime import (
     record,
     setup_chapter,
 )
+from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories
 from ntputils.training import ufm
 
-cfg = setup_chapter(PROFILES, globals(), torch_threads="num_threads")  # 0: torch's default
+run = setup_chapter(globals(), torch_threads=num_threads)  # 0: torch's default
 print(f"torch threads: {torch.get_num_threads()}")
 
 # %% [markdown]
@@ -176,25 +159,25 @@ for name, data in datasets.items():
 # training again; on CPU a run is deterministic for a given seed.
 
 # %%
-train_common = dict(weight_decay=cfg.weight_decay, schedule=cfg.schedule, milestones=cfg.milestones,
-                    gamma=cfg.gamma, log_steps=cfg.log_steps)
+train_common = dict(weight_decay=weight_decay, schedule=schedule, milestones=milestones,
+                    gamma=gamma, log_steps=log_steps)
 network_plan = {
-    ("Synthetic", "TF"): ("transformer", cfg.tf_steps_synthetic, cfg.tf_lr),
-    ("STS", "TF"): ("transformer", cfg.tf_steps_sts, cfg.tf_lr),
-    ("Synthetic", "LSTM"): ("lstm", cfg.lstm_steps_synthetic, cfg.lstm_lr),
-    ("STS", "LSTM"): ("lstm", cfg.lstm_steps_sts, cfg.lstm_lr),
+    ("Synthetic", "TF"): ("transformer", tf_steps_synthetic, tf_lr),
+    ("STS", "TF"): ("transformer", tf_steps_sts, tf_lr),
+    ("Synthetic", "LSTM"): ("lstm", lstm_steps_synthetic, lstm_lr),
+    ("STS", "LSTM"): ("lstm", lstm_steps_sts, lstm_lr),
 }
 model_configs = {
-    "transformer": dict(d=cfg.d, n_layers=cfg.tf_layers, n_heads=cfg.n_heads, pos_encoding="none"),
-    "lstm": dict(d=cfg.d, n_layers=cfg.lstm_layers),
+    "transformer": dict(d=d, n_layers=tf_layers, n_heads=n_heads, pos_encoding="none"),
+    "lstm": dict(d=d, n_layers=lstm_layers),
 }
 runs = {}
 for (name, model_name), (kind, steps_, lr_) in network_plan.items():
     label = f"a06-{name}-{model_name}"
     runs[name, model_name] = train_and_compare(
         kind, datasets[name], refs[name], model_config=model_configs[kind],
-        train_config=dict(steps=steps_, lr=lr_, **train_common), seed=cfg.seed, label=label,
-        device=cfg.device, num_threads=cfg.num_threads or None, progress=False)
+        train_config=dict(steps=steps_, lr=lr_, **train_common), seed=seed, label=label,
+        device=run.device, num_threads=num_threads or None, progress=False)
     r = runs[name, model_name]
     print(f"{label:20s} {r.history.meta['parameters']:>9,d} parameters, {steps_:6d} steps: "
           f"CE - H = {r.final['ce_minus_H']:.2e}, "
@@ -203,12 +186,12 @@ for (name, model_name), (kind, steps_, lr_) in network_plan.items():
 ufm_runs, ufm_series, ufm_cpu = {}, {}, {}
 for name, data in datasets.items():
     c0 = time.process_time()
-    ufm_runs[name] = ufm.train(data, d=cfg.d, loss="ce", optimizer="adamw", lr=cfg.ufm_lr,
-                               weight_decay=cfg.weight_decay,
-                               milestones=cfg.milestones if cfg.schedule == "multistep" else (),
-                               gamma=cfg.gamma, steps=cfg.ufm_steps, log_steps=cfg.log_steps, seed=cfg.seed,
-                               device=cfg.device, progress=False)
-    ufm_series[name] = fig6_series(ufm_runs[name], refs[name], label=f"{name} UFM")
+    ufm_runs[name] = ufm.train(data, d=d, loss="ce", optimizer="adamw", lr=ufm_lr,
+                               weight_decay=weight_decay,
+                               milestones=milestones if schedule == "multistep" else (),
+                               gamma=gamma, steps=ufm_steps, log_steps=log_steps, seed=seed,
+                               device=run.device, progress=False)
+    ufm_series[name] = convergence_curves(ufm_runs[name], refs[name], label=f"{name} UFM")
     ufm_cpu[name] = time.process_time() - c0
     print(f"{name} UFM: CE - H = {ufm_runs[name].final['ce_minus_H']:.2e} ({ufm_cpu[name]:.1f} s CPU)")
 
@@ -301,7 +284,7 @@ for name in datasets:
     steps_of["UFM"] = int(ufm_runs[name].steps[-1])
     fig_runs = {f"UFM ({steps_of['UFM']} steps)": ufm_series[name], f"TF ({steps_of['TF']} steps)": series[f"{name} TF"],
                 f"LSTM ({steps_of['LSTM']} steps)": series[f"{name} LSTM"]}
-    fig = plots.fig6_panels(fig_runs, panels=("ce", "norms", "proj", "sim_proxy", "sim_mm"), panel_size=4.0, ncols=3,
+    fig = plots.convergence_panels(fig_runs, panels=("ce", "norms", "proj", "sim_proxy", "sim_mm"), panel_size=4.0, ncols=3,
                             colors=dict(zip(fig_runs, ("goldenrod", "steelblue", "purple"), strict=True)),
                             suptitle=f"Fig. 6 on {name}: NTP-UFM, 4-layer transformer and 2-layer LSTM "
                                      "(each run ends at its own last step)")
@@ -342,7 +325,7 @@ tf = summary.loc[("STS", "TF")]
 paper_console = pd.DataFrame({
     "paper (4-layer TF, STS, 30k-50k steps)": ["4.68", "1.6156 (1.6597 in the plots)", "< 1e-4", "46.7",
                                               "835.2 (49k steps)", "high (UNKNOWN)", "high (UNKNOWN)"],
-    f"ours ({cfg.profile} profile, {int(tf['steps'])} steps)": [
+    f"ours ({profile} profile, {int(tf['steps'])} steps)": [
         f"{tf['CE_0']:.3f}", f"{tf['H']:.4f}", f"{tf['CE - H']:.1e}", f"{tf['||L_0||_F']:.1f}",
         f"{tf['||L||_F']:.1f}", f"{tf['sim(H,S~)']:.3f}", f"{tf['sim(W^T,S~^T)']:.3f}"],
 }, index=["CE at init", "H", "final CE - H", "||L_0||_F", "final ||L||_F", "sim(H, S~)", "sim(W^T, S~^T)"])
@@ -386,12 +369,12 @@ claims, sim_claims = {}, {}
 for (name, model) in runs:
     run_name = f"{name} {model}"
     claims[f"ce_{name}_{model}"] = (f"{run_name}: final CE - H approaches 0 (Fig. 6a)",
-                                    at_most(cfg.ce_gap_max, "decade of the authors' TF log"), "A:Fig 6")
+                                    at_most(ce_gap_max, "decade of the authors' TF log"), "A:Fig 6")
     claims[f"norm_{name}_{model}"] = (f"{run_name}: ||L||_F grows (Fig. 6b)",
-                                      at_least(cfg.norm_growth_min, "below the authors' TF ratios"), "A:Fig 6")
+                                      at_least(norm_growth_min, "below the authors' TF ratios"), "A:Fig 6")
     for emb, target in SIMS:
         sim_claims[f"sim_{emb}_{target}_{name}_{model}"] = (
-            f"{run_name}: sim({emb}, {target}) high (Figs. 1, 6d-e)", cfg.sim_margin, ["A:Fig 1", "A:Fig 6"])
+            f"{run_name}: sim({emb}, {target}) high (Figs. 1, 6d-e)", sim_margin, ["A:Fig 1", "A:Fig 6"])
 for name in datasets:
     for model in ("TF", "LSTM", "UFM"):
         claims[f"proj_ratio_{name}_{model}"] = (
@@ -400,9 +383,9 @@ for name in datasets:
         claims[f"proj_trend_{name}_{model}"] = (
             f"{name} {model}: ||P_F(L) - L^in||_F still decreasing at the end (final / run minimum, Fig. 6c)",
             at_most(1.05, "monotone decrease"), "A:Fig 6")
-    sim_claims[f"tf_vs_ufm_{name}"] = (f"{name}: sim(H_TF, H_UFM) high (Fig. 1 a vs b)", cfg.sim_margin, "A:Fig 1")
+    sim_claims[f"tf_vs_ufm_{name}"] = (f"{name}: sim(H_TF, H_UFM) high (Fig. 1 a vs b)", sim_margin, "A:Fig 1")
     claims[f"rise_{name}"] = (f"{name} TF: sim(H_k, S~) rose during training (Fig. 6d)",
-                              at_least(cfg.sim_margin, "rises to high values"), "A:Fig 6")
+                              at_least(sim_margin, "rises to high values"), "A:Fig 6")
 preregister(claims)
 preregister_similarity(sim_claims)
 
@@ -458,7 +441,7 @@ sim_rows = []
 for (name, model), r in runs.items():
     emb = {"H": r.history.H[-1], "W": r.history.W[-1].T}
     for e, target in SIMS:
-        rep = similarity_with_chance(emb[e], targets[e, target](refs[name]), draws=cfg.chance_draws, seed=cfg.seed)
+        rep = similarity_with_chance(emb[e], targets[e, target](refs[name]), draws=chance_draws, seed=seed)
         out, out_off = compare_similarity(f"sim_{e}_{target}_{name}_{model}", rep)
         label = f"sim({e}{'^T' if e == 'W' else ''}, {'S~' if target == 'proxy' else e + '^mm'})"
         sim_rows.append({"dataset": name, "model": model, **rep.row(label),
@@ -473,7 +456,7 @@ sim_table.style.format("{:.3f}", subset=["value", "off-diagonal"])
 tf_ufm_rows = []
 for name in datasets:
     tf_hist, s = runs[name, "TF"].history, runs[name, "TF"].series
-    rep = similarity_with_chance(tf_hist.H[-1], ufm_runs[name].H[-1], draws=cfg.chance_draws, seed=cfg.seed)
+    rep = similarity_with_chance(tf_hist.H[-1], ufm_runs[name].H[-1], draws=chance_draws, seed=seed)
     out, out_off = compare_similarity(f"tf_vs_ufm_{name}", rep, paper="near-identical panels")
     rise = s.sim_H_proxy[-1] - s.sim_H_proxy[0]
     out_rise = compare(f"rise_{name}", rise, paper="rises to high values",
@@ -505,16 +488,16 @@ pd.DataFrame(tf_ufm_rows).set_index("dataset").style.format(
 #   duality gap is certified below $10^{-6}$).
 
 # %%
-cpu_total = cfg.cpu_elapsed()
-wall_total = cfg.elapsed()
+cpu_total = run.cpu_elapsed()
+wall_total = run.elapsed()
 print(f"chapter: {wall_total:.1f} s wall, {cpu_total:.1f} s CPU (this process); training CPU per run: "
       + ", ".join(f"{n} {m} {r.cpu_seconds:.1f} s" for (n, m), r in runs.items()))
 
 # %% [markdown]
 # ## The paper profile, recorded
 #
-# The book builds this page at the `cpu` profile. A run of the `paper` profile (its sizes and steps are in the
-# `PROFILES` cell at the top) through the sweep runner commits its recorded values, claims and checks under
+# The book builds this page at the `cpu` profile. A run of the `paper` profile (the sizes and steps of
+# `notebooks/a06_transformer_lstm.paper.yaml`) through the sweep runner commits its recorded values, claims and checks under
 # `results/sweeps/a06-paper/` with their provenance (commit, machine, date, wall time), and they stand below
 # beside this run's values. The claims are judged by the same pre-registered rules;
 # where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
@@ -528,7 +511,9 @@ print(f"chapter: {wall_total:.1f} s wall, {cpu_total:.1f} s CPU (this process); 
 # present).
 
 # %%
-from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
-from ntputils.runtime import current_record  # noqa: E402
+from ntputils.chapter import (
+    current_record,  # noqa: E402
+    show_paper_profile,  # noqa: E402
+)
 
-paper_view = show_paper_profile("a06", current_record(), cfg.profile)
+paper_view = show_paper_profile("a06", current_record(), profile)

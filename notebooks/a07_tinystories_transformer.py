@@ -61,44 +61,31 @@
 # anything else runs (another chapter with `make book JOBS=2`, a test) two spinning threads made every step several
 # times slower; one thread per chapter is the robust choice. Set `num_threads=2` (or 0 for torch's default) to change it.
 
-# %%
-PROFILES = {
-    "cpu": {"n_stories": 10, "vocab_size": 64, "context_length": 6, "n_layers": 2, "d": 64, "n_heads": 4,
-            "multiple_of": 32, "steps": 1500, "batch_size": 512, "lr": 3e-3, "weight_decay": 0.0,
-            "schedule": "cosine", "log_steps": 12, "n_heatmap": 100, "per_group": 10, "min_group": 10,
-            "n_curve": 1000, "num_threads": 1, "ce_gap_max": 0.01, "sim_margin": 0.1, "chance_draws": 20},
-    "paper": {"n_stories": 100, "vocab_size": 64, "context_length": 6, "n_layers": 12, "d": 512, "n_heads": 6,
-              "multiple_of": 32, "steps": 42000, "batch_size": 512, "lr": 5e-4, "weight_decay": 1e-6,
-              "schedule": "cosine", "log_steps": 40, "n_heatmap": 100, "per_group": 10, "min_group": 10,
-              "n_curve": 1000, "num_threads": 0, "ce_gap_max": 0.05, "sim_margin": 0.1,
-              "chance_draws": 20},
-}
-
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-n_stories = None       # stories of TinyStories-train (paper: 100)
-vocab_size = None      # BPE vocabulary (paper: 64)
-context_length = None  # tokens per context (paper: 6)
-n_layers = None        # transformer blocks (paper: 12)
-d = None               # model width = embedding dimension (paper: 512)
-n_heads = None         # attention heads (paper: 6)
-multiple_of = None     # SwiGLU width rule multiple_of * ceil(8d/3 / multiple_of) (paper: 32 -> 1376 for d=512)
-steps = None           # AdamW steps on mini-batches of distinct contexts (paper: 600 epochs = 42,000 x 512)
-batch_size = None      # distinct contexts per step
-lr = None              # AdamW learning rate (paper: 5e-4)
-weight_decay = None    # decoupled weight decay
-schedule = None        # "constant", "cosine" (paper: exponential decay of UNKNOWN rate) or "multistep"
-log_steps = None       # log-spaced steps with CE over all contexts and W/H snapshots
-n_heatmap = None       # contexts in the heatmaps (authors: 100)
-per_group = None       # most frequent contexts taken per support group (authors: 10)
-min_group = None       # minimum number of contexts sharing a support (authors: 10)
-n_curve = None         # first distinct contexts used for the similarity curves (authors: 1000)
-num_threads = None     # torch CPU threads (0 = leave torch's default)
-ce_gap_max = None      # pre-registered rule: final CE - H at most this
-sim_margin = None      # pre-registered rule: every sim / group-contrast claim at least chance + this margin
-chance_draws = None    # random matrices per chance level
+profile = "cpu"  # these values; "paper": the values of a07_tinystories_transformer.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+n_stories = 10   # stories of TinyStories-train (paper: 100)
+vocab_size = 64  # BPE vocabulary (paper: 64)
+context_length = 6 # tokens per context (paper: 6)
+n_layers = 2     # transformer blocks (paper: 12)
+d = 64           # model width = embedding dimension (paper: 512)
+n_heads = 4      # attention heads (paper: 6)
+multiple_of = 32  # SwiGLU width rule multiple_of * ceil(8d/3 / multiple_of) (paper: 32 -> 1376 for d=512)
+steps = 1500     # AdamW steps on mini-batches of distinct contexts (paper: 600 epochs = 42,000 x 512)
+batch_size = 512  # distinct contexts per step
+lr = 3e-3        # AdamW learning rate (paper: 5e-4)
+weight_decay = 0.0  # decoupled weight decay
+schedule = "cosine"  # "constant", "cosine" (paper: exponential decay of UNKNOWN rate) or "multistep"
+log_steps = 12   # log-spaced steps with CE over all contexts and W/H snapshots
+n_heatmap = 100  # contexts in the heatmaps (authors: 100)
+per_group = 10   # most frequent contexts taken per support group (authors: 10)
+min_group = 10   # minimum number of contexts sharing a support (authors: 10)
+n_curve = 1000   # first distinct contexts used for the similarity curves (authors: 1000)
+num_threads = 1  # torch CPU threads (0 = leave torch's default)
+ce_gap_max = 0.01  # pre-registered rule: final CE - H at most this
+sim_margin = 0.1  # pre-registered rule: every sim / group-contrast claim at least chance + this margin
+chance_draws = 20  # random matrices per chance level
 
 # %%
 # %matplotlib inline
@@ -113,7 +100,7 @@ from IPython.display import display
 
 from ntputils import plots
 from ntputils.analysis.baselines import similarity_with_chance
-from ntputils.analysis.convergence import fig6_series, word_order
+from ntputils.analysis.convergence import convergence_curves, word_order
 from ntputils.analysis.metrics import group_contrast, normalized_distance, sim
 from ntputils.analysis.network_runs import (
     geometry_reference,
@@ -121,9 +108,7 @@ from ntputils.analysis.network_runs import (
     support_group_selection,
     train_and_compare,
 )
-from ntputils.data.corpora import tinystories_bpe64
-from ntputils.geometry import nuclear_norm
-from ntputils.runtime import (
+from ntputils.chapter import (
     above_chance,
     at_least,
     at_most,
@@ -133,23 +118,26 @@ from ntputils.runtime import (
     current_record,
     preregister,
     preregister_similarity,
+    profile_values,
     record,
     setup_chapter,
 )
+from ntputils.data.corpora import tinystories_bpe64
+from ntputils.geometry import nuclear_norm
 
-cfg = setup_chapter(PROFILES, globals(), torch_threads="num_threads")  # 0: torch's default
+run = setup_chapter(globals(), torch_threads=num_threads)  # 0: torch's default
 print(f"torch threads: {torch.get_num_threads()}")
 
 # %% [markdown]
 # ## The data
 
 # %%
-stories = tinystories_bpe64(n_stories=cfg.n_stories, vocab_size=cfg.vocab_size, context_length=cfg.context_length)
+stories = tinystories_bpe64(n_stories=n_stories, vocab_size=vocab_size, context_length=context_length)
 data = stories.data
 sizes = data.support_sizes
 n_supports = np.unique(data.S.toarray().T, axis=0).shape[0]
 never_next = [data.token_str(z) for z in np.flatnonzero(np.asarray(data.counts.sum(axis=1)).ravel() == 0)]
-print(f"{cfg.n_stories} stories -> {stories.windows.shape[0]:,} windows of {cfg.context_length} tokens, {data}")
+print(f"{n_stories} stories -> {stories.windows.shape[0]:,} windows of {context_length} tokens, {data}")
 print(f"distinct support sets: {n_supports:,}; contexts with support size 1 / 2 / >2: "
       f"{(sizes == 1).mean():.1%} / {(sizes == 2).mean():.1%} / {(sizes > 2).mean():.1%}; "
       f"tokens never seen as next token: {never_next}")
@@ -160,15 +148,16 @@ record("a07_V", data.V)
 record("a07_n_supports", n_supports)
 record("a07_once_share", float((occurrences == 1).mean()))
 record("a07_never_next", len(never_next))
-full100 = tinystories_bpe64(n_stories=100, vocab_size=cfg.vocab_size, context_length=cfg.context_length).data
-sel100 = support_group_selection(full100, n_contexts=cfg.n_heatmap, per_group=cfg.per_group, min_group=cfg.min_group)
+full100 = tinystories_bpe64(n_stories=100, vocab_size=vocab_size, context_length=context_length).data
+sel100 = support_group_selection(full100, n_contexts=n_heatmap, per_group=per_group, min_group=min_group)
 record("a07_m100", full100.m)
 record("a07_heat_support_max100", int((full100.S.toarray()[:, sel100.columns] > 0).sum(axis=0).max()))
 # the distinct contexts of 100 stories for which the paper profile's steps x batch make the authors' 600 epochs
-record("a07_paper_epoch_contexts", PROFILES["paper"]["steps"] * PROFILES["paper"]["batch_size"] / 600)
+paper_values = profile_values("a07_tinystories_transformer", "paper")
+record("a07_paper_epoch_contexts", paper_values["steps"] * paper_values["batch_size"] / 600)
 
 # %%
-sel = support_group_selection(data, n_contexts=cfg.n_heatmap, per_group=cfg.per_group, min_group=cfg.min_group)
+sel = support_group_selection(data, n_contexts=n_heatmap, per_group=per_group, min_group=min_group)
 context_label = [data.context_str(j, sep="") for j in range(data.m)]
 S_dense = data.S.toarray() > 0
 groups_table = pd.DataFrame([
@@ -199,7 +188,7 @@ groups_table
 
 # %%
 occ = np.flatnonzero(np.asarray(data.counts.sum(axis=1)).ravel() > 0)  # tokens that occur as a next token
-preregister_similarity({f"proxy_{w}": (f"theory vs proxy: sim({w})", cfg.sim_margin, "A:proxy")
+preregister_similarity({f"proxy_{w}": (f"theory vs proxy: sim({w})", sim_margin, "A:proxy")
                         for w in ("H^mm heatmap, S~", "W^mm^T, S~^T occurring tokens")})
 
 # %%
@@ -207,7 +196,7 @@ t0, c0 = time.perf_counter(), time.process_time()
 ref = geometry_reference(data)
 lmm = ref.info["lmm"]
 ref_seconds = (time.perf_counter() - t0, time.process_time() - c0)
-first = np.arange(min(cfg.n_curve, data.m))
+first = np.arange(min(n_curve, data.m))
 proxy_quality = {
     "||L^mm||_*": lmm["nuclear_norm"], "certified lower bound": lmm["lower_bound"], "relative gap": lmm["rel_gap"],
     "max constraint violation": lmm["max_violation"], "rank L^mm": ref.info["rank_mm"],
@@ -232,9 +221,9 @@ def chance_row(label: str, key: str, rep, **kw) -> dict:
 
 proxy_reps = {
     "H^mm heatmap, S~": similarity_with_chance(ref.H_mm[:, sel.columns], ref.S_tilde[:, sel.columns],
-                                               draws=cfg.chance_draws, seed=cfg.seed),
+                                               draws=chance_draws, seed=seed),
     "W^mm^T, S~^T occurring tokens": similarity_with_chance(ref.W_mm[occ].T, ref.S_tilde[occ].T,
-                                                            draws=cfg.chance_draws, seed=cfg.seed),
+                                                            draws=chance_draws, seed=seed),
 }
 proxy_rows = [chance_row(f"sim({w})", f"proxy_{w}", r_) for w, r_ in proxy_reps.items()]
 pd.DataFrame(proxy_rows).set_index("claim").style.format("{:.3f}", subset=["value", "off-diagonal"])
@@ -249,21 +238,21 @@ pd.DataFrame(proxy_rows).set_index("claim").style.format("{:.3f}", subset=["valu
 
 # %%
 snapshot_contexts = list(dict.fromkeys([*sel.columns.tolist(), *first.tolist()]))
-model_config = dict(d=cfg.d, n_layers=cfg.n_layers, n_heads=cfg.n_heads, multiple_of=cfg.multiple_of,
-                    pos_encoding="none", max_len=cfg.context_length)
-train_config = dict(steps=cfg.steps, lr=cfg.lr, weight_decay=cfg.weight_decay, schedule=cfg.schedule,
-                    batch_size=cfg.batch_size, log_steps=cfg.log_steps, snapshot_contexts=snapshot_contexts)
-run = train_and_compare("transformer", data, None, model_config=model_config, train_config=train_config,
-                        seed=cfg.seed, label=f"a07-tinystories{cfg.n_stories}", device=cfg.device,
-                        num_threads=cfg.num_threads or None, progress=False)
-hist = run.history
-epochs = cfg.steps * cfg.batch_size / data.m
-print(f"{run.history.meta['parameters']:,} parameters, {cfg.steps} steps of {cfg.batch_size} contexts "
+model_config = dict(d=d, n_layers=n_layers, n_heads=n_heads, multiple_of=multiple_of,
+                    pos_encoding="none", max_len=context_length)
+train_config = dict(steps=steps, lr=lr, weight_decay=weight_decay, schedule=schedule,
+                    batch_size=batch_size, log_steps=log_steps, snapshot_contexts=snapshot_contexts)
+trained = train_and_compare("transformer", data, None, model_config=model_config, train_config=train_config,
+                            seed=seed, label=f"a07-tinystories{n_stories}", device=run.device,
+                            num_threads=num_threads or None, progress=False)
+hist = trained.history
+epochs = steps * batch_size / data.m
+print(f"{trained.history.meta['parameters']:,} parameters, {steps} steps of {batch_size} contexts "
       f"(= {epochs:.0f} epochs over the {data.m:,} contexts): CE {hist.scalars['ce'][0]:.3f} -> "
       f"{hist.scalars['ce'][-1]:.4f} (H = {data.entropy:.4f}); "
-      + ("reloaded from checkpoint" if run.cached else f"trained in {run.cpu_seconds:.1f} s CPU"))
-heat = fig6_series(history_subset(hist, sel.columns), ref, label=f"{sel.columns.size} heatmap contexts")
-curve = fig6_series(history_subset(hist, first), ref, label=f"first {first.size} contexts")
+      + ("reloaded from checkpoint" if trained.cached else f"trained in {trained.cpu_seconds:.1f} s CPU"))
+heat = convergence_curves(history_subset(hist, sel.columns), ref, label=f"{sel.columns.size} heatmap contexts")
+curve = convergence_curves(history_subset(hist, first), ref, label=f"first {first.size} contexts")
 
 # %% [markdown]
 # ## Fig. 3 with the theory column
@@ -276,7 +265,7 @@ curve = fig6_series(history_subset(hist, first), ref, label=f"first {first.size}
 # their $\operatorname{sim}$ to the first.
 
 # %%
-early = plots.nearest_snapshots(hist, [cfg.steps // 12])[0]
+early = plots.nearest_snapshots(hist, [steps // 12])[0]
 sub = history_subset(hist, sel.columns)
 theory_differs = proxy_quality["|| L^mm/|L^mm| - S~/|S~| ||_F"] > 1e-6
 panels = {
@@ -292,7 +281,7 @@ fig = plots.geometry_comparison(
     panels, context_labels=[context_label[j] for j in sel.columns],
     word_labels=[data.token_str(z) for z in range(data.V)], word_order=word_order(S_dense[:, sel.columns]),
     context_ticks=np.flatnonzero(np.r_[True, sel.group[1:] != sel.group[:-1]]), max_labels=32, panel_size=4.4,
-    suptitle=f"TinyStories-{cfg.n_stories}, BPE-{data.V}: {sel.columns.size} contexts in {sel.n_groups} support "
+    suptitle=f"TinyStories-{n_stories}, BPE-{data.V}: {sel.columns.size} contexts in {sel.n_groups} support "
              f"groups (top), all {data.V} tokens (bottom)")
 plt.show()
 
@@ -385,20 +374,20 @@ sim_keys = {"H_proxy_heat": "sim(H, S~) heatmap contexts", "H_mm_heat": "sim(H, 
             "H_proxy_first": f"sim(H, S~) first {first.size} contexts",
             "H_mm_first": f"sim(H, H^mm) first {first.size} contexts",
             "W_proxy_occ": "sim(W^T, S~^T) occurring tokens", "W_proxy_all": "sim(W^T, S~^T) all tokens"}
-claims = {"ce": ("final CE - H approaches 0", at_most(cfg.ce_gap_max, "trained to convergence"), "A:Fig 3"),
+claims = {"ce": ("final CE - H approaches 0", at_most(ce_gap_max, "trained to convergence"), "A:Fig 3"),
           "contrast": ("within- minus between-group cos(H) on the heatmap (subspace collapse)",
-                       above_chance(cfg.sim_margin), "A:Fig 3"),
+                       above_chance(sim_margin), "A:Fig 3"),
           "rise": ("sim(H, S~) on the heatmap contexts rose during training",
-                   at_least(cfg.sim_margin, "rises (SSIM curves)"), "A:Fig 3")}
+                   at_least(sim_margin, "rises (SSIM curves)"), "A:Fig 3")}
 preregister(claims)
-preregister_similarity({key: (f"{label} high (Fig. 3)", cfg.sim_margin, "A:Fig 3") for key, label in sim_keys.items()})
+preregister_similarity({key: (f"{label} high (Fig. 3)", sim_margin, "A:Fig 3") for key, label in sim_keys.items()})
 
 # %%
 ce_gap = hist.scalars["ce_minus_H"][-1]
 compare("ce", ce_gap, paper="trained to convergence (600 epochs)")
-rng = np.random.default_rng(cfg.seed)
+rng = np.random.default_rng(seed)
 contrast_chance = np.array([np.subtract(*group_contrast(rng.standard_normal(sub.H[-1].shape), sel.group))
-                            for _ in range(cfg.chance_draws)])
+                            for _ in range(chance_draws)])
 compare("contrast", within - between, chance=contrast_chance.mean(), paper=f"proxy: {within_px - between_px:.3f}")
 print(f"within - between: TF {within - between:.3f}, random {contrast_chance.mean():.3f} ± "
       f"{contrast_chance.std(ddof=1):.3f}, proxy {within_px - between_px:.3f}, theory {within_mm - between_mm:.3f}")
@@ -411,7 +400,7 @@ pairs = {"H_proxy_heat": (sub.H[-1], ref.S_tilde[:, sel.columns]), "H_mm_heat": 
          "W_proxy_occ": (hist.W[-1][occ].T, ref.S_tilde[occ].T), "W_proxy_all": (hist.W[-1].T, ref.S_tilde.T)}
 sim_rows = []
 for key, (A, B) in pairs.items():
-    r_ = similarity_with_chance(A, B, draws=cfg.chance_draws, seed=cfg.seed)
+    r_ = similarity_with_chance(A, B, draws=chance_draws, seed=seed)
     sim_rows.append(chance_row(sim_keys[key], key, r_, paper="visual resemblance (Fig. 3)"))
     record(f"a07_{key}", r_.value)
     record(f"a07_{key}_offdiag", r_.offdiagonal)
@@ -455,10 +444,10 @@ pd.DataFrame(sim_rows).set_index("claim").style.format("{:.3f}", subset=["value"
 #   TinyStories); the tables above compare the two columns.
 
 # %%
-cpu_total = cfg.cpu_elapsed()
-wall_total = cfg.elapsed()
+cpu_total = run.cpu_elapsed()
+wall_total = run.elapsed()
 print(f"chapter: {wall_total:.1f} s wall, {cpu_total:.1f} s CPU (this process); training "
-      + ("reloaded" if run.cached else f"{run.cpu_seconds:.1f} s CPU"))
+      + ("reloaded" if trained.cached else f"{trained.cpu_seconds:.1f} s CPU"))
 
 # %% [markdown]
 # ## The paper profile, recorded
@@ -474,6 +463,6 @@ print(f"chapter: {wall_total:.1f} s wall, {cpu_total:.1f} s CPU (this process); 
 # and the run is checkpointed every 10 % under `.cache/runs/`, so an interrupted run resumes.
 
 # %%
-from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
+from ntputils.chapter import show_paper_profile  # noqa: E402
 
-paper_view = show_paper_profile("a07", current_record(), cfg.profile)
+paper_view = show_paper_profile("a07", current_record(), profile)

@@ -43,20 +43,14 @@
 # $\boldsymbol v_1$ with it), so we state every configuration in our convention and give the paper's
 # beside it.
 
-# %%
-PROFILES = {
-    "cpu": {"d": 32, "steps": 3000, "lr": 5.0, "init_scale": 0.01},
-    "paper": {"d": 32, "steps": 20000, "lr": 5.0, "init_scale": 0.01},
-}
-
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-d = None  # embedding dimension of the NTP-UFM (paper: d > V; UNKNOWN value, we take 2V)
-steps = None  # gradient-descent steps on the CE loss
-lr = None  # GD step size (the CE loss is pi-weighted, i.e. an average over the n samples)
-init_scale = None  # std of the i.i.d. normal initialization of W and H
+profile = "cpu"  # these values; "paper": the values of b01_organism_concepts.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+d = 32           # embedding dimension of the NTP-UFM (paper: d > V; UNKNOWN value, we take 2V)
+steps = 3000     # gradient-descent steps on the CE loss
+lr = 5.0         # GD step size (the CE loss is pi-weighted, i.e. an average over the n samples)
+init_scale = 0.01  # std of the i.i.d. normal initialization of W and H
 
 # %%
 # %matplotlib inline
@@ -75,6 +69,7 @@ from ntputils.analysis.concepts import (
     paper_dims,
 )
 from ntputils.analysis.metrics import normalized_distance
+from ntputils.chapter import at_least, at_most, check, compare, preregister, record, setup_chapter
 from ntputils.data.corpora.organism_templates import (
     organism,
     organism_attribute_classes,
@@ -90,11 +85,10 @@ from ntputils.plots.concepts import (
     organism_orthants_figure,
     organism_svd_figure,
 )
-from ntputils.runtime import at_least, at_most, check, compare, preregister, record, setup_chapter
 from ntputils.training.ufm import train
 
 # one torch thread: 16 x 17 matrices: thread start-up costs more than it saves
-cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
+run = setup_chapter(globals(), torch_threads=1)
 
 # %% [markdown]
 # ## The data
@@ -235,19 +229,19 @@ preregister({
 })
 
 # %%
-hist = train(data, d=cfg.d, loss="ce", steps=cfg.steps, lr=cfg.lr, optimizer="gd", init="normal",
-             init_scale=cfg.init_scale, seed=cfg.seed, device=cfg.device, log_steps=40,
-             snapshot_steps=[cfg.steps])
+hist = train(data, d=d, loss="ce", steps=steps, lr=lr, optimizer="gd", init="normal",
+             init_scale=init_scale, seed=seed, device=run.device, log_steps=40,
+             snapshot_steps=[steps])
 W, H = hist.W[-1], hist.H[-1]
 ce_gap = hist.final["ce_minus_H"]
-print(f"after {cfg.steps} GD steps: CE - H = {ce_gap:.2e},  ||W||_F = {hist.final['norm_W']:.2f}, "
+print(f"after {steps} GD steps: CE - H = {ce_gap:.2e},  ||W||_F = {hist.final['norm_W']:.2f}, "
       f"||H||_F = {hist.final['norm_H']:.2f},  direction error to S~: {normalized_distance(W @ H, S_tilde):.3f}")
 
 # %%
 pca3 = PCA(n_components=3).fit(np.vstack([W, H.T]))
 Pw, Ph = pca3.transform(W), pca3.transform(H.T)
 organism_embeddings_figure(Pw, Ph, word_colors, ctx_colors, word_labels, ctx_labels,
-                           f"Fig. 2A: NTP-UFM embeddings (CE, d={cfg.d}, {cfg.steps} GD steps), 3-D PCA")
+                           f"Fig. 2A: NTP-UFM embeddings (CE, d={d}, {steps} GD steps), 3-D PCA")
 plt.show()
 
 pc1_words, pc1_ctx = Pw[:, 0], Ph[:, 0]
@@ -323,7 +317,7 @@ display(clusters_table(orthant_clusters(U, dims, top=None), words, dims))
 # on that concept.
 
 # %%
-R_rot, _ = np.linalg.qr(np.random.default_rng(cfg.seed).standard_normal((cfg.d, r)))
+R_rot, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((d, r)))
 W_lim, H_lim = (U * np.sqrt(sigma)) @ R_rot.T, R_rot @ (np.sqrt(sigma)[:, None] * Vt)
 u_lim, v_lim = concept_representations(W_lim, H_lim, U, Vt, project=True)
 limit_err = max(np.abs(u_lim - R_rot * np.sqrt(sigma)).max(), np.abs(v_lim - R_rot * np.sqrt(sigma)).max())
@@ -335,7 +329,7 @@ v_dir = v_d / np.linalg.norm(v_d, axis=0)
 cross = np.abs(u_dir[:, :2].T @ v_dir[:, :2])
 cos_off = float(max(cross[0, 1], cross[1, 0]))  # max_{k != l} |cos(u^d_k, v^d_l)|, k, l in {1, 2}
 rand_cos = np.array([cosine_columns(a, b)[0] for a, b in
-                     (np.random.default_rng(cfg.seed + i).standard_normal((2, cfg.d, 1)) for i in range(200))])
+                     (np.random.default_rng(seed + i).standard_normal((2, d, 1)) for i in range(200))])
 cos_table = pd.DataFrame({"value": [float(cos_uv[:2].min())], "off-diagonal max |cos|": [cos_off],
                           "chance mean": [float(rand_cos.mean())], "chance std": [float(rand_cos.std())]},
                          index=["min_k<=2 cos(u^d_k, v^d_k)"]).round(3)
@@ -458,15 +452,17 @@ compare("b01_axis2", axis2_frac, chance=0.5, paper="cat + / trout -")
 # %% [markdown]
 # ## The paper profile, recorded
 #
-# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
-# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# The book builds this page at the `cpu` profile. The `paper` profile (the sizes and steps of
+# `notebooks/b01_organism_concepts.paper.yaml`) was run through the sweep runner, and its recorded values, claims and checks
 # were committed under `results/sweeps/b01-paper/` with their provenance (commit, machine, date, wall
 # time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
 # where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
 # whose producing code has changed since is marked STALE, with the command that refreshes it.
 
 # %%
-from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
-from ntputils.runtime import current_record  # noqa: E402
+from ntputils.chapter import (
+    current_record,  # noqa: E402
+    show_paper_profile,  # noqa: E402
+)
 
-paper_view = show_paper_profile("b01", current_record(), cfg.profile)
+paper_view = show_paper_profile("b01", current_record(), profile)

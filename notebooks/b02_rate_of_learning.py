@@ -46,28 +46,20 @@
 # chapter b01, $d=2V$ and $d=3$, i.i.d. $\mathcal N(0,s^2)$ initialization with $s=10^{-3}$ (`init_scale`), and at the
 # `cpu` profile GD step $\eta=0.05$ (`organism_lr`) for the square loss and $n\cdot0.025$ (`ce_lr`) for CE).
 
-# %%
-PROFILES = {
-    "cpu": {"d": 16, "delta": 8.0, "lr": 0.01, "t_max": 30.0, "dt": 0.1, "organism_lr": 0.05,
-            "organism_t": 20.0, "ce_lr": 0.025, "ce_t": 200.0, "init_scale": 1e-3},
-    "paper": {"d": 16, "delta": 8.0, "lr": 0.01, "t_max": 40.0, "dt": 0.1, "organism_lr": 0.02,
-              "organism_t": 20.0, "ce_lr": 0.01, "ce_t": 1000.0, "init_scale": 1e-3},
-}
-
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-d = None  # embedding dimension for Fig. 12 (d > V)
-delta = None  # aligned initialization scale e^{-delta} (paper: delta = 8)
-lr = None  # GD step for Fig. 12; the Richardson check also runs 2*lr and lr/2
-t_max = None  # gradient-flow time simulated for Fig. 12 (steps = t_max / lr)
-dt = None  # time between snapshots (a multiple of 2 * lr: the Richardson runs share the time grid)
-organism_lr = None  # GD step for Figs. 18/19 (square loss)
-organism_t = None  # time simulated for the square loss (Figs. 18 left, 19)
-ce_lr = None  # CE runs GD with step n * ce_lr (same linearized dynamics as the square loss at step ce_lr)
-ce_t = None  # time simulated for CE (Fig. 18 right)
-init_scale = None  # std of the random initialization for Figs. 18/19
+profile = "cpu"  # these values; "paper": the values of b02_rate_of_learning.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+d = 16           # embedding dimension for Fig. 12 (d > V)
+delta = 8.0      # aligned initialization scale e^{-delta} (paper: delta = 8)
+lr = 0.01        # GD step for Fig. 12; the Richardson check also runs 2*lr and lr/2
+t_max = 30.0     # gradient-flow time simulated for Fig. 12 (steps = t_max / lr)
+dt = 0.1         # time between snapshots (a multiple of 2 * lr: the Richardson runs share the time grid)
+organism_lr = 0.05  # GD step for Figs. 18/19 (square loss)
+organism_t = 20.0  # time simulated for the square loss (Figs. 18 left, 19)
+ce_lr = 0.025    # CE runs GD with step n * ce_lr (same linearized dynamics as the square loss at step ce_lr)
+ce_t = 200.0     # time simulated for CE (Fig. 18 right)
+init_scale = 1e-3  # std of the random initialization for Figs. 18/19
 
 # %%
 # %matplotlib inline
@@ -87,6 +79,7 @@ from ntputils.analysis.dynamics import (
     saxe_singular_values,
     singular_value_curves,
 )
+from ntputils.chapter import at_least, at_most, check, compare, preregister, record, setup_chapter
 from ntputils.data import from_counts
 from ntputils.data.corpora.organism_templates import organism
 from ntputils.data.synthetic import random_supports
@@ -98,11 +91,10 @@ from ntputils.plots.learning import (
     rank_limited_figure,
     support_svd_figure,
 )
-from ntputils.runtime import at_least, at_most, check, compare, preregister, record, setup_chapter
 from ntputils.training.ufm import train
 
 # one torch thread: tiny matrices: one thread is fastest
-cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
+run = setup_chapter(globals(), torch_threads=1)
 
 
 def run_square(data, d, lr, t_end, dt, init, target=None, **kw):
@@ -112,7 +104,7 @@ def run_square(data, d, lr, t_end, dt, init, target=None, **kw):
     if abs(every * lr - dt) > 1e-9 * dt:
         raise ValueError(f"dt = {dt} must be a multiple of the GD step {lr} (snapshot times must match across runs)")
     hist = train(data, d=d, loss="square", steps=steps, lr=lr, optimizer="gd", init=init, target=target,
-                 seed=cfg.seed, device=cfg.device, log_steps=list(range(0, steps + 1, every)), **kw)
+                 seed=seed, device=run.device, log_steps=list(range(0, steps + 1, every)), **kw)
     return np.asarray(hist.snap_steps) * lr, hist
 
 
@@ -120,7 +112,7 @@ def run_square(data, d, lr, t_end, dt, init, target=None, **kw):
 # ## Fig. 12 (top): the synthetic support matrix and the SVD of $\widetilde{\boldsymbol S}$
 
 # %%
-S12 = random_supports(8, 12, min_size=1, max_size=3, seed=cfg.seed)
+S12 = random_supports(8, 12, min_size=1, max_size=3, seed=seed)
 data12 = from_counts(sp.csc_array(S12.astype(np.int64)))
 St12 = centered_support(S12)
 U12, s12, Vt12 = svd_factors(St12)
@@ -166,15 +158,15 @@ preregister({
 })
 
 # %%
-W0, H0 = aligned_init(U12, Vt12, cfg.d, cfg.delta, seed=cfg.seed)
-rng = np.random.default_rng(cfg.seed)
+W0, H0 = aligned_init(U12, Vt12, d, delta, seed=seed)
+rng = np.random.default_rng(seed)
 Wr, Hr = rng.standard_normal(W0.shape), rng.standard_normal(H0.shape)
 Wr *= np.linalg.norm(W0) / np.linalg.norm(Wr)
 Hr *= np.linalg.norm(H0) / np.linalg.norm(Hr)
 
 runs = {}
 for name, init in [("SVD", (W0, H0)), ("Rand", (Wr, Hr))]:
-    runs[name] = run_square(data12, cfg.d, cfg.lr, cfg.t_max, cfg.dt, init)
+    runs[name] = run_square(data12, d, lr, t_max, dt, init)
 t12 = runs["SVD"][0]
 gram_W_lim = (U12 * s12) @ U12.T  # W W^T -> U Sigma U^T
 gram_H_lim = (Vt12.T * s12) @ Vt12  # H^T H -> V Sigma V^T
@@ -189,13 +181,13 @@ for name, (_, hist) in runs.items():
         loss=np.asarray(hist.scalars["loss"]), norm_W=np.asarray(hist.scalars["norm_W"]),
         norm_H=np.asarray(hist.scalars["norm_H"]),
     )
-closed_form = saxe_singular_values(t12, s12, cfg.delta)
+closed_form = saxe_singular_values(t12, s12, delta)
 
 # %%
 colors = {"SVD": "tab:red", "Rand": "tab:blue"}
 gd_dynamics_figure(t12, curves12, closed_form, colors,
-                   rf"Fig. 12 (bottom): GD on the square-loss NTP-UFM, d={cfg.d}, $\eta$={cfg.lr}; "
-                   rf"SVD init with $\delta$={cfg.delta:g} (red) vs random init of equal norm (blue)")
+                   rf"Fig. 12 (bottom): GD on the square-loss NTP-UFM, d={d}, $\eta$={lr}; "
+                   rf"SVD init with $\delta$={delta:g} (red) vs random init of equal norm (blue)")
 plt.show()
 
 # %% [markdown]
@@ -208,13 +200,13 @@ plt.show()
 # (Richardson: $\tfrac13[8f(\eta/2)-6f(\eta)+f(2\eta)]$, error $O(\eta^3)$).
 
 # %%
-etas = [2 * cfg.lr, cfg.lr, cfg.lr / 2]
+etas = [2 * lr, lr, lr / 2]
 aligned_curves = []
 for eta in etas:
-    if eta == cfg.lr:
+    if eta == lr:
         aligned_curves.append(curves12["SVD"]["sv"])
     else:
-        _, h = run_square(data12, cfg.d, eta, cfg.t_max, cfg.dt, (W0, H0), progress=False)
+        _, h = run_square(data12, d, eta, t_max, dt, (W0, H0), progress=False)
         aligned_curves.append(singular_value_curves(h.L, k=r12))
 gd_errors = [np.abs(c - closed_form).max() for c in aligned_curves]
 extrapolated = richardson(aligned_curves)
@@ -235,7 +227,7 @@ comp_svd_max = curves12["SVD"]["comp"].max()
 final_sv_err = max(np.abs(c["sv"][-1] - s12).max() for c in curves12.values())
 final_gram_err = max(max(c["gram_W"][-1], c["gram_H"][-1]) for c in curves12.values())
 display(pd.DataFrame({"k": np.arange(1, r12 + 1), "sigma_k": s12.round(4),
-                      "half-time eq. (7)": half_time(s12, cfg.delta).round(3), "half-time GD (SVD)": half_svd.round(3),
+                      "half-time eq. (7)": half_time(s12, delta).round(3), "half-time GD (SVD)": half_svd.round(3),
                       "half-time GD (Rand)": half_rand.round(3)}))
 print(f"Rand init: T_k = {slope_rand:.2f}/sigma_k + {icpt_rand:.2f}, R^2 = {r2_rand:.4f}")
 print(f"complement norm: SVD init max {comp_svd_max:.1e}; Rand init start {comp_rand[0]:.1e}, "
@@ -258,17 +250,17 @@ S_t = centered_support(data.S)
 U, sigma, Vt = svd_factors(S_t)
 r = sigma.size
 d_org = 2 * data.V
-t_sq, hist_sq = run_square(data, d_org, cfg.organism_lr, cfg.organism_t, cfg.organism_lr, "normal",
-                           init_scale=cfg.init_scale)
+t_sq, hist_sq = run_square(data, d_org, organism_lr, organism_t, organism_lr, "normal",
+                           init_scale=init_scale)
 sv_sq = singular_value_curves(hist_sq.L, k=r)
 T_sq = crossing_times(t_sq, sv_sq, sigma / 2)
 slope_sq, icpt_sq, r2_sq = fit_inverse_sigma(T_sq, sigma)
 
-ce_steps = int(round(cfg.ce_t / cfg.ce_lr))
+ce_steps = int(round(ce_t / ce_lr))
 ce_log = sorted(set(np.unique(np.geomspace(1, ce_steps, 400).astype(int)).tolist()) | {0})
-hist_ce = train(data, d=d_org, loss="ce", steps=ce_steps, lr=data.n * cfg.ce_lr, optimizer="gd",
-                init="normal", init_scale=cfg.init_scale, seed=cfg.seed, device=cfg.device, log_steps=ce_log)
-t_ce = np.asarray(hist_ce.snap_steps) * cfg.ce_lr
+hist_ce = train(data, d=d_org, loss="ce", steps=ce_steps, lr=data.n * ce_lr, optimizer="gd",
+                init="normal", init_scale=init_scale, seed=seed, device=run.device, log_steps=ce_log)
+t_ce = np.asarray(hist_ce.snap_steps) * ce_lr
 sv_ce = singular_value_curves(hist_ce.L, k=r)
 T_ce = crossing_times(t_ce, sv_ce, sigma / 2)
 half_idx = np.searchsorted(t_ce, t_ce[-1] / 2)
@@ -283,7 +275,7 @@ print(f"square loss: T_k = {slope_sq:.2f}/sigma_k + {icpt_sq:.2f}, R^2 = {r2_sq:
 # %%
 learning_times_figure(t_sq, sv_sq, T_sq, t_ce, sv_ce, T_ce, sigma, (slope_sq, icpt_sq, r2_sq),
                       f"Fig. 18: singular values of the logits during GD, organism data, NTP-UFM d={d_org}, "
-                      f"random init N(0, {cfg.init_scale:g}^2); dots mark T_k")
+                      f"random init N(0, {init_scale:g}^2); dots mark T_k")
 plt.show()
 
 # %% [markdown]
@@ -294,8 +286,8 @@ plt.show()
 # converge to $\sigma_1,\sigma_2,\sigma_3$, learned in that order.
 
 # %%
-t_d3, hist_d3 = run_square(data, 3, cfg.organism_lr, cfg.organism_t, cfg.organism_lr, "normal",
-                           init_scale=cfg.init_scale)
+t_d3, hist_d3 = run_square(data, 3, organism_lr, organism_t, organism_lr, "normal",
+                           init_scale=init_scale)
 sv_d3 = singular_value_curves(hist_d3.L, k=4)
 d3_err = np.abs(sv_d3[-1, :3] - sigma[:3]).max()
 rank_limited_figure(t_d3, sv_d3, sigma, d=3)
@@ -355,15 +347,17 @@ compare("b02_ce_growth", float(ce_growth.min()), paper="grow unboundedly")
 # %% [markdown]
 # ## The paper profile, recorded
 #
-# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
-# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# The book builds this page at the `cpu` profile. The `paper` profile (the sizes and steps of
+# `notebooks/b02_rate_of_learning.paper.yaml`) was run through the sweep runner, and its recorded values, claims and checks
 # were committed under `results/sweeps/b02-paper/` with their provenance (commit, machine, date, wall
 # time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
 # where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
 # whose producing code has changed since is marked STALE, with the command that refreshes it.
 
 # %%
-from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
-from ntputils.runtime import current_record  # noqa: E402
+from ntputils.chapter import (
+    current_record,  # noqa: E402
+    show_paper_profile,  # noqa: E402
+)
 
-paper_view = show_paper_profile("b02", current_record(), cfg.profile)
+paper_view = show_paper_profile("b02", current_record(), profile)

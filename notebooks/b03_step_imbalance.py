@@ -41,23 +41,17 @@
 # times, $\sqrt3$, and $1$ four times), $d=16$, the SVD initialization of Fig. 12 with $\delta=8$, and GD with
 # step $\eta=0.01$ on the halved losses.
 
-# %%
-PROFILES = {
-    "cpu": {"V": 10, "R": 5, "d": 16, "delta": 8.0, "lr": 0.01, "t_max": 25.0, "dt": 0.1},
-    "paper": {"V": 10, "R": 5, "d": 16, "delta": 8.0, "lr": 0.002, "t_max": 25.0, "dt": 0.05},
-}
-
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-V = None  # vocabulary size (even); V/2 majority and V/2 minority classes
-R = None  # imbalance ratio: contexts per majority class
-d = None  # embedding dimension (d > V)
-delta = None  # SVD initialization W(0) = e^{-delta} U R^T, H(0) = e^{-delta} R V^T
-lr = None  # GD step on the halved (weighted) square loss; time t = lr * step
-t_max = None  # simulated time
-dt = None  # time between snapshots
+profile = "cpu"  # these values; "paper": the values of b03_step_imbalance.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+V = 10           # vocabulary size (even); V/2 majority and V/2 minority classes
+R = 5            # imbalance ratio: contexts per majority class
+d = 16           # embedding dimension (d > V)
+delta = 8.0      # SVD initialization W(0) = e^{-delta} U R^T, H(0) = e^{-delta} R V^T
+lr = 0.01        # GD step on the halved (weighted) square loss; time t = lr * step
+t_max = 25.0     # simulated time
+dt = 0.1         # time between snapshots
 
 # %%
 # %matplotlib inline
@@ -74,6 +68,7 @@ from ntputils.analysis.dynamics import (
     relative_error,
     saxe_singular_values,
 )
+from ntputils.chapter import check, record, setup_chapter
 from ntputils.data import from_counts
 from ntputils.data.synthetic import (
     one_hot_balanced_support,
@@ -88,11 +83,10 @@ from ntputils.plots.learning import (
     step_support_svd_figure,
     weighting_comparison_figure,
 )
-from ntputils.runtime import check, record, setup_chapter
 from ntputils.training.ufm import train
 
 # one torch thread: tiny matrices: one thread is fastest
-cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
+run = setup_chapter(globals(), torch_threads=1)
 
 # %% [markdown]
 # ## Fig. 13 (top): the support matrix and the closed-form SVD
@@ -102,15 +96,15 @@ cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
 # unique; we compare the projector onto each tier's singular subspace instead.
 
 # %%
-S = step_imbalanced_support(cfg.V, cfg.R)
+S = step_imbalanced_support(V, R)
 data = from_counts(sp.csc_array(S.astype(np.int64)))
 S_t = centered_support(S)
 U_num, s_num, Vt_num = svd_factors(S_t)
-U_cf, s_cf, Vt_cf = step_closed_form(cfg.V, cfg.R)
+U_cf, s_cf, Vt_cf = step_closed_form(V, R)
 r = s_cf.size
-half = cfg.V // 2
+half = V // 2
 tiers = {"tier 1: majority vs majority": np.arange(half - 1), "tier 2: majorities vs minorities": np.array([half - 1]),
-         "tier 3: minority vs minority": np.arange(half, cfg.V - 1)}
+         "tier 3: minority vs minority": np.arange(half, V - 1)}
 tier_of_mode = np.empty(r, dtype=int)
 for i, idx in enumerate(tiers.values()):
     tier_of_mode[idx] = i
@@ -121,18 +115,18 @@ orth_err = max(np.abs(U_cf.T @ U_cf - np.eye(r)).max(), np.abs(Vt_cf @ Vt_cf.T -
 proj_err = max(max(np.abs(U_cf[:, i] @ U_cf[:, i].T - U_num[:, i] @ U_num[:, i].T).max(),
                    np.abs(Vt_cf[i].T @ Vt_cf[i] - Vt_num[i].T @ Vt_num[i]).max()) for i in tiers.values())
 Vt_printed = Vt_cf.copy()
-Vt_printed[: half - 1] *= np.sqrt(cfg.R)  # the top block as printed: F^T (x) 1_R^T without 1/sqrt(R)
+Vt_printed[: half - 1] *= np.sqrt(R)  # the top block as printed: F^T (x) 1_R^T without 1/sqrt(R)
 printed_orth_err = np.abs(Vt_printed @ Vt_printed.T - np.eye(r)).max()
-expected = np.r_[np.full(half - 1, np.sqrt(cfg.R)), np.sqrt((cfg.R + 1) / 2), np.ones(half - 1)]
+expected = np.r_[np.full(half - 1, np.sqrt(R)), np.sqrt((R + 1) / 2), np.ones(half - 1)]
 display(pd.DataFrame({"k": np.arange(1, r + 1), "tier": tier_of_mode + 1, "sigma_k numerical": s_num.round(12),
                       "sigma_k closed form": s_cf.round(12), "paper": [
                           "sqrt(R)" if t == 0 else ("sqrt((R+1)/2)" if t == 1 else "1") for t in tier_of_mode]}))
 print(f"max |sigma_num - sigma_closed| = {sigma_err:.1e};  max |U Sigma V^T - S~| = {recon_err:.1e};  "
       f"orthonormality error of U, V = {orth_err:.1e};  tier projector error = {proj_err:.1e}")
-print(f"printed V^T (no 1/sqrt(R)): max |V^T V - I| = {printed_orth_err:.3f} (= R - 1 = {cfg.R - 1})")
+print(f"printed V^T (no 1/sqrt(R)): max |V^T V - I| = {printed_orth_err:.3f} (= R - 1 = {R - 1})")
 
 # %%
-step_support_svd_figure(S, cfg.R, U_cf, s_cf, Vt_cf, s_num, tier_of_mode)
+step_support_svd_figure(S, R, U_cf, s_cf, Vt_cf, s_num, tier_of_mode)
 plt.show()
 
 # %% [markdown]
@@ -146,16 +140,16 @@ plt.show()
 # $\sigma_k$ (`LEVEL` below).
 
 # %%
-W0, H0 = aligned_init(U_num, Vt_num, cfg.d, cfg.delta, seed=cfg.seed)
-steps = int(round(cfg.t_max / cfg.lr))
-log_steps = list(range(0, steps + 1, max(1, int(round(cfg.dt / cfg.lr)))))
+W0, H0 = aligned_init(U_num, Vt_num, d, delta, seed=seed)
+steps = int(round(t_max / lr))
+log_steps = list(range(0, steps + 1, max(1, int(round(dt / lr)))))
 
 
-def run(loss: str, **kw):
+def gd_run(loss: str, **kw):
     """GD run of the (weighted) square-loss NTP-UFM from the SVD init; returns times and the History."""
-    hist = train(data, d=cfg.d, loss=loss, steps=steps, lr=cfg.lr, optimizer="gd", seed=cfg.seed,
-                 device=cfg.device, log_steps=log_steps, **kw)
-    return np.asarray(hist.snap_steps) * cfg.lr, hist
+    hist = train(data, d=d, loss=loss, steps=steps, lr=lr, optimizer="gd", seed=seed,
+                 device=run.device, log_steps=log_steps, **kw)
+    return np.asarray(hist.snap_steps) * lr, hist
 
 
 def run_curves(hist, target, U, s, Vt):
@@ -171,13 +165,13 @@ def run_curves(hist, target, U, s, Vt):
     )
 
 
-t, hist_sq = run("square", init=(W0, H0))
+t, hist_sq = gd_run("square", init=(W0, H0))
 curves_sq = run_curves(hist_sq, S_t, U_num, s_num, Vt_num)
 sv_sq = curves_sq["amplitudes"]
-step_dynamics_figure(t, curves_sq, tier_of_mode, saxe_singular_values(t, s_num, cfg.delta),
+step_dynamics_figure(t, curves_sq, tier_of_mode, saxe_singular_values(t, s_num, delta),
                      r"$u_k^\top L_t v_k = s_k(L_t)$: tier 1 red, 2 purple, 3 blue (dashed: eq. 7)",
                      r"Fig. 13 (middle): square loss $\frac{1}{2}\|\widetilde{S}-WH\|_F^2$, SVD init $\delta$="
-                     f"{cfg.delta:g}, d={cfg.d}, GD step {cfg.lr:g}")
+                     f"{delta:g}, d={d}, GD step {lr:g}")
 plt.show()
 LEVEL = record("b03_level", 0.9)  # a mode is learned when its amplitude reaches LEVEL * sigma_k
 t90_sq = learning_times(t, sv_sq, s_num, level=LEVEL)
@@ -194,7 +188,7 @@ t90_sq = learning_times(t, sv_sq, s_num, level=LEVEL)
 # logits $\boldsymbol L=\boldsymbol W\boldsymbol H'\boldsymbol\Omega^{-1}=\boldsymbol U\boldsymbol A(t)\boldsymbol\Sigma\boldsymbol V^\top$.
 
 # %%
-omega = step_weights(cfg.V, cfg.R)
+omega = step_weights(V, R)
 S_omega = S_t * omega
 U_w, s_w, Vt_w = svd_factors(S_omega)
 Vtilde_t = s_cf[:, None] * Vt_cf * omega  # paper: V~^T = Sigma V^T Omega (with the 1/sqrt(R) fix)
@@ -202,13 +196,13 @@ omega_sigma_err = np.abs(s_w - 1).max()
 vtilde_err = max(np.abs(Vtilde_t @ Vtilde_t.T - np.eye(r)).max(), np.abs(U_cf @ Vtilde_t - S_omega).max())
 print(f"singular values of S~ Omega: {np.round(s_w, 12)};  V~ orthonormal and S~ Omega = U V~^T up to {vtilde_err:.1e}")
 
-Ww0, Hw0 = aligned_init(U_w, Vt_w, cfg.d, cfg.delta, seed=cfg.seed)
-t, hist_w = run("square", init=(Ww0, Hw0), target=S_omega)
+Ww0, Hw0 = aligned_init(U_w, Vt_w, d, delta, seed=seed)
+t, hist_w = gd_run("square", init=(Ww0, Hw0), target=S_omega)
 L_unweighted = [L / omega for L in hist_w.L]  # L = W H' Omega^{-1}
 amp_w_logits = mode_amplitudes(L_unweighted, U_num, Vt_num)  # = sigma_k a(t): the tiers of S~
 curves_w = run_curves(hist_w, S_omega, U_w, s_w, Vt_w)
 sv_w = curves_w["amplitudes"]
-step_dynamics_figure(t, curves_w, tier_of_mode, saxe_singular_values(t, s_w, cfg.delta),
+step_dynamics_figure(t, curves_w, tier_of_mode, saxe_singular_values(t, s_w, delta),
                      r"black: $L_t\Omega$ ($\to 1$); colors: $u_k^\top L_t v_k\to\sigma_k$",
                      r"Fig. 13 (bottom): weighted loss $\frac{1}{2}\|(\widetilde{S}-WH)\Omega\|_F^2$ (eq. 10, $\Omega$ "
                      r"of eq. 12) in the variables $(W, H\Omega)$ of App. D.1", overlay=amp_w_logits)
@@ -228,9 +222,9 @@ t90_w_logits = learning_times(t, amp_w_logits, s_num, level=LEVEL)
 # SVD initialization of the unweighted problem.
 
 # %%
-t, hist_lit = run("weighted_square", init=(W0, H0), omega=omega)
-omega_quarter = np.where(omega < 1, cfg.R ** -0.25, 1.0)
-t, hist_q = run("weighted_square", init=(W0, H0), omega=omega_quarter)
+t, hist_lit = gd_run("weighted_square", init=(W0, H0), omega=omega)
+omega_quarter = np.where(omega < 1, R ** -0.25, 1.0)
+t, hist_q = gd_run("weighted_square", init=(W0, H0), omega=omega_quarter)
 sv_lit = mode_amplitudes(hist_lit.L, U_num, Vt_num)
 sv_q = mode_amplitudes(hist_q.L, U_num, Vt_num)
 t90_lit = learning_times(t, sv_lit, s_num, level=LEVEL)
@@ -263,14 +257,14 @@ summary
 # $\sqrt k$ (rank $V-1$), so the square-loss dynamics has a single tier and no concept is learned first.
 
 # %%
-per_class = cfg.R
-S_bal = one_hot_balanced_support(cfg.V, per_class)
+per_class = R
+S_bal = one_hot_balanced_support(V, per_class)
 s_bal = np.linalg.svd(centered_support(S_bal), compute_uv=False)
 rank_bal = int(np.sum(s_bal > 1e-9 * s_bal[0]))
 bal_spread = float(np.ptp(s_bal[:rank_bal]))
-print(f"balanced one-hot (V={cfg.V}, {per_class} contexts per word): rank {rank_bal}, singular values "
+print(f"balanced one-hot (V={V}, {per_class} contexts per word): rank {rank_bal}, singular values "
       f"{np.round(s_bal[:rank_bal], 12)} (sqrt({per_class}) = {np.sqrt(per_class):.6f})")
-balanced_vs_step_figure(s_bal[:rank_bal], s_num, tier_of_mode, cfg.R)
+balanced_vs_step_figure(s_bal[:rank_bal], s_num, tier_of_mode, R)
 plt.show()
 
 # %% [markdown]
@@ -284,12 +278,12 @@ check("A.4/D.1: closed-form U, V^T (with 1/sqrt(R) fix): reconstruction, orthono
       max(recon_err, orth_err, proj_err) < 1e-10, measured=max(recon_err, orth_err, proj_err), paper="exact",
       tol="1e-10", item="B:STEP")
 check("D.1 as printed (no 1/sqrt(R) in V^T) is not orthonormal: max |V^T V - I| = R - 1",
-      abs(printed_orth_err - (cfg.R - 1)) < 1e-10, measured=printed_orth_err, paper="(typo)", tol="1e-10",
+      abs(printed_orth_err - (R - 1)) < 1e-10, measured=printed_orth_err, paper="(typo)", tol="1e-10",
       item="B:STEP")
 check("Fig. 13 middle (Prop. 1 with three tiers of sigma): tier 1 < tier 2 < tier 3 (t90), equal within each tier",
-      tier1.max() < tier2.min() and tier2.max() < tier3.min() and np.ptp(tier1) < cfg.dt and np.ptp(tier3) < cfg.dt,
+      tier1.max() < tier2.min() and tier2.max() < tier3.min() and np.ptp(tier1) < dt and np.ptp(tier3) < dt,
       measured=[round(float(tier1.mean()), 2), round(float(tier2.mean()), 2), round(float(tier3.mean()), 2)],
-      paper="staggered by sigma", tol=f"ties within dt={cfg.dt}", item=["B:Fig 13", "B:Prop 1"])
+      paper="staggered by sigma", tol=f"ties within dt={dt}", item=["B:Fig 13", "B:Prop 1"])
 check("eq. (12): all singular values of S~ Omega equal 1; S~ Omega = U V~^T with V~ orthonormal",
       max(omega_sigma_err, vtilde_err) < 1e-10, measured=max(omega_sigma_err, vtilde_err), paper="1", tol="1e-10",
       item=["B:STEP", "B:Fig 13"])
@@ -301,7 +295,7 @@ lit_tiers = [float(t90_lit[idx].mean()) for idx in tiers.values()]
 check("eq. (10) with GD on H itself over-corrects: tier order reversed (t90 tier 3 < tier 2 < tier 1)",
       lit_tiers[2] < lit_tiers[1] < lit_tiers[0], measured=[round(x, 2) for x in lit_tiers],
       paper="(not discussed)")
-check("A.4 balanced one-hot: all singular values equal (sqrt(k)), rank V-1", bal_spread < 1e-10 and rank_bal == cfg.V - 1,
+check("A.4 balanced one-hot: all singular values equal (sqrt(k)), rank V-1", bal_spread < 1e-10 and rank_bal == V - 1,
       measured=bal_spread, paper="all equal", tol="1e-10", item="B:STEP")
 
 # %% [markdown]
@@ -324,15 +318,17 @@ check("A.4 balanced one-hot: all singular values equal (sqrt(k)), rank V-1", bal
 # %% [markdown]
 # ## The paper profile, recorded
 #
-# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
-# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# The book builds this page at the `cpu` profile. The `paper` profile (the sizes and steps of
+# `notebooks/b03_step_imbalance.paper.yaml`) was run through the sweep runner, and its recorded values, claims and checks
 # were committed under `results/sweeps/b03-paper/` with their provenance (commit, machine, date, wall
 # time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
 # where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
 # whose producing code has changed since is marked STALE, with the command that refreshes it.
 
 # %%
-from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
-from ntputils.runtime import current_record  # noqa: E402
+from ntputils.chapter import (
+    current_record,  # noqa: E402
+    show_paper_profile,  # noqa: E402
+)
 
-paper_view = show_paper_profile("b03", current_record(), cfg.profile)
+paper_view = show_paper_profile("b03", current_record(), profile)

@@ -77,21 +77,15 @@
 # and 5,000. `wikitext_p6_grid=False` skips drawing the $2^6$ clouds of Fig. 25 (some
 # seconds) if time is short; its purity numbers are computed either way.
 
-# %%
-PROFILES = {
-    "cpu": {"top": 40, "n_concepts": 8, "n_draws": 1000, "cloud_px": [300, 190], "wikitext_p6_grid": True},
-    "paper": {"top": 40, "n_concepts": 8, "n_draws": 5000, "cloud_px": [400, 250], "wikitext_p6_grid": True},
-}
-
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-top = None  # words per cloud (paper: top-40 by typicality)
-n_concepts = None  # concept dimensions computed (top-k SVD of S~); Fig. 4 uses up to p = 7
-n_draws = None  # random clusters per size for the purity baseline
-cloud_px = None  # [width, height] of one word cloud in pixels
-wikitext_p6_grid = None  # draw Fig. 25 (64 clouds); the purity numbers are computed either way
+profile = "cpu"  # these values; "paper": the values of b04_semantics_real_text.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+top = 40         # words per cloud (paper: top-40 by typicality)
+n_concepts = 8   # concept dimensions computed (top-k SVD of S~); Fig. 4 uses up to p = 7
+n_draws = 1000   # random clusters per size for the purity baseline
+cloud_px = [300, 190]  # [width, height] of one word cloud in pixels
+wikitext_p6_grid = True  # draw Fig. 25 (64 clouds); the purity numbers are computed either way
 
 # %%
 # %matplotlib inline
@@ -127,11 +121,7 @@ from ntputils.analysis.purity import (
     random_partition_purity,
     summarize_purity,
 )
-from ntputils.data.corpora import paper_b_text, read_tinystories
-from ntputils.data.corpora.paper_b_corpora import corpus_texts
-from ntputils.geometry import concepts
-from ntputils.plots.wordclouds import CloudPanel, CloudRenderer, cluster_panel, is_layout
-from ntputils.runtime import (
+from ntputils.chapter import (
     above_chance,
     at_least,
     at_most,
@@ -141,10 +131,14 @@ from ntputils.runtime import (
     record,
     setup_chapter,
 )
+from ntputils.data.corpora import paper_b_text, read_tinystories
+from ntputils.data.corpora.paper_b_corpora import corpus_texts
+from ntputils.geometry import concepts
+from ntputils.plots.wordclouds import CloudPanel, CloudRenderer, cluster_panel, is_layout
 
-cfg = setup_chapter(PROFILES, globals())
+run = setup_chapter(globals())
 pd.set_option("display.max_colwidth", 80)
-renderer = CloudRenderer(width=cfg.cloud_px[0], height=cfg.cloud_px[1], max_font_size=cfg.cloud_px[1] // 4, seed=cfg.seed)
+renderer = CloudRenderer(width=cloud_px[0], height=cloud_px[1], max_font_size=cloud_px[1] // 4, seed=seed)
 MIN_SIZE = 10  # clusters with fewer members are listed but not tested (a random 5-word set is often "pure")
 
 # %% [markdown]
@@ -236,9 +230,9 @@ for key, name in DATASETS.items():
     d = paper_b_text(name, V=1000, m=10000, context_lengths=(2, 3, 4, 5, 6), tokenizer="gpt2")
     t_data = time.perf_counter() - t0
     data[key] = d
-    U[key], sigma[key], Vt[key] = concepts(d.S, cfg.n_concepts)
+    U[key], sigma[key], Vt[key] = concepts(d.S, n_concepts)
     labels[key] = lexical_labels(d.vocab)
-    baseline[key] = RandomBaseline(labels[key], n_draws=cfg.n_draws, seed=cfg.seed)
+    baseline[key] = RandomBaseline(labels[key], n_draws=n_draws, seed=seed)
     ctx_names[key] = [d.context_str(j) for j in range(d.m)]
     rows.append({"dataset": key, "V": d.V, "m": d.m, "n (pairs)": int(d.counts.sum()),
                  "density of S": round(float(d.S.sum()) / (d.V * d.m), 4),
@@ -280,7 +274,7 @@ class_sizes.T
 # %%
 def half_dimension(key: str, k: int, s: int):
     """Top members of the half-space sign(u_k) = s (paper's 1-based k), sorted by |u_k|."""
-    return orthant_clusters(U[key], [k - 1], top=cfg.top)[(s,)]
+    return orthant_clusters(U[key], [k - 1], top=top)[(s,)]
 
 
 FIG14 = [("STS", 2, +1), ("STS", 6, -1), ("WikiText", 2, -1), ("WikiText", 4, +1)]
@@ -296,7 +290,7 @@ plt.show()
 single_rows = []
 for key in DATASETS:
     lexical_only = labels[key].without(NO_SPACE)
-    for k in range(1, cfg.n_concepts + 1):
+    for k in range(1, n_concepts + 1):
         for s in (1, -1):
             cl = half_dimension(key, k, s)
             pur = cluster_purity(cl.indices, labels[key])
@@ -355,7 +349,7 @@ display(Markdown("\n".join(lines)))
 # $\boldsymbol U$ (each word gets another word's analyzer coordinates), which must fall to the chance level.
 
 # %%
-shuffle = {key: np.random.default_rng(cfg.seed).permutation(data[key].V) for key in DATASETS}
+shuffle = {key: np.random.default_rng(seed).permutation(data[key].V) for key in DATASETS}
 
 
 def grid_panels(key: str, clusters) -> list[CloudPanel]:
@@ -366,8 +360,8 @@ def grid_panels(key: str, clusters) -> list[CloudPanel]:
 GRIDS = {"Fig. 22": ("STS", 4), "Fig. 23": ("STS", 5), "Fig. 24": ("WikiText", 5), "Fig. 25": ("WikiText", 6)}
 grids, grid_tables, summary_rows = {}, {}, []
 for figname, (key, p) in GRIDS.items():
-    grids[figname], grid_tables[figname] = orthant_purity(U[key], p, labels[key], baseline[key], top=cfg.top)
-    _, shuffled = orthant_purity(U[key][shuffle[key]], p, labels[key], baseline[key], top=cfg.top)
+    grids[figname], grid_tables[figname] = orthant_purity(U[key], p, labels[key], baseline[key], top=top)
+    _, shuffled = orthant_purity(U[key][shuffle[key]], p, labels[key], baseline[key], top=top)
     summary_rows.append({"figure": figname, "dataset": key, "clustering": f"orthants K={{1..{p}}}",
                          **summarize_purity(grid_tables[figname], MIN_SIZE),
                          "shuffled U: beat random": summarize_purity(shuffled, MIN_SIZE)["beat random"]})
@@ -376,22 +370,22 @@ for figname, (key, p) in GRIDS.items():
 for figname in ("Fig. 22", "Fig. 23"):
     key, p = GRIDS[figname]
     renderer.grid(grid_panels(key, grids[figname]), ncols=8,
-                  title=f"{figname} (ours): orthant clustering, K={{1..{p}}}, Simplified TinyStories, top-{cfg.top} words")
+                  title=f"{figname} (ours): orthant clustering, K={{1..{p}}}, Simplified TinyStories, top-{top} words")
     plt.show()
 
 # %% tags=["hide-output"]
 for figname in ("Fig. 22", "Fig. 23"):
-    display(Markdown(f"**{figname}: purity of every orthant** (random = same-size random word sets, {cfg.n_draws} draws)"))
+    display(Markdown(f"**{figname}: purity of every orthant** (random = same-size random word sets, {n_draws} draws)"))
     display(grid_tables[figname].round(3))
 
 # %%
 for figname in ("Fig. 24", "Fig. 25"):
     key, p = GRIDS[figname]
-    if figname == "Fig. 25" and not cfg.wikitext_p6_grid:
+    if figname == "Fig. 25" and not wikitext_p6_grid:
         print("Fig. 25 grid not drawn in this profile (wikitext_p6_grid=False); its purity table follows.")
         continue
     renderer.grid(grid_panels(key, grids[figname]), ncols=8,
-                  title=f"{figname} (ours): orthant clustering, K={{1..{p}}}, Simplified WikiText, top-{cfg.top} words")
+                  title=f"{figname} (ours): orthant clustering, K={{1..{p}}}, Simplified WikiText, top-{top} words")
     plt.show()
 
 # %% tags=["hide-output"]
@@ -427,7 +421,7 @@ pd.DataFrame(summary_rows).set_index("figure").round(3)
 # with the highest purity of the class "verb" (not chosen by hand) and follows it to $p=5$.
 
 # %%
-tree_clusters = {p: orthant_clusters(U["STS"], range(p), top=cfg.top) for p in range(1, 6)}
+tree_clusters = {p: orthant_clusters(U["STS"], range(p), top=top) for p in range(1, 6)}
 levels = [grid_panels("STS", tree_clusters[p]) for p in range(1, 5)]
 renderer.tree(levels, cell=(2.2, 1.9), fontsize=8, stack_last=True,
               title="Fig. 11 top (ours): orthant clusters of STS for K={1}, {1,2}, {1,2,3}, {1..4}; each cloud splits "
@@ -484,7 +478,7 @@ for sgn, name in ((1, "plus"), (-1, "minus")):
     else:
         record(f"verb_split_{name}_class", "empty")
         record(f"verb_split_{name}_purity", float("nan"))
-all_orthants = {(p, C): cl.indices for p in range(1, 8) for C, cl in orthant_clusters(U["STS"], range(p), top=cfg.top).items()}
+all_orthants = {(p, C): cl.indices for p in range(1, 8) for C, cl in orthant_clusters(U["STS"], range(p), top=top).items()}
 (p_ing, C_ing), ing = best_cluster_for_class(all_orthants, labels["STS"], "-ing verb", min_size=MIN_SIZE)
 print(f"-ing forms (the paper's aspect split): best orthant on K={{1..{p_ing}}}, C={sign_string(C_ing)}: purity "
       f"{ing.purity:.2f} (base rate {ing.base_rate:.3f}); members: "
@@ -528,7 +522,7 @@ FIG4 = {"STS": {"Past-tense verb": "past-tense verb", "Present-tense verb": "bas
                 "Preposition": "preposition/conjunction", "Proper names": "person name"},
         "WikiText": {"Month": "month", "Number": "number", "Unit": "unit",
                      "Preposition/Conjunction": "preposition/conjunction"}}
-candidates = {key: {(p, C): cl for p in (5, 6, 7) for C, cl in orthant_clusters(U[key], range(p), top=cfg.top).items()}
+candidates = {key: {(p, C): cl for p in (5, 6, 7) for C, cl in orthant_clusters(U[key], range(p), top=top).items()}
               for key in DATASETS}
 record("fig4_n_configurations", sum(2**p for p in (5, 6, 7)))  # sign configurations searched per dataset
 fig4_rows, panels, shown = [], [], {}
@@ -540,7 +534,7 @@ for key, targets in FIG4.items():
         shown[f"Fig. 4 {key} {caption}"] = (key, cl.indices)
         mean, p95 = baseline[key].class_quantiles(pur.size, cls)
         bon = best_of_n({k: cl.indices for k, cl in candidates[key].items()}, baseline[key], cls, min_size=MIN_SIZE,
-                        seed=cfg.seed)
+                        seed=seed)
         fig4_rows.append({"dataset": key, "paper cluster": caption, "class": cls, "K": f"{{1..{p}}}", "C": sign_string(C),
                           "size": pur.size, "purity": pur.purity, "N tested": bon.n_candidates,
                           "best-of-N random mean": bon.mean, "best-of-N random p95": bon.p95, "found": bon.beats,
@@ -580,14 +574,14 @@ def kmeans_grid(key: str, p: int, k: int, A: np.ndarray | None = None, n_init: i
     """k-means clusters (top members by typicality, ordered by centroid orthant), purity table, labels."""
     A = U[key] if A is None else A
     with threadpool_limits(1):  # 1000 x p points: OpenMP threads cost far more than they save (20x on 2 cores)
-        km_labels, centers = kmeans_on_analyzers(A, p, k, seed=cfg.seed, n_init=n_init)
+        km_labels, centers = kmeans_on_analyzers(A, p, k, seed=seed, n_init=n_init)
     typ = typicality(A, range(p))
     sizes = np.bincount(km_labels, minlength=k)
     order = np.lexsort((-sizes, orthant_labels(centers, range(p))))
     clusters = {}
     for c in order:
         members = np.flatnonzero(km_labels == c)
-        members = members[np.argsort(-typ[members], kind="stable")][:cfg.top]
+        members = members[np.argsort(-typ[members], kind="stable")][:top]
         clusters[f"#{c} n={sizes[c]} {sign_string(centers[c])}"] = (members, typ[members])
     table = purity_table({n: m for n, (m, _) in clusters.items()}, labels[key], baseline[key])
     return clusters, table, km_labels
@@ -608,7 +602,7 @@ for figname, (key, p, k) in KMEANS.items():
 
 # %% tags=["hide-output"]
 for figname in KMEANS:
-    display(Markdown(f"**{figname}: purity of every k-means cluster** (top-{cfg.top} members)"))
+    display(Markdown(f"**{figname}: purity of every k-means cluster** (top-{top} members)"))
     display(km_tables[figname].round(3))
 
 # %%
@@ -624,7 +618,7 @@ for figname, targets in FIG5.items():
         shown[f"Fig. 5 {key} {caption}"] = (key, members)
         mean, p95 = baseline[key].class_quantiles(pur.size, cls)
         bon = best_of_n({n: m for n, (m, _) in km_clusters[figname].items()}, baseline[key], cls, min_size=MIN_SIZE,
-                        seed=cfg.seed)
+                        seed=seed)
         fig5_rows.append({"dataset": key, "paper cluster": caption, "class": cls, "k": k, "cluster": name, "size": pur.size,
                           "purity": pur.purity, "N tested": bon.n_candidates, "best-of-N random mean": bon.mean,
                           "best-of-N random p95": bon.p95, "found": bon.beats, "random mean": mean, "random p95": p95,
@@ -659,13 +653,13 @@ fig5_table.round(3)
 # configuration vs. context configuration: a bright diagonal means matching signs predict support.
 
 # %%
-matched = matched_clusters(U["STS"], Vt["STS"].T, range(5), top=cfg.top, min_size=MIN_SIZE)
+matched = matched_clusters(U["STS"], Vt["STS"].T, range(5), top=top, min_size=MIN_SIZE)
 S_sts = data["STS"].S
 density = {C: block_support_density(S_sts, mc.words.indices, mc.contexts.indices) for C, mc in matched.items()}
 fig6_rows, panels = [], []
 ENDINGS = {"base-form verb": ("#to",), "adjective": ("#so", "#very")}
 last_all = np.array([data["STS"].context_vocab[c[-1]] for c in data["STS"].contexts])
-rng6 = np.random.default_rng(cfg.seed)
+rng6 = np.random.default_rng(seed)
 for cls, endings in ENDINGS.items():
     fitting = [C for C, mc in matched.items() if cluster_purity(mc.words.indices, labels["STS"]).best_class == cls]
     if not fitting:
@@ -678,7 +672,7 @@ for cls, endings in ENDINGS.items():
     ending_share = float(np.mean([t in endings for t in last]))
     ends_all = np.isin(last_all, endings)
     random_share = np.array([ends_all[rng6.choice(data["STS"].m, len(last), replace=False)].mean()
-                             for _ in range(cfg.n_draws)])
+                             for _ in range(n_draws)])
     fig6_rows.append({"class": cls, "C on K={1..5}": sign_string(C), "words": len(mc.words.indices),
                       "contexts": len(mc.contexts.indices), "word purity": pur.purity,
                       "endings": "/".join(endings), "share of contexts ending so": ending_share,
@@ -703,12 +697,12 @@ fig6_table.round(3)
 
 # %%
 configs = list(matched)
-word_orth = orthant_clusters(U["STS"], range(5), top=cfg.top)
-ctx_orth = orthant_clusters(Vt["STS"].T, range(5), top=cfg.top)
+word_orth = orthant_clusters(U["STS"], range(5), top=top)
+ctx_orth = orthant_clusters(Vt["STS"].T, range(5), top=top)
 D = np.array([[block_support_density(S_sts, word_orth[a].indices, ctx_orth[b].indices) for b in configs] for a in configs])
 overall_density = float(S_sts.sum()) / (data["STS"].V * data["STS"].m)
 diag, off = D.diagonal().mean(), D[~np.eye(len(configs), dtype=bool)].mean()
-perm_diag = np.array([D[np.arange(len(configs)), rng6.permutation(len(configs))].mean() for _ in range(cfg.n_draws)])
+perm_diag = np.array([D[np.arange(len(configs)), rng6.permutation(len(configs))].mean() for _ in range(n_draws)])
 density_p95 = float(np.percentile(perm_diag, 95))
 record("fig6_diag_density", float(diag))
 record("fig6_off_density", float(off))
@@ -878,21 +872,23 @@ claims_table
 #   the pre-registered margin, though the orthants are still the purer clusters on average.
 
 # %%
-print(f"chapter body: {cfg.elapsed():.1f} s wall, {time.process_time():.1f} s CPU of this kernel; "
+print(f"chapter body: {run.elapsed():.1f} s wall, {time.process_time():.1f} s CPU of this kernel; "
       f"word clouds rendered: {renderer.n_rendered}")
 
 # %% [markdown]
 # ## The paper profile, recorded
 #
-# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
-# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# The book builds this page at the `cpu` profile. The `paper` profile (the sizes and steps of
+# `notebooks/b04_semantics_real_text.paper.yaml`) was run through the sweep runner, and its recorded values, claims and checks
 # were committed under `results/sweeps/b04-paper/` with their provenance (commit, machine, date, wall
 # time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
 # where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
 # whose producing code has changed since is marked STALE, with the command that refreshes it.
 
 # %%
-from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
-from ntputils.runtime import current_record  # noqa: E402
+from ntputils.chapter import (
+    current_record,  # noqa: E402
+    show_paper_profile,  # noqa: E402
+)
 
-paper_view = show_paper_profile("b04", current_record(), cfg.profile)
+paper_view = show_paper_profile("b04", current_record(), profile)

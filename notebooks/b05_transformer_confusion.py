@@ -47,27 +47,19 @@
 # **cpu profile.** Nothing of the model or the data is reduced ({glue:text}`b05_n_contexts` contexts: 200 epochs
 # take seconds); the paper profile trains more seeds (`seeds`) and for 400 epochs (`steps`).
 
-# %%
-PROFILES = {
-    "cpu": {"steps": 200, "lr": 1e-4, "weight_decay": 1e-6, "d": 128, "n_layers": 2, "n_heads": 4,
-            "seeds": [0, 1, 2], "threshold": 0.9, "depth_level": 0.9},
-    "paper": {"steps": 400, "lr": 1e-4, "weight_decay": 1e-6, "d": 128, "n_layers": 2, "n_heads": 4,
-              "seeds": [0, 1, 2, 3, 4], "threshold": 0.9, "depth_level": 0.9},
-}
-
 # %% tags=["parameters"]
-profile = "cpu"
+profile = "cpu"  # these values; "paper": the values of b05_transformer_confusion.paper.yaml
 seed = 0  # the seed whose confusion matrices are shown; every seed in `seeds` is trained
-device = "auto"
-steps = None  # full-batch AdamW steps, i.e. epochs (the 17 contexts form one batch)
-lr = None  # AdamW learning rate (authors' setting of paper A)
-weight_decay = None  # AdamW weight decay
-d = None  # embedding dimension (paper: 128)
-n_layers = None  # transformer layers (paper: 2)
-n_heads = None  # attention heads (UNKNOWN; we take 4)
-seeds = None  # seeds trained for the robustness table (model init; data are fixed)
-threshold = None  # recall a class must keep to count as learned
-depth_level = None  # share of a class target that its concept depth must capture
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+steps = 200      # full-batch AdamW steps, i.e. epochs (the 17 contexts form one batch)
+lr = 1e-4        # AdamW learning rate (authors' setting of paper A)
+weight_decay = 1e-6  # AdamW weight decay
+d = 128          # embedding dimension (paper: 128)
+n_layers = 2     # transformer layers (paper: 2)
+n_heads = 4      # attention heads (UNKNOWN; we take 4)
+seeds = [0, 1, 2]  # seeds trained for the robustness table (model init; data are fixed)
+threshold = 0.9  # recall a class must keep to count as learned
+depth_level = 0.9  # share of a class target that its concept depth must capture
 
 # %%
 # %matplotlib inline
@@ -93,9 +85,7 @@ from ntputils.analysis.dynamics import (
     concept_energy,
     predicted_learning_times,
 )
-from ntputils.data.corpora.organism_templates import organism, organism_attribute_classes, organism_classes
-from ntputils.geometry import centered_support, svd_factors
-from ntputils.runtime import (
+from ntputils.chapter import (
     above_chance,
     at_least,
     at_most,
@@ -106,12 +96,14 @@ from ntputils.runtime import (
     record,
     setup_chapter,
 )
+from ntputils.data.corpora.organism_templates import organism, organism_attribute_classes, organism_classes
+from ntputils.geometry import centered_support, svd_factors
 from ntputils.training.loop import train_ntp
 from ntputils.training.models import build_model
 
 # one torch thread: 17 contexts of 7 tokens: thread start-up costs more than it saves
-cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
-seeds_run = sorted(set(cfg.seeds) | {cfg.seed})
+run = setup_chapter(globals(), torch_threads=1)
+seeds_run = sorted(set(seeds) | {seed})
 
 # %% [markdown]
 # ## The classes and their concepts
@@ -136,7 +128,7 @@ disjoint = disjoint_classes(masks)
 
 U, sigma, Vt = svd_factors(centered_support(data.S.toarray()))
 energy = concept_energy(masks, U)
-depth = concept_depth(energy, cfg.depth_level)
+depth = concept_depth(energy, depth_level)
 T_pred = predicted_learning_times(sigma, depth)
 EXAMPLE_ATTRIBUTE = {"Animals": "hunts in groups", "Plants": "uses sunlight for food",
                      "Mammals": "stays warm-blooded", "Felines": "purrs when content", "Birds": "has feathers",
@@ -220,20 +212,20 @@ runs = {}
 t_cpu, t_wall = time.process_time(), time.perf_counter()
 for s in seeds_run:
     model = build_model("transformer", seed=s, vocab_size=data.V, context_vocab_size=len(data.context_vocab),
-                        d=cfg.d, n_layers=cfg.n_layers, n_heads=cfg.n_heads)
-    hist = train_ntp(model, data, steps=cfg.steps, lr=cfg.lr, weight_decay=cfg.weight_decay, schedule="constant",
-                     device=cfg.device, seed=s, log_steps=list(range(cfg.steps + 1)), progress=False)
+                        d=d, n_layers=n_layers, n_heads=n_heads)
+    hist = train_ntp(model, data, steps=steps, lr=lr, weight_decay=weight_decay, schedule="constant",
+                     device=run.device, seed=s, log_steps=list(range(steps + 1)), progress=False)
     Ls = np.stack([W @ H for W, H in zip(hist.W, hist.H, strict=True)])  # (T, V, m)
     P = softmax_columns(Ls)
     confusions = confusion_matrix(true_class, predict_support_class(P, masks), k)
     runs[s] = {"steps": np.array(hist.snap_steps), "P": P, "confusions": confusions,
-               "times": class_learning_times(confusions, hist.snap_steps, disjoint, cfg.threshold),
+               "times": class_learning_times(confusions, hist.snap_steps, disjoint, threshold),
                "ce_minus_H": hist.scalars["ce_minus_H"][-1]}
-print(f"trained {len(seeds_run)} seeds x {cfg.steps} epochs: {time.process_time() - t_cpu:.1f} s CPU, "
+print(f"trained {len(seeds_run)} seeds x {steps} epochs: {time.process_time() - t_cpu:.1f} s CPU, "
       f"{time.perf_counter() - t_wall:.1f} s wall")
 
-main = runs[cfg.seed]
-show_steps = [s for s in (0, 20, 40, 200) if s <= cfg.steps]
+main = runs[seed]
+show_steps = [s for s in (0, 20, 40, 200) if s <= steps]
 
 # %% [markdown]
 # ## Fig. 3: confusion matrices at epochs 0, 20, 40, 200
@@ -250,12 +242,12 @@ for ax, step in zip(np.atleast_1d(axes), show_steps, strict=True):
                         color="white" if C[a, b] > 1 else "black")
     ax.set_xticks(range(k), labels, rotation=60, ha="right", fontsize=8)
     ax.set_yticks(range(k), labels if ax is np.atleast_1d(axes)[0] else [], fontsize=8)
-    learned = [names[i] for i in np.flatnonzero(learned_classes(C, disjoint, cfg.threshold))]
+    learned = [names[i] for i in np.flatnonzero(learned_classes(C, disjoint, threshold))]
     ax.set_title(f"Epoch {step}\n" + textwrap.fill(f"learned: {', '.join(learned) or 'none'}", 42), fontsize=9)
     ax.set_xlabel("predicted class")
 np.atleast_1d(axes)[0].set_ylabel("true class (|support|)")
 fig.colorbar(im, ax=axes, shrink=0.6, label="number of contexts")
-fig.suptitle(f"Fig. 3: 2-layer transformer (d={cfg.d}) on the organism data, seed {cfg.seed}")
+fig.suptitle(f"Fig. 3: 2-layer transformer (d={d}) on the organism data, seed {seed}")
 plt.show()
 
 # %% [markdown]
@@ -267,8 +259,8 @@ plt.show()
 
 # %%
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.6), layout="constrained")
-learned_map = learned_classes(main["confusions"], disjoint, cfg.threshold).T  # (k, T)
-last = int(min(cfg.steps, max(100, 1.5 * np.nanmax(main["times"]))))
+learned_map = learned_classes(main["confusions"], disjoint, threshold).T  # (k, T)
+last = int(min(steps, max(100, 1.5 * np.nanmax(main["times"]))))
 ax1.imshow(learned_map[:, :last + 1], aspect="auto", cmap="Greens", vmin=0, vmax=1.4, interpolation="nearest",
            extent=(-0.5, last + 0.5, k - 0.5, -0.5))
 for i in range(k):
@@ -277,7 +269,7 @@ for epoch in (20, 40):
     ax1.axvline(epoch, color="0.3", ls="--", lw=1)
 ax1.set_yticks(range(k), [f"{c}\n({EXAMPLE_ATTRIBUTE[c]})" for c in names], fontsize=7)
 ax1.set_xlabel("epoch")
-ax1.set_title(f"Learned classes over training (green), seed {cfg.seed}; | = learning time", fontsize=10)
+ax1.set_title(f"Learned classes over training (green), seed {seed}; | = learning time", fontsize=10)
 colors = plt.cm.tab10(np.arange(k))
 markers = "osD^v"
 for j, s in enumerate(seeds_run):
@@ -288,9 +280,9 @@ for j, s in enumerate(seeds_run):
 # latest learning time, pushed apart vertically where classes of one depth end close together
 top = np.array([np.nanmax([runs[s]["times"][i] for s in seeds_run]) for i in range(k)])
 y_lo, y_hi = ax2.get_ylim()
-for d in np.unique(depth):
+for level in np.unique(depth):
     y_prev = -np.inf
-    for i in sorted(np.flatnonzero((depth == d) & np.isfinite(top)), key=lambda i: top[i]):
+    for i in sorted(np.flatnonzero((depth == level) & np.isfinite(top)), key=lambda i: top[i]):
         y_prev = max(top[i], y_prev + 0.045 * (y_hi - y_lo))
         ax2.annotate(names[i], (T_pred[i] + 0.016, y_prev), fontsize=7, color=colors[i], va="center")
 ax2.set_xlim(right=max(ax2.get_xlim()[1], T_pred.max() + 0.09))
@@ -309,7 +301,7 @@ rho = {s: spearman(T_pred, runs[s]["times"]) for s in seeds_run}
 print("Spearman(predicted T_c, measured learning time):", {s: round(r, 2) for s, r in rho.items()})
 
 # chance level of the order: each seed's measured times permuted at random over the classes
-rng = np.random.default_rng(cfg.seed)
+rng = np.random.default_rng(seed)
 null_draws = record("b05_null_draws", 2000)
 null = np.array([[spearman(T_pred, rng.permutation(runs[s]["times"])) for s in seeds_run]
                  for _ in range(null_draws)])  # (draws, seeds)
@@ -361,7 +353,7 @@ i_m, i_b, i_f = (names.index(c) for c in ("Mammals", "Birds", "Fish"))
 record("b05_n_birdfish_before_mammals",
        int(sum(min(runs[s]["times"][i_b], runs[s]["times"][i_f]) < runs[s]["times"][i_m] for s in seeds_run)))
 record("b05_ce_minus_H", float(main["ce_minus_H"]))
-print(f"CE - H at the end of training (seed {cfg.seed}): {main['ce_minus_H']:.4f}")
+print(f"CE - H at the end of training (seed {seed}): {main['ce_minus_H']:.4f}")
 
 TIME_NOTE = "optimizer and learning rate of the paper UNKNOWN; our time axis is not the paper's"
 compare("broad_by_20", t_broad_main, paper="by epoch 20", note=TIME_NOTE)
@@ -424,13 +416,12 @@ check("Spec's 'largest total probability' rule never predicts the nested classes
 # the time axis, which the learning rate rescales.
 
 # %%
-from ntputils.book.project import Project  # noqa: E402  (the runner's reader of committed sweeps)
-from ntputils.book.sweep_table import provenance_text, published  # noqa: E402
+from ntputils.chapter import provenance_text, published  # noqa: E402
 
 preregister({"lr_broad_first": ("Fig. 3 across learning rates: broad before fine at every swept lr (share of lrs)",
                                 at_least(1.0, "every swept learning rate"), "B:Fig 3")})
 try:
-    lr_sweep = published(Project.default(), "b05-lr")
+    lr_sweep = published("b05-lr")
 except FileNotFoundError as err:
     lr_sweep = None
     print(f"no committed sweep: {err}")
@@ -459,15 +450,17 @@ compare("lr_broad_first", lr_share, paper="broad by 20, finer 40-200 (one unknow
 # %% [markdown]
 # ## The paper profile, recorded
 #
-# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
-# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# The book builds this page at the `cpu` profile. The `paper` profile (the sizes and steps of
+# `notebooks/b05_transformer_confusion.paper.yaml`) was run through the sweep runner, and its recorded values, claims and checks
 # were committed under `results/sweeps/b05-paper/` with their provenance (commit, machine, date, wall
 # time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
 # where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
 # whose producing code has changed since is marked STALE, with the command that refreshes it.
 
 # %%
-from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
-from ntputils.runtime import current_record  # noqa: E402
+from ntputils.chapter import (
+    current_record,  # noqa: E402
+    show_paper_profile,  # noqa: E402
+)
 
-paper_view = show_paper_profile("b05", current_record(), cfg.profile)
+paper_view = show_paper_profile("b05", current_record(), profile)

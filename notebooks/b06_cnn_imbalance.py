@@ -53,27 +53,19 @@
 # for 400 steps with the wider CNN. The 8x8 scikit-learn
 # digits (`source="sklearn"`) remain only as a fast test fixture of the pipeline.
 
-# %%
-PROFILES = {
-    "cpu": {"source": "mnist", "digits": [0, 1, 2, 3], "per_class": [100, 100, 10, 10], "steps": 150,
-            "lr": 0.05, "channels": [16, 32, 32], "grid": 4, "seeds": [0, 1, 2], "level": 0.9},
-    "paper": {"source": "mnist", "digits": [0, 1, 2, 3], "per_class": [100, 100, 10, 10], "steps": 400,
-              "lr": 0.05, "channels": [32, 64, 64], "grid": 4, "seeds": [0, 1, 2, 3, 4], "level": 0.9},
-}
-
 # %% tags=["parameters"]
-profile = "cpu"
+profile = "cpu"  # these values; "paper": the values of b06_cnn_imbalance.paper.yaml
 seed = 0  # seed of the run shown in the figures (data subset and initialization); all `seeds` are trained
-device = "auto"
-source = None  # "mnist" (28x28, the official files under NTP_DATA_DIR/mnist) or "sklearn" (8x8 test fixture)
-digits = None  # Maj1, Maj2, Min1, Min2 (UNKNOWN in the paper)
-per_class = None  # images per class (paper: 100, 100, 10, 10)
-steps = None  # full-batch gradient-descent steps
-lr = None  # gradient-descent learning rate
-channels = None  # conv widths of the 3-layer CNN
-grid = None  # average-pool the last feature map to grid x grid before the linear head (1 = global)
-seeds = None  # seeds of the robustness table
-level = None  # a class / tier counts as learned once its share / probability score reaches this level for good
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+source = "mnist"  # "mnist" (28x28, the official files under NTP_DATA_DIR/mnist) or "sklearn" (8x8 test fixture)
+digits = [0, 1, 2, 3]  # Maj1, Maj2, Min1, Min2 (UNKNOWN in the paper)
+per_class = [100, 100, 10, 10]  # images per class (paper: 100, 100, 10, 10)
+steps = 150      # full-batch gradient-descent steps
+lr = 0.05        # gradient-descent learning rate
+channels = [16, 32, 32]  # conv widths of the 3-layer CNN
+grid = 4         # average-pool the last feature map to grid x grid before the linear head (1 = global)
+seeds = [0, 1, 2]  # seeds of the robustness table
+level = 0.9      # a class / tier counts as learned once its share / probability score reaches this level for good
 
 # %%
 # %matplotlib inline
@@ -91,17 +83,17 @@ from ntputils.analysis.confusion import (
     softmax_columns,
     within_group_probability,
 )
+from ntputils.chapter import at_least, at_most, check, compare, preregister, record, setup_chapter
 from ntputils.data.synthetic import step_closed_form
 from ntputils.geometry import centered_support, svd_factors
-from ntputils.runtime import at_least, at_most, check, compare, preregister, record, setup_chapter
 from ntputils.training.loop import train_classifier
 from ntputils.training.models import build_model, imbalanced_digits
 
 # one torch thread: on a shared 2-core machine a second thread barely helps the small convolutions
-cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
-seeds_run = sorted(set(cfg.seeds) | {cfg.seed})
-CLASS_NAMES = [f"Maj1 ({cfg.digits[0]})", f"Maj2 ({cfg.digits[1]})", f"Min1 ({cfg.digits[2]})",
-               f"Min2 ({cfg.digits[3]})"]
+run = setup_chapter(globals(), torch_threads=1)
+seeds_run = sorted(set(seeds) | {seed})
+CLASS_NAMES = [f"Maj1 ({digits[0]})", f"Maj2 ({digits[1]})", f"Min1 ({digits[2]})",
+               f"Min2 ({digits[3]})"]
 MAJ, MIN = [0, 1], [2, 3]
 
 
@@ -110,13 +102,13 @@ MNIST_MEAN, MNIST_STD = 0.1307, 0.3081  # the usual MNIST pixel statistics (trai
 
 def load_images(seed: int) -> tuple[torch.Tensor, torch.Tensor, str]:
     """The imbalanced digits of this seed: real MNIST (standardized), or the 8x8 fixture if asked."""
-    x, y = imbalanced_digits(cfg.digits, cfg.per_class, source=cfg.source, seed=seed)
-    if cfg.source == "mnist":
+    x, y = imbalanced_digits(digits, per_class, source=source, seed=seed)
+    if source == "mnist":
         return (x - MNIST_MEAN) / MNIST_STD, y, "MNIST 28x28 (official files)"
     return x, y, "scikit-learn 8x8 digits (test fixture, not the paper's data)"
 
 
-images, labels, source_used = load_images(cfg.seed)
+images, labels, source_used = load_images(seed)
 print(f"data: {source_used}; images {tuple(images.shape)}; class sizes {np.bincount(labels.numpy()).tolist()}")
 fig, axes = plt.subplots(1, 16, figsize=(13, 1.5))
 picks = np.concatenate([np.flatnonzero(labels.numpy() == c)[:4] for c in range(4)])
@@ -141,9 +133,9 @@ plt.show()
 S = np.zeros((4, labels.numel()))
 S[labels.numpy(), np.arange(labels.numel())] = 1.0
 U, sigma, Vt = svd_factors(centered_support(S))
-R = cfg.per_class[0] // cfg.per_class[2]
+R = per_class[0] // per_class[2]
 U_cf, sigma_cf, _ = step_closed_form(4, R)
-scale = np.sqrt(cfg.per_class[2])  # every STEP context appears per_class[2] times
+scale = np.sqrt(per_class[2])  # every STEP context appears per_class[2] times
 sigma_err = float(np.abs(sigma - scale * sigma_cf).max())
 u_err = float(np.abs(np.abs(U) - np.abs(U_cf)).max())
 display(pd.DataFrame({"tier": ["1: Maj1 vs Maj2", "2: majorities vs minorities", "3: Min1 vs Min2"],
@@ -226,16 +218,16 @@ PAPER_STEPS = [0, 13, 30, 55, 60]
 # %%
 def class_right(C: np.ndarray) -> np.ndarray:
     """(T, 4) booleans: at least `level` of the class's images are classified as it."""
-    return np.diagonal(C, axis1=1, axis2=2) >= cfg.level * C.sum(axis=2)
+    return np.diagonal(C, axis1=1, axis2=2) >= level * C.sum(axis=2)
 
 
 runs = {}
 t_cpu, t_wall = time.process_time(), time.perf_counter()
 for s in seeds_run:
     x, y, _ = load_images(s)
-    model = build_model("cnn", seed=s, n_classes=4, channels=tuple(cfg.channels), grid=cfg.grid)
-    hist = train_classifier(model, x, y, steps=cfg.steps, lr=cfg.lr, optimizer="sgd", device=cfg.device, seed=s,
-                            log_steps=list(range(cfg.steps + 1)), progress=False)
+    model = build_model("cnn", seed=s, n_classes=4, channels=tuple(channels), grid=grid)
+    hist = train_classifier(model, x, y, steps=steps, lr=lr, optimizer="sgd", device=run.device, seed=s,
+                            log_steps=list(range(steps + 1)), progress=False)
     steps_s = np.array(hist.meta["confusion_steps"])
     C = np.array(hist.meta["confusion"])
     P = softmax_columns(np.stack([W @ H for W, H in zip(hist.W, hist.H, strict=True)]))  # (T, 4, n)
@@ -248,11 +240,11 @@ for s in seeds_run:
     ms["minorities"] = first_step_holding(steps_s, right.all(axis=1))
     stage = np.flatnonzero(right[:, MAJ].all(axis=1) & ~right[:, MIN].any(axis=1) & (steps_s >= ms["majorities"]))
     ms["minority-stage"] = float(steps_s[stage[-1]]) if stage.size else np.nan
-    runs[s] = {"steps": steps_s, "C": C, "q": q, "tiers": first_step_holding(steps_s, q >= cfg.level),
+    runs[s] = {"steps": steps_s, "C": C, "q": q, "tiers": first_step_holding(steps_s, q >= level),
                "milestones": ms, "accuracy": hist.scalars["accuracy"][-1]}
-print(f"trained {len(seeds_run)} seeds x {cfg.steps} steps: {time.process_time() - t_cpu:.1f} s CPU, "
+print(f"trained {len(seeds_run)} seeds x {steps} steps: {time.process_time() - t_cpu:.1f} s CPU, "
       f"{time.perf_counter() - t_wall:.1f} s wall")
-main = runs[cfg.seed]
+main = runs[seed]
 ms = main["milestones"]
 
 # %% [markdown]
@@ -265,7 +257,7 @@ ms = main["milestones"]
 
 # %%
 def draw_confusion(ax, C: np.ndarray, title: str, first: bool) -> None:
-    im = ax.imshow(C, cmap="Blues", vmin=0, vmax=max(cfg.per_class))
+    im = ax.imshow(C, cmap="Blues", vmin=0, vmax=max(per_class))
     for a in range(4):
         for b in range(4):
             ax.text(b, a, str(C[a, b]), ha="center", va="center", fontsize=9,
@@ -292,17 +284,17 @@ measured_panels = sorted(by_step.items())
 ncols = max(len(PAPER_STEPS), len(measured_panels))
 fig, axes = plt.subplots(2, ncols, figsize=(3.1 * ncols, 7.4), layout="constrained", squeeze=False)
 for ax, step in zip(axes[0], PAPER_STEPS, strict=False):
-    im = draw_confusion(ax, main["C"][min(step, cfg.steps)], f"paper's step {step}", ax is axes[0, 0])
+    im = draw_confusion(ax, main["C"][min(step, steps)], f"paper's step {step}", ax is axes[0, 0])
 for ax, (step, whats) in zip(axes[1], measured_panels, strict=False):
     draw_confusion(ax, main["C"][step], f"step {step}: " + "; ".join(whats), ax is axes[1, 0])
 for ax in list(axes[0, len(PAPER_STEPS):]) + list(axes[1, len(measured_panels):]):
     ax.axis("off")
 fig.colorbar(im, ax=axes, shrink=0.6, label="number of images")
-fig.suptitle(f"Fig. 9 (ours): 3-layer CNN, full-batch GD, {source_used}, seed {cfg.seed}; "
+fig.suptitle(f"Fig. 9 (ours): 3-layer CNN, full-batch GD, {source_used}, seed {seed}; "
              "top: the paper's steps, bottom: measured milestones", fontsize=10)
 plt.show()
 not_reached = [what for key, what in MILESTONES if not np.isfinite(ms[key])]
-print("milestones not reached within", cfg.steps, "steps:", not_reached or "none")
+print("milestones not reached within", steps, "steps:", not_reached or "none")
 
 # %% [markdown]
 # ## The three tiers on the predicted probabilities
@@ -315,7 +307,7 @@ fig, ax = plt.subplots(figsize=(9, 4))
 tier_names = ["tier 1: Maj1 vs Maj2 (q1)", "tier 2: maj vs min (q2)", "tier 3: Min1 vs Min2 (q3)"]
 tier_colors = ["tab:blue", "tab:orange", "tab:green"]
 for s in seeds_run:
-    if s != cfg.seed:
+    if s != seed:
         for i in range(3):
             ax.plot(runs[s]["steps"], runs[s]["q"][:, i], color=tier_colors[i], alpha=0.25, lw=1)
 for i in range(3):
@@ -323,10 +315,10 @@ for i in range(3):
             label=f"{tier_names[i]}, sigma = {sigma[i]:.2f}; learned at {main['tiers'][i]:.0f}")
     if np.isfinite(main["tiers"][i]):
         ax.axvline(main["tiers"][i], color=tier_colors[i], ls=":")
-ax.axhline(cfg.level, color="0.5", lw=0.8)
+ax.axhline(level, color="0.5", lw=0.8)
 ax.set_xlabel("gradient-descent step")
 ax.set_ylabel("probability score")
-ax.set_title(f"Tiers of STEP imbalance over training (seed {cfg.seed})")
+ax.set_title(f"Tiers of STEP imbalance over training (seed {seed})")
 ax.legend(fontsize=8, loc="lower right")
 plt.show()
 
@@ -347,7 +339,7 @@ inter = {s: bool(r["milestones"]["majorities"] < r["milestones"]["minorities"]
 record("b06_stage_seeds", int(sum(stage.values())))
 record("b06_intermediate_seeds", int(sum(inter.values())))
 record("b06_n_seeds", len(seeds_run))
-record("b06_steps", int(cfg.steps))
+record("b06_steps", int(steps))
 for key, name in [("majorities", "majorities"), ("minorities", "minorities"), ("all", "all")]:
     vals = np.array([r["milestones"][key] for r in runs.values()], dtype=float)
     record(f"b06_{name}_reached", int(np.isfinite(vals).sum()))
@@ -366,7 +358,7 @@ step0_pred = step0.sum(axis=0)  # images predicted as each class at step 0
 share_maj1 = float(step0_pred[0] / step0_pred.sum())
 share_top = float(step0_pred.max() / step0_pred.sum())
 step0_top = {s: CLASS_NAMES[int(np.argmax(r["C"][0].sum(axis=0)))] for s, r in runs.items()}
-print(f"step 0, seed {cfg.seed}: images predicted as {dict(zip(CLASS_NAMES, step0_pred.tolist(), strict=True))}")
+print(f"step 0, seed {seed}: images predicted as {dict(zip(CLASS_NAMES, step0_pred.tolist(), strict=True))}")
 print("step 0, class receiving most images, per seed:", step0_top)
 record("b06_step0_share_maj1", share_maj1, paper=1.0)
 record("b06_step0_share_top", share_top)
@@ -390,7 +382,7 @@ compare("step0_maj1", share_maj1, paper=1.0, chance=0.25,
              f"(share {share_top:.2f}); which class it is depends on the random initialization")
 compare("step0_one_class", share_top, paper=1.0)
 compare("majorities_by_13", reached(ms["majorities"]), paper=13, note=TIME_NOTE)
-compare("all_by_60", reached(ms["all"]), paper=60, note=TIME_NOTE + f"; not reached within {cfg.steps} steps"
+compare("all_by_60", reached(ms["all"]), paper=60, note=TIME_NOTE + f"; not reached within {steps} steps"
         if not np.isfinite(ms["all"]) else TIME_NOTE)
 compare("intermediate_stage", float(np.mean(list(inter.values()))), paper="13 (majorities) < 55-60 (minorities)",
         note="[majorities, minorities, no maj-min confusion, all] per seed: " + per_seed)
@@ -399,7 +391,7 @@ compare("paper_order", float(np.mean(list(paper_order.values()))), paper="13 < 5
 compare("tier_order", float(np.mean(list(tier_order.values()))), paper=np.round(sigma[0] / sigma, 2).tolist(),
         note=str({s: r["tiers"].tolist() for s, r in runs.items()}))
 compare("perfect_end", float(min(r["accuracy"] for r in runs.values())), paper=1.0,
-        note=f"after {cfg.steps} GD steps")
+        note=f"after {steps} GD steps")
 
 # %% [markdown]
 # At step 0 a share {glue:text}`b06_step0_share_maj1:.2f` of the images is predicted as Maj1 at the shown seed
@@ -433,15 +425,17 @@ compare("perfect_end", float(min(r["accuracy"] for r in runs.values())), paper=1
 # %% [markdown]
 # ## The paper profile, recorded
 #
-# The book builds this page at the `cpu` profile. The `paper` profile (its sizes and steps are in the
-# `PROFILES` cell at the top) was run through the sweep runner, and its recorded values, claims and checks
+# The book builds this page at the `cpu` profile. The `paper` profile (the sizes and steps of
+# `notebooks/b06_cnn_imbalance.paper.yaml`) was run through the sweep runner, and its recorded values, claims and checks
 # were committed under `results/sweeps/b06-paper/` with their provenance (commit, machine, date, wall
 # time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
 # where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
 # whose producing code has changed since is marked STALE, with the command that refreshes it.
 
 # %%
-from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
-from ntputils.runtime import current_record  # noqa: E402
+from ntputils.chapter import (
+    current_record,  # noqa: E402
+    show_paper_profile,  # noqa: E402
+)
 
-paper_view = show_paper_profile("b06", current_record(), cfg.profile)
+paper_view = show_paper_profile("b06", current_record(), profile)

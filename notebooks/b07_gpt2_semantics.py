@@ -49,28 +49,20 @@
 # training corpus; with GPT-2 it stands in for OpenWebText, which we do not have); the paper profile uses the
 # paper's 50,000 windows (500,000 contexts).
 
-# %%
-PROFILES = {
-    "cpu": {"gpt2": "auto", "allow_download": False, "n_windows": 2000, "window": 11, "ps": [4, 5, 6], "top": 40,
-            "min_size": 10, "n_draws": 1000, "cloud_px": [220, 130], "min_contexts": 50},
-    "paper": {"gpt2": "auto", "allow_download": True, "n_windows": 50000, "window": 11, "ps": [4, 5, 6], "top": 40,
-              "min_size": 10, "n_draws": 1000, "cloud_px": [260, 150], "min_contexts": 200},
-}
-
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-gpt2 = None  # "auto": $NTP_GPT2_PATH, else the hub name "gpt2"; or a local folder / hub name
-allow_download = None  # let Hugging Face download GPT-2 (False: cache and local folders only)
-n_windows = None  # random 11-token windows; contexts are their prefixes of lengths 1..10
-window = None  # window length (paper: 11)
-ps = None  # numbers of top concepts for the orthant grids (paper: 4, 5, 6)
-top = None  # members per word cloud, by typicality (paper: 40)
-min_size = None  # clusters with fewer members are shown but not tested against random
-n_draws = None  # random token sets per cluster size for the purity baseline
-cloud_px = None  # word-cloud size in pixels (width, height)
-min_contexts = None  # configurations with fewer contexts get no enrichment value
+profile = "cpu"  # these values; "paper": the values of b07_gpt2_semantics.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+gpt2 = "auto"    # "auto": $NTP_GPT2_PATH, else the hub name "gpt2"; or a local folder / hub name
+allow_download = False  # let Hugging Face download GPT-2 (False: cache and local folders only)
+n_windows = 2000  # random 11-token windows; contexts are their prefixes of lengths 1..10
+window = 11      # window length (paper: 11)
+ps = [4, 5, 6]   # numbers of top concepts for the orthant grids (paper: 4, 5, 6)
+top = 40         # members per word cloud, by typicality (paper: 40)
+min_size = 10    # clusters with fewer members are shown but not tested against random
+n_draws = 1000   # random token sets per cluster size for the purity baseline
+cloud_px = [220, 130]  # word-cloud size in pixels (width, height)
+min_contexts = 50  # configurations with fewer contexts get no enrichment value
 
 # %%
 # %matplotlib inline
@@ -92,9 +84,7 @@ from ntputils.analysis.concepts import (
     sign_string,
 )
 from ntputils.analysis.purity import NO_SPACE, RandomBaseline, best_of_n, lexical_labels, summarize_purity
-from ntputils.data.corpora.paper_b_corpora import corpus_texts
-from ntputils.plots.wordclouds import CloudPanel, CloudRenderer, cluster_panel
-from ntputils.runtime import (
+from ntputils.chapter import (
     above_chance,
     at_least,
     at_most,
@@ -104,6 +94,8 @@ from ntputils.runtime import (
     record,
     setup_chapter,
 )
+from ntputils.data.corpora.paper_b_corpora import corpus_texts
+from ntputils.plots.wordclouds import CloudPanel, CloudRenderer, cluster_panel
 from ntputils.training.pretrained import (
     FallbackConfig,
     load_pretrained_lm,
@@ -114,9 +106,9 @@ from ntputils.training.pretrained import (
 
 # One thread: the fallback LM (2 layers, d=128, 32 x 32-token batches) trains at ~0.11 s CPU per step on one
 # thread; two threads on a shared 2-core machine can spin for seconds per step.
-cfg = setup_chapter(PROFILES, globals(), torch_threads=1)
-renderer = CloudRenderer(width=cfg.cloud_px[0], height=cfg.cloud_px[1], max_font_size=cfg.cloud_px[1] // 4,
-                         seed=cfg.seed)
+run = setup_chapter(globals(), torch_threads=1)
+renderer = CloudRenderer(width=cloud_px[0], height=cloud_px[1], max_font_size=cloud_px[1] // 4,
+                         seed=seed)
 
 # %% [markdown]
 # ## Pre-registered rules
@@ -152,7 +144,7 @@ def items(who, *ids):
 
 
 for who in ("GPT-2", "fallback LM"):
-    for p in cfg.ps:
+    for p in ps:
         figlabel = FIGNAME.get(p, f"p={p}")
         fig_item = f"B:Fig {figlabel[5:]}" if p in FIGNAME else "B:GPT-2"
         claims[f"{who} grid p={p}"] = (f"{who}, {figlabel}: share of tested orthant clusters (p={p}) beating random",
@@ -162,7 +154,7 @@ for who in ("GPT-2", "fallback LM"):
         claims[f"{who} agreement p={p}"] = (f"{who}: context and next token share the orthant on K={{1..{p}}} "
                                             "(chance = p95 with permuted next tokens)", above_chance(0.0),
                                             items(who, "B:GPT-2"))
-    claims[f"{who} fig7"] = (f"{who}, Fig. 7: word classes found over p = {cfg.ps} (best-of-N rule)",
+    claims[f"{who} fig7"] = (f"{who}, Fig. 7: word classes found over p = {ps} (best-of-N rule)",
                              at_least(8, "Fig. 7 names eight clusters"), items(who, "B:Fig 7", "B:GPT-2"))
 preregister(claims)
 
@@ -170,10 +162,10 @@ preregister(claims)
 # ## The model
 
 # %%
-if not cfg.allow_download:
+if not allow_download:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # no network here: fail fast instead of retrying downloads
 t0 = time.process_time()
-lm = load_pretrained_lm(None if cfg.gpt2 == "auto" else cfg.gpt2, device=cfg.device, progress=False)
+lm = load_pretrained_lm(None if gpt2 == "auto" else gpt2, device=run.device, progress=False)
 model_cpu = time.process_time() - t0
 is_gpt2 = lm.source == "gpt2"
 banner = "GPT-2" if is_gpt2 else "THE OFFLINE FALLBACK LM -- NOT GPT-2: the figures below are NOT GPT-2's"
@@ -211,9 +203,9 @@ record("sv_ratio_12", float(dc.sqrt_sigma[0] / dc.sqrt_sigma[1]))
 
 labels = lexical_labels(tokens)
 lexical = labels.without(NO_SPACE)
-baseline = RandomBaseline(labels, n_draws=cfg.n_draws, seed=cfg.seed)
-baseline_lex = RandomBaseline(lexical, n_draws=cfg.n_draws, seed=cfg.seed)
-shuffled_U = U[np.random.default_rng(cfg.seed).permutation(U.shape[0])]
+baseline = RandomBaseline(labels, n_draws=n_draws, seed=seed)
+baseline_lex = RandomBaseline(lexical, n_draws=n_draws, seed=seed)
+shuffled_U = U[np.random.default_rng(seed).permutation(U.shape[0])]
 print(f"tokens with a lexical class: {lexical.coverage:.1%}; with any class (incl. '{NO_SPACE}'): {labels.coverage:.1%}")
 
 # %% [markdown]
@@ -225,8 +217,8 @@ print(f"tokens with a lexical class: {lexical.coverage:.1%}; with any class (inc
 
 # %%
 word_clusters, summary_rows, tables = {}, [], {}
-for p in cfg.ps:
-    clusters, table = orthant_purity(U, p, labels, baseline, top=cfg.top)
+for p in ps:
+    clusters, table = orthant_purity(U, p, labels, baseline, top=top)
     word_clusters[p], tables[p] = clusters, table
     panels = [cluster_panel(f"C={sign_string(C)}", cl.indices, cl.typicality, tokens, labels)
               for C, cl in clusters.items()]
@@ -234,11 +226,11 @@ for p in cfg.ps:
     renderer.grid(panels, ncols=8, cell=(2.3, 1.7), fontsize=7,
                   title=f"{figname} (ours, {model_name}): orthant clusters on K={{1..{p}}}")
     plt.show()
-    lex_table = orthant_purity(U, p, lexical, baseline_lex, top=cfg.top)[1]
-    shuf_table = orthant_purity(shuffled_U, p, labels, baseline, top=cfg.top)[1]
-    row = {"p": p, **{f"{k}": v for k, v in summarize_purity(table, cfg.min_size).items()}}
-    row["beat random (lexical classes only)"] = summarize_purity(lex_table, cfg.min_size)["beat random"]
-    row["shuffled U: beat random"] = summarize_purity(shuf_table, cfg.min_size)["beat random"]
+    lex_table = orthant_purity(U, p, lexical, baseline_lex, top=top)[1]
+    shuf_table = orthant_purity(shuffled_U, p, labels, baseline, top=top)[1]
+    row = {"p": p, **{f"{k}": v for k, v in summarize_purity(table, min_size).items()}}
+    row["beat random (lexical classes only)"] = summarize_purity(lex_table, min_size)["beat random"]
+    row["shuffled U: beat random"] = summarize_purity(shuf_table, min_size)["beat random"]
     summary_rows.append(row)
 summary = pd.DataFrame(summary_rows).set_index("p")
 display(summary.round(3))
@@ -258,13 +250,13 @@ display(summary.round(3))
 
 # %%
 candidates = pd.concat([t.assign(p=p) for p, t in tables.items()])
-candidates = candidates[candidates["size"] >= cfg.min_size]
+candidates = candidates[candidates["size"] >= min_size]
 tested = {(r["p"], r["cluster"]): word_clusters[r["p"]][tuple(1 if ch == "+" else -1
                                                              for ch in r["cluster"].strip("()").split(","))].indices
           for _, r in candidates.iterrows()}
 found_rows = []
 for cls in sorted(set(candidates["best class"])):
-    bon = best_of_n(tested, baseline, cls, min_size=cfg.min_size, seed=cfg.seed)
+    bon = best_of_n(tested, baseline, cls, min_size=min_size, seed=seed)
     best_key = max(tested, key=lambda k: (labels.member[tested[k], labels.index(cls)].mean(), len(tested[k])))
     found_rows.append({"class": cls, "p": best_key[0], "cluster": best_key[1], "purity": bon.observed,
                        "N tested": bon.n_candidates, "best-of-N random p95": bon.p95, "found": bon.beats,
@@ -296,12 +288,12 @@ display(fig7.round(3))
 # %%
 t0 = time.process_time()
 docs = lm.encode(corpus_texts("wikitext", "gpt2"))  # detokenized WikiText-2, cut at <unk>
-windows = sample_windows(docs, cfg.n_windows, cfg.window, seed=cfg.seed)
+windows = sample_windows(docs, n_windows, window, seed=seed)
 contexts, next_tokens = prefix_contexts(windows)
 record("n_contexts", len(contexts))
 H = prefix_context_embeddings(lm.model, windows, progress=False).astype(np.float64)
 V_ctx = context_concepts(H, dc)
-sample = np.random.default_rng(cfg.seed).choice(H.shape[1], size=min(500, H.shape[1]), replace=False)
+sample = np.random.default_rng(seed).choice(H.shape[1], size=min(500, H.shape[1]), replace=False)
 L_sample = W @ H[:, sample]
 factor_err = float(np.abs(L_sample - (U * dc.sigma) @ V_ctx[sample].T).max() / np.abs(L_sample).max())
 print(f"{len(windows)} windows -> {len(contexts)} contexts; H: {H.shape}; {time.process_time() - t0:.1f} s CPU; "
@@ -321,10 +313,10 @@ def context_text(j: int, last: int = 4) -> str:
 
 # %%
 agreement, agree_rows, agree_p95 = {}, [], {}
-rng_perm = np.random.default_rng(cfg.seed)
-for p in cfg.ps:
+rng_perm = np.random.default_rng(seed)
+for p in ps:
     word_codes, ctx_codes = orthant_labels(U, range(p)), orthant_labels(V_ctx, range(p))
-    ag = orthant_agreement(word_codes, ctx_codes, next_tokens, 2**p, cfg.min_contexts)
+    ag = orthant_agreement(word_codes, ctx_codes, next_tokens, 2**p, min_contexts)
     agreement[p] = ag
     next_codes = word_codes[np.asarray(next_tokens)]
     perm_rates = np.array([np.mean((ctx_codes >= 0) & (ctx_codes == next_codes[rng_perm.permutation(next_codes.size)]))
@@ -344,11 +336,11 @@ display(pd.DataFrame(agree_rows).set_index("p").round(3))
 # top contexts by typicality (last 4 tokens), right the top words.
 
 # %%
-p_pair = min(cfg.ps)
-ctx_clusters = orthant_clusters(V_ctx, range(p_pair), top=cfg.top)
+p_pair = min(ps)
+ctx_clusters = orthant_clusters(V_ctx, range(p_pair), top=top)
 configs = sign_configurations(p_pair)
 enr = agreement[p_pair].enrichment
-big_enough = np.array([word_clusters[p_pair][C].indices.size >= cfg.min_size for C in configs]) & np.isfinite(enr)
+big_enough = np.array([word_clusters[p_pair][C].indices.size >= min_size for C in configs]) & np.isfinite(enr)
 best = [configs[i] for i in np.argsort(-np.where(big_enough, enr, -1.0))[:4] if big_enough[i]]
 pair_panels = []
 for C in best:
@@ -361,7 +353,7 @@ for C in best:
 renderer.grid(pair_panels, ncols=4, cell=(3.2, 2.2), fontsize=8,
               title=f"Matched context / word orthants on K={{1..{p_pair}}} ({model_name})")
 plt.show()
-print(f"chapter so far: {cfg.cpu_elapsed():.1f} s CPU, {cfg.elapsed():.1f} s wall")
+print(f"chapter so far: {run.cpu_elapsed():.1f} s CPU, {run.elapsed():.1f} s wall")
 
 # %% [markdown]
 # ## Claims and checks
@@ -381,7 +373,7 @@ check("The model used is stated; a fallback is flagged as not GPT-2",
 record("is_gpt2", bool(is_gpt2))
 record("n_classes_found", n_found)
 record("n_classes_tested", len(fig7))
-for p in cfg.ps:
+for p in ps:
     record(f"beat_random_p{p}", float(beat.loc[p]))
     record(f"shuffled_beat_random_p{p}", float(summary.loc[p, "shuffled U: beat random"]))
     record(f"agreement_p{p}", float(agreement[p].rate))
@@ -395,7 +387,7 @@ for who in ("GPT-2", "fallback LM"):
     # a GPT-2 claim without GPT-2 is not reproduced; a fallback claim when GPT-2 ran is simply not run
     missing = {"unavailable": NOT_GPT2} if (who == "GPT-2" and not ran) else {}
     note = "" if ran or missing else "GPT-2 was loaded: no fallback run"
-    for p in cfg.ps:
+    for p in ps:
         for kind, measured, chance in [("grid", beat.loc[p], 0.05),
                                        ("shuffled", summary.loc[p, "shuffled U: beat random"], 0.05),
                                        ("agreement", agreement[p].rate, agree_p95[p])]:
@@ -409,7 +401,7 @@ for who in ("GPT-2", "fallback LM"):
     for outcome in ("reproduced", "deviates", "not run", "not reproduced"):
         record(f"{who.split()[0].replace('-', '')}_{outcome.replace(' ', '_')}", int(counts.get(outcome, 0)))
 display(claims_table)
-print(f"chapter: {cfg.cpu_elapsed():.1f} s CPU, {cfg.elapsed():.1f} s wall")
+print(f"chapter: {run.cpu_elapsed():.1f} s CPU, {run.elapsed():.1f} s wall")
 
 # %% [markdown]
 # **Outcome.** About GPT-2: {glue:text}`GPT2_reproduced` reproduced, {glue:text}`GPT2_deviates` deviate,

@@ -40,35 +40,27 @@
 # for $d\ge$ rank they equal the full ones.
 
 # %%
-PROFILES = {
-    "cpu": {"dataset": "sts", "model": "ufm", "d": 16, "steps": 2000, "lr": 1e-2, "milestones": [1000, 1500],
-            "gamma": 0.4, "weight_decay": 1e-6, "init_scale": 0.1, "draws": 20,
-            "tf_layers": 4, "n_heads": 6, "tf_steps": 1000, "tf_lr": 2e-3},
-    "paper": {"dataset": "sts", "model": "ufm", "d": 16, "steps": 30000, "lr": 1e-4,
-              "milestones": [5000, 10000, 15000, 20000, 25000], "gamma": 0.4, "weight_decay": 1e-6,
-              "init_scale": 0.1, "draws": 20, "tf_layers": 4, "n_heads": 6, "tf_steps": 30000, "tf_lr": 1e-4},
-}
 LIMITS = {"dataset": {"synthetic", "sts"}, "model": {"ufm", "transformer"}, "d": (1, 4096), "steps": (1, None),
           "draws": (2, 1000), "tf_steps": (1, None)}
 
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-dataset = None       # "synthetic" (paper A's Synthetic) or "sts" (Simplified TinyStories)
-model = None         # "ufm" (NTP-UFM, free W and H) or "transformer" (the a06 transformer, decoder W)
-d = None             # embedding dimension (a05: 128 > V)
-steps = None         # full-batch AdamW steps
-lr = None            # initial learning rate
-milestones = None    # steps at which the learning rate is multiplied by gamma
-gamma = None         # learning-rate decay factor
-weight_decay = None  # AdamW (decoupled) weight decay
-init_scale = None    # std of the i.i.d. normal initialization of W and H
-draws = None         # random matrices per chance level
-tf_layers = None     # transformer layers (model="transformer"; a06: 4)
-n_heads = None       # transformer heads (head width 2*floor(d/n_heads/2), at least 2)
-tf_steps = None      # transformer full-batch AdamW steps (constant learning rate)
-tf_lr = None         # transformer learning rate
+profile = "cpu"  # these values; "paper": the values of c01_d_below_v.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+dataset = "sts"  # "synthetic" (paper A's Synthetic) or "sts" (Simplified TinyStories)
+model = "ufm"    # "ufm" (NTP-UFM, free W and H) or "transformer" (the a06 transformer, decoder W)
+d = 16           # embedding dimension (a05: 128 > V)
+steps = 2000     # full-batch AdamW steps
+lr = 1e-2        # initial learning rate
+milestones = [1000, 1500]  # steps at which the learning rate is multiplied by gamma
+gamma = 0.4      # learning-rate decay factor
+weight_decay = 1e-6  # AdamW (decoupled) weight decay
+init_scale = 0.1  # std of the i.i.d. normal initialization of W and H
+draws = 20       # random matrices per chance level
+tf_layers = 4    # transformer layers (model="transformer"; a06: 4)
+n_heads = 6      # transformer heads (head width 2*floor(d/n_heads/2), at least 2)
+tf_steps = 1000  # transformer full-batch AdamW steps (constant learning rate)
+tf_lr = 2e-3     # transformer learning rate
 
 # %%
 # %matplotlib inline
@@ -84,9 +76,7 @@ from ntputils.analysis.baselines import similarity_with_chance
 from ntputils.analysis.convergence import GeometryReference
 from ntputils.analysis.metrics import normalized_distance
 from ntputils.analysis.network_runs import train_and_compare
-from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories
-from ntputils.geometry import max_margin_cached, mm_embeddings
-from ntputils.runtime import (
+from ntputils.chapter import (
     ParameterError,
     at_least,
     at_most,
@@ -98,24 +88,26 @@ from ntputils.runtime import (
     record,
     setup_chapter,
 )
+from ntputils.data.corpora import paper_a_synthetic, paper_a_tinystories
+from ntputils.geometry import max_margin_cached, mm_embeddings
 from ntputils.training import ufm
 
-cfg = setup_chapter(PROFILES, globals(), torch_threads=lambda c: 1 if c.device == "cpu" else None)
+run = setup_chapter(globals(), torch_threads=lambda device: 1 if device == "cpu" else None)
 for _name in ("dataset", "model"):
-    if cfg[_name] not in LIMITS[_name]:
-        raise ParameterError(f"{_name} must be one of {sorted(LIMITS[_name])}, got {cfg[_name]!r}")
+    if globals()[_name] not in LIMITS[_name]:
+        raise ParameterError(f"{_name} must be one of {sorted(LIMITS[_name])}, got {globals()[_name]!r}")
 
 # %% [markdown]
 # ## The data, the theory and the proxy, and their rank-$d$ truncations
 
 # %%
-data = {"synthetic": paper_a_synthetic, "sts": paper_a_tinystories}[cfg.dataset]()
+data = {"synthetic": paper_a_synthetic, "sts": paper_a_tinystories}[dataset]()
 L_mm, lmm_info = max_margin_cached(data.S, solver="fast", progress=False)
 ref = GeometryReference.from_data(data, L_mm)
 W_st, H_st = mm_embeddings(ref.S_tilde)  # S~ = W_st H_st, factors U Sigma^1/2, Sigma^1/2 V^T
 rank_st, rank_mm = H_st.shape[0], ref.H_mm.shape[0]
-k = min(cfg.d, rank_mm)
-k_st = min(cfg.d, rank_st)
+k = min(d, rank_mm)
+k_st = min(d, rank_st)
 H_mm_d, W_mm_d = ref.H_mm[:k], ref.W_mm[:, :k]
 H_st_d, W_st_d = H_st[:k_st], W_st[:, :k_st]
 U, sv, Vt = np.linalg.svd(ref.S_tilde)
@@ -123,14 +115,14 @@ best_d = (U[:, :k_st] * sv[:k_st]) @ Vt[:k_st]  # the best rank-d approximation 
 err = float(np.linalg.norm(W_st_d @ H_st_d - best_d) / np.linalg.norm(best_d))
 check("the rank-d factors of S~ multiply to its truncated SVD", err < 1e-10, measured=err, tol=1e-10)
 S_d = best_d  # the proxy's rank-d truncation, compared as S~ itself is (columns of the V x m matrix)
-if cfg.d >= rank_st:
+if d >= rank_st:
     check("for d >= rank S~ the truncation is S~ itself", np.allclose(S_d, ref.S_tilde), sanity=True)
 record("V", int(data.V))
 record("m", int(data.m))
 record("rank_S_tilde", int(rank_st))
 record("rank_L_mm", int(rank_mm))
-print(f"{cfg.dataset}: V = {data.V}, m = {data.m}, H = {data.entropy:.4f}, rank S~ = {rank_st}, "
-      f"rank L^mm = {rank_mm} (certified rel. gap {lmm_info['rel_gap']:.1e}); this run: d = {cfg.d}")
+print(f"{dataset}: V = {data.V}, m = {data.m}, H = {data.entropy:.4f}, rank S~ = {rank_st}, "
+      f"rank L^mm = {rank_mm} (certified rel. gap {lmm_info['rel_gap']:.1e}); this run: d = {d}")
 
 # %% [markdown]
 # ## Pre-registered rules (fixed before any run of the sweep)
@@ -179,24 +171,24 @@ preregister(SWEEP_CLAIMS)
 # ## This page's run
 
 # %%
-if cfg.model == "ufm":
-    hist = ufm.train(data, d=cfg.d, loss="ce", steps=cfg.steps, lr=cfg.lr, optimizer="adamw",
-                     weight_decay=cfg.weight_decay, milestones=cfg.milestones, gamma=cfg.gamma,
-                     init_scale=cfg.init_scale, dtype=torch.float64, device=cfg.device, log_steps=20,
-                     seed=cfg.seed, progress=False)
+if model == "ufm":
+    hist = ufm.train(data, d=d, loss="ce", steps=steps, lr=lr, optimizer="adamw",
+                     weight_decay=weight_decay, milestones=milestones, gamma=gamma,
+                     init_scale=init_scale, dtype=torch.float64, device=run.device, log_steps=20,
+                     seed=seed, progress=False)
 else:  # the a06 transformer: H = last-layer context embeddings, W = decoder (no positional encoding)
     hist = train_and_compare(
-        "transformer", data, model_config=dict(d=cfg.d, n_layers=cfg.tf_layers, n_heads=cfg.n_heads,
+        "transformer", data, model_config=dict(d=d, n_layers=tf_layers, n_heads=n_heads,
                                                pos_encoding="none"),
-        train_config=dict(steps=cfg.tf_steps, lr=cfg.tf_lr, weight_decay=cfg.weight_decay, schedule="constant",
+        train_config=dict(steps=tf_steps, lr=tf_lr, weight_decay=weight_decay, schedule="constant",
                           log_steps=20),
-        seed=cfg.seed, label=f"c01-{cfg.dataset}-tf", device=cfg.device, progress=False).history
+        seed=seed, label=f"c01-{dataset}-tf", device=run.device, progress=False).history
 W, H = (np.asarray(hist.W[-1], dtype=np.float64), np.asarray(hist.H[-1], dtype=np.float64))
 ce_minus_H = float(hist.final["ce_minus_H"])
 pairs = {"H_mm": (H, ref.H_mm), "W_mm": (W.T, ref.W_mm.T), "H_proxy": (H, ref.S_tilde),
          "W_proxy": (W.T, ref.S_tilde.T), "H_mm_d": (H, H_mm_d), "W_mm_d": (W.T, W_mm_d.T),
          "H_proxy_d": (H, S_d), "W_proxy_d": (W.T, S_d.T)}
-reps = {name: similarity_with_chance(A, B, draws=cfg.draws, seed=cfg.seed) for name, (A, B) in pairs.items()}
+reps = {name: similarity_with_chance(A, B, draws=draws, seed=seed) for name, (A, B) in pairs.items()}
 record("ce_minus_H", ce_minus_H)
 record("dist_L_mm", normalized_distance(W @ H, ref.L_mm))
 record("dist_L_mm_d", normalized_distance(W @ H, W_mm_d @ H_mm_d))
@@ -212,7 +204,7 @@ pd.DataFrame([rep.row(name) for name, rep in reps.items()]).set_index("claim")
 
 # %%
 compare("c01_ce", ce_minus_H, paper="not studied below d = V")
-compare("c01_topd", topd if cfg.d < rank_st else None, paper="paper B: top-d singular factors first")
+compare("c01_topd", topd if d < rank_st else None, paper="paper B: top-d singular factors first")
 compare_similarity("c01_sim_H_mm", reps["H_mm"], paper="paper A (d >= V): high")
 compare_similarity("c01_sim_W_mm", reps["W_mm"], paper="paper A (d >= V): high")
 
@@ -227,11 +219,10 @@ compare_similarity("c01_sim_W_mm", reps["W_mm"], paper="paper A (d >= V): high")
 # command that refreshes it.
 
 # %%
-from ntputils.book.project import Project  # noqa: E402  (the runner's reader of committed sweeps)
-from ntputils.book.sweep_table import provenance_text, published  # noqa: E402
+from ntputils.chapter import provenance_text, published  # noqa: E402
 
 try:
-    pub = published(Project.default(), "d-below-V")
+    pub = published("d-below-V")
 except FileNotFoundError as err:
     pub = None
     print(f"no committed sweep: {err}")
@@ -374,7 +365,7 @@ for ds in ("synthetic", "sts"):
     })
 preregister(TF_CLAIMS)
 try:
-    pub_tf = published(Project.default(), "d-below-V-tf")
+    pub_tf = published("d-below-V-tf")
 except FileNotFoundError as err:
     pub_tf = None
     print(f"no committed sweep: {err}")

@@ -55,23 +55,19 @@
 #   typicality) computed from both.
 
 # %%
-PROFILES = {
-    "cpu": {"V": 300, "m": 3000, "k_max": 64, "ps": [4, 5, 6], "top": 40, "n_draws": 200, "min_size": 10},
-    "paper": {"V": 1000, "m": 10000, "k_max": 64, "ps": [4, 5, 6], "top": 40, "n_draws": 1000, "min_size": 10},
-}
 LIMITS = {"V": (20, 5000), "m": (100, 100000), "k_max": (8, 256), "top": (5, 1000), "n_draws": (20, 100000)}
 
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-V = None         # next tokens kept (the most frequent; paper B: 1,000)
-m = None         # contexts of lengths 2-6 (paper B: 10,000)
-k_max = None     # largest k of the principal-angle curves
-ps = None        # numbers of top dimensions p of the orthant / k-means clusterings
-top = None       # cluster members shown and scored (by typicality; paper B: 40)
-n_draws = None   # random draws per chance level (shuffled labels, random word sets)
-min_size = None  # smallest cluster whose purity is tested (as in b04)
+profile = "cpu"  # these values; "paper": the values of c02_proxy_at_scale.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
+V = 300          # next tokens kept (the most frequent; paper B: 1,000)
+m = 3000         # contexts of lengths 2-6 (paper B: 10,000)
+k_max = 64       # largest k of the principal-angle curves
+ps = [4, 5, 6]   # numbers of top dimensions p of the orthant / k-means clusterings
+top = 40         # cluster members shown and scored (by typicality; paper B: 40)
+n_draws = 200    # random draws per chance level (shuffled labels, random word sets)
+min_size = 10    # smallest cluster whose purity is tested (as in b04)
 
 # %%
 # %matplotlib inline
@@ -86,9 +82,7 @@ from ntputils.analysis.concepts import kmeans_on_analyzers, orthant_labels, orth
 from ntputils.analysis.metrics import normalized_distance
 from ntputils.analysis.purity import RandomBaseline, lexical_labels, summarize_purity
 from ntputils.analysis.subspaces import clustering_agreement, subspace_overlap
-from ntputils.data.corpora import paper_b_text
-from ntputils.geometry import centered_support, max_margin_cached
-from ntputils.runtime import (
+from ntputils.chapter import (
     ParameterError,
     at_least,
     check,
@@ -98,14 +92,16 @@ from ntputils.runtime import (
     record,
     setup_chapter,
 )
+from ntputils.data.corpora import paper_b_text
+from ntputils.geometry import centered_support, max_margin_cached
 
-cfg = setup_chapter(PROFILES, globals())
-if max(cfg.ps) > 8 or min(cfg.ps) < 1:
-    raise ParameterError(f"ps must be in 1..8 (2^p orthants), got {cfg.ps}")
-if 5 not in cfg.ps:
-    raise ParameterError(f"ps must include 5: the rules P3-P5 are stated at p = 5 (Fig. 4 of paper B), got {cfg.ps}")
-if cfg.k_max >= min(cfg.V, cfg.m):
-    raise ParameterError(f"k_max={cfg.k_max} must be below min(V, m) = {min(cfg.V, cfg.m)}")
+run = setup_chapter(globals())
+if max(ps) > 8 or min(ps) < 1:
+    raise ParameterError(f"ps must be in 1..8 (2^p orthants), got {ps}")
+if 5 not in ps:
+    raise ParameterError(f"ps must include 5: the rules P3-P5 are stated at p = 5 (Fig. 4 of paper B), got {ps}")
+if k_max >= min(V, m):
+    raise ParameterError(f"k_max={k_max} must be below min(V, m) = {min(V, m)}")
 
 # %% [markdown]
 # ## Pre-registered rules (fixed before any run of this chapter)
@@ -155,7 +151,7 @@ preregister(CLAIMS)
 geo, rows = {}, []
 for key, name in DATASETS.items():
     t0 = time.perf_counter()
-    d = paper_b_text(name, V=cfg.V, m=cfg.m, context_lengths=(2, 3, 4, 5, 6), tokenizer="gpt2")
+    d = paper_b_text(name, V=V, m=m, context_lengths=(2, 3, 4, 5, 6), tokenizer="gpt2")
     S_t = centered_support(d.S)
     L_mm, info = max_margin_cached(d.S, solver="fast", progress=False)
     check(f"{key}: L^mm certified (relative duality gap <= 1e-6)", info["rel_gap"] <= 1e-6,
@@ -186,13 +182,13 @@ pd.DataFrame(rows).set_index("dataset")
 # angle (dotted: the worst direction of the $k$).
 
 # %%
-ks = np.arange(1, cfg.k_max + 1)
+ks = np.arange(1, k_max + 1)
 overlaps = {}
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
 for key, g in geo.items():
     V_, m_ = g["data"].V, g["data"].m
-    ow = subspace_overlap(g["U"]["proxy"][:, : cfg.k_max], g["U"]["theory"][:, : cfg.k_max], ks, ambient_dim=V_ - 1)
-    oc = subspace_overlap(g["Vt"]["proxy"][: cfg.k_max].T, g["Vt"]["theory"][: cfg.k_max].T, ks, ambient_dim=m_)
+    ow = subspace_overlap(g["U"]["proxy"][:, : k_max], g["U"]["theory"][:, : k_max], ks, ambient_dim=V_ - 1)
+    oc = subspace_overlap(g["Vt"]["proxy"][: k_max].T, g["Vt"]["theory"][: k_max].T, ks, ambient_dim=m_)
     overlaps[key] = {"words": ow, "contexts": oc}
     for ax, o in zip(axes, (ow, oc), strict=True):
         (line,) = ax.plot(o.k, o.overlap, marker=".", label=f"{key}: overlap_k")
@@ -217,7 +213,7 @@ for key, o in overlaps.items():
     for side in ("words", "contexts"):
         oo = o[side]
         for k in (1, 2, 4, 8, 16, 32, 64):
-            if k <= cfg.k_max:
+            if k <= k_max:
                 table.append({"dataset": key, "side": side, "k": k, "overlap": round(float(oo.overlap[k - 1]), 4),
                               "worst cosine": round(float(oo.worst[k - 1]), 4), "chance": round(float(oo.chance[k - 1]), 4)})
 display(pd.DataFrame(table).pivot_table(index=["dataset", "side"], columns="k", values="overlap"))
@@ -288,11 +284,11 @@ plt.show()
 # %%
 agree, agreement = [], {}  # agreement: the unrounded values the verdicts read
 for key, g in geo.items():
-    for p in cfg.ps:
+    for p in ps:
         lab = {w: orthant_labels(g["U"][w], range(p)) for w in ("proxy", "theory")}
-        km = {w: kmeans_on_analyzers(g["U"][w], p, seed=cfg.seed)[0] for w in ("proxy", "theory")}
+        km = {w: kmeans_on_analyzers(g["U"][w], p, seed=seed)[0] for w in ("proxy", "theory")}
         for method, (a, b) in (("orthant", (lab["proxy"], lab["theory"])), ("k-means", (km["proxy"], km["theory"]))):
-            ag = agreement[key, p, method] = clustering_agreement(a, b, draws=cfg.n_draws, seed=cfg.seed)
+            ag = agreement[key, p, method] = clustering_agreement(a, b, draws=n_draws, seed=seed)
             agree.append({"dataset": key, "p": p, "method": method, "ARI": round(ag.ari, 4),
                           "shuffled mean": round(ag.chance_mean, 4), "shuffled p95": round(ag.chance_p95, 4)})
             record(f"{key}_{method.replace('-', '')}_ari_p{p}", ag.ari)
@@ -312,12 +308,12 @@ agree_df.set_index(["dataset", "method", "p"])
 purity_rows, purity_clusters, mean_purity = [], {}, {}  # mean_purity: unrounded, for the verdicts
 for key, g in geo.items():
     labels = lexical_labels(g["data"].vocab)
-    baseline = RandomBaseline(labels, n_draws=cfg.n_draws, seed=cfg.seed)
-    for p in cfg.ps:
+    baseline = RandomBaseline(labels, n_draws=n_draws, seed=seed)
+    for p in ps:
         for which in ("proxy", "theory"):
-            clusters, tab = orthant_purity(g["U"][which], p, labels, baseline, top=cfg.top)
+            clusters, tab = orthant_purity(g["U"][which], p, labels, baseline, top=top)
             purity_clusters[key, p, which] = (clusters, tab.set_index("cluster"))
-            s = summarize_purity(tab, min_size=cfg.min_size)
+            s = summarize_purity(tab, min_size=min_size)
             mean_purity[key, p, which] = float(s["mean purity"])
             purity_rows.append({"dataset": key, "p": p, "from": which, **{k_: (round(v, 3) if isinstance(v, float)
                                                                                  else v) for k_, v in s.items()}})
@@ -341,7 +337,7 @@ for key, g in geo.items():
     (cl_p, tab_p), (cl_t, tab_t) = purity_clusters[key, 5, "proxy"], purity_clusters[key, 5, "theory"]
     theory_sets = {sign_string(C): {int(i) for i in cl.indices} for C, cl in cl_t.items()}
     rows_ = []
-    for name, row in tab_p[tab_p["size"] >= cfg.min_size].sort_values("size", ascending=False).iterrows():
+    for name, row in tab_p[tab_p["size"] >= min_size].sort_values("size", ascending=False).iterrows():
         ordered = _members(cl_p, name)
         mine = set(ordered)
         jac = {other: len(mine & ws) / len(mine | ws) for other, ws in theory_sets.items()}
@@ -402,18 +398,18 @@ for key in geo:
         f"pure on average than the proxy's; the direction distance of the two matrices is "
         f"{current_record()['results'][f'{key}_direction_distance']['value']:.3f}.")
 display(Markdown("\n".join(lines)))
-print(f"chapter wall time: {cfg.elapsed():.1f} s")
+print(f"chapter wall time: {run.elapsed():.1f} s")
 
 # %% [markdown]
 # ## The paper profile, recorded
 #
-# The book builds this page at the `cpu` profile. The `paper` profile (paper B's sizes, in the `PROFILES`
-# cell at the top) was run through the sweep runner, and its recorded values, claims and checks were
+# The book builds this page at the `cpu` profile. The `paper` profile (paper B's sizes, in
+# `notebooks/c02_proxy_at_scale.paper.yaml`) was run through the sweep runner, and its recorded values, claims and checks were
 # committed under `results/sweeps/c02-paper/` with their provenance (commit, machine, date, wall time).
 # Below they stand beside this run's values. A committed table whose producing code has changed since is
 # marked STALE, with the command that refreshes it.
 
 # %%
-from ntputils.book.paper_profile import show_paper_profile  # noqa: E402
+from ntputils.chapter import show_paper_profile  # noqa: E402
 
-paper_view = show_paper_profile("c02", current_record(), cfg.profile)
+paper_view = show_paper_profile("c02", current_record(), profile)

@@ -1,7 +1,7 @@
 """Where and how computations run: the device, the seeds and the thread limits (one copy, used by all).
 
 The bottom layer of the package: every layer above may import it, it imports nothing of
-``ntputils``. Chapters reach it through :func:`ntputils.runtime.setup_chapter`.
+``ntputils``. Chapters reach it through :func:`ntputils.chapter.setup_chapter`.
 """
 
 from __future__ import annotations

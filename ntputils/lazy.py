@@ -1,4 +1,5 @@
-"""Lazy re-exports (PEP 562) for the subpackages' ``__init__.py``: a name is imported on first use.
+"""Lazy re-exports (PEP 562) for the subpackages' ``__init__.py`` and :mod:`ntputils.chapter`: a name is
+imported on first use.
 
 A subpackage lists what it re-exports in a literal dict ``_LAZY = {"name": "ntputils.pkg.submodule"}``
 and ends with ``__getattr__, __dir__ = lazy_exports(__name__, _LAZY)``. ``from ntputils.pkg import
@@ -29,7 +30,9 @@ def lazy_exports(package: str, lazy: Mapping[str, str]
     package is imported and returned; anything else raises :class:`AttributeError`.
     """
     module = sys.modules[package]
-    clashes = [name for name in lazy if importlib.util.find_spec(f"{package}.{name}") is not None]
+    is_package = hasattr(module, "__path__")
+    clashes = [name for name in lazy
+               if is_package and importlib.util.find_spec(f"{package}.{name}") is not None]
     if clashes:
         raise ValueError(f"{package} re-exports {clashes}, also names of its submodules: rename one")
 
@@ -39,7 +42,8 @@ def lazy_exports(package: str, lazy: Mapping[str, str]
             value = getattr(importlib.import_module(target), name)
             module.__dict__[name] = value
             return value
-        if not name.startswith("_") and importlib.util.find_spec(f"{package}.{name}") is not None:
+        if (is_package and not name.startswith("_")
+                and importlib.util.find_spec(f"{package}.{name}") is not None):
             return importlib.import_module(f"{package}.{name}")  # binds itself on the package
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 

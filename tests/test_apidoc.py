@@ -12,13 +12,13 @@ def test_notation_page_api_table_is_current():
 
 def test_usage_is_computed_from_the_chapters_imports(tmp_path: Path):
     (tmp_path / "x01_demo.py").write_text(
-        "from ntputils.runtime import check, setup_chapter\n"
+        "from ntputils.chapter import check, setup_chapter\n"
         "from ntputils import geometry\n"
         "L = geometry.centered_support([[1]])\n"
     )
     (tmp_path / "x02_other.py").write_text("from ntputils.geometry import centered_support\n")
     usage = apidoc.chapter_usage(tmp_path)
-    assert usage[("ntputils.runtime", "setup_chapter")] == ["x01"]
+    assert usage[("ntputils.chapter", "setup_chapter")] == ["x01"]
     owner = apidoc.importlib.import_module("ntputils.geometry").centered_support.__module__
     assert usage[(owner, "centered_support")] == ["x01", "x02"]
 

@@ -15,7 +15,7 @@ from ntputils.book.execute import read_meta, run_chapter
 from ntputils.book.params import parse_overrides
 from ntputils.book.project import Project, ProjectError
 from ntputils.book.status import render_status
-from ntputils.runtime import ParameterError
+from ntputils.chapter import ParameterError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -36,7 +36,7 @@ steps = None
 lr = None
 
 # %%
-from ntputils.runtime import check, setup_chapter
+from ntputils.chapter import check, setup_chapter
 
 cfg = setup_chapter(PROFILES, globals())
 
@@ -59,7 +59,7 @@ n = None
 steps = None
 
 # %%
-from ntputils.runtime import check, setup_chapter
+from ntputils.chapter import check, setup_chapter
 
 cfg = setup_chapter(PROFILES, globals())
 
@@ -569,7 +569,7 @@ def test_a_chapter_key_follows_only_the_tables_it_names(tmp_path):
     for name in ("s1", "s2", "a05-paper", "b01-paper"):
         (sweeps / name).mkdir(parents=True)
         (sweeps / name / "table.csv").write_text("metric,value\n")
-    reads_s1 = 'from ntputils.book.sweep_table import published\npublished(project, "s1")\n'
+    reads_s1 = 'from ntputils.book.sweep_table import published\npublished("s1", project)\n'
     shows_paper = "from ntputils.book.paper_profile import show_paper_profile\n"
     keys = lambda: (published_results_digest(reads_s1, tmp_path, "c09"),  # noqa: E731
                     published_results_digest(shows_paper, tmp_path, "a05"))

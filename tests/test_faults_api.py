@@ -11,12 +11,11 @@ import scipy.sparse as sp
 
 from ntputils.analysis import metrics as M
 from ntputils.analysis.baselines import offdiagonal_sim
-from ntputils.chapter_contract import ParameterError
+from ntputils.chapter import ParameterError, setup_chapter
 from ntputils.data import from_counts, from_pairs, from_sequences
 from ntputils.geometry.logits import centered_support, in_support_logits, project_F
 from ntputils.geometry.maxmargin import max_margin_logits
 from ntputils.geometry.maxmargin_admm import solve_max_margin
-from ntputils.runtime import setup_chapter
 from ntputils.training import ufm
 
 

@@ -23,7 +23,7 @@ from ntputils.book.browser import staleness
 from ntputils.book.execute import FAILED_BANNER_TAG, descendants, read_meta, run_id
 from ntputils.book.params import chapter_spec, read_source
 from ntputils.book.project import Project
-from ntputils.chapter_contract import ParameterError
+from ntputils.chapter import ParameterError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -45,7 +45,7 @@ sleep_s = None
 import os
 import time
 
-from ntputils.runtime import check, setup_chapter
+from ntputils.chapter import check, setup_chapter
 
 cfg = setup_chapter(PROFILES, globals())
 open("kernel.pid", "w").write(str(os.getpid()))
@@ -382,7 +382,7 @@ def test_a_worker_stops_its_kernel_group_when_terminated(sig):
 
 def test_a_dead_builds_work_folder_and_survivors_are_reaped_live_ones_kept(tmp_path):
     from ntputils.book.execute import _hold_owner, reap_stale_runs
-    from ntputils.chapter_contract import RECORD_ENV
+    from ntputils.chapter import RECORD_ENV
 
     project = make_project(tmp_path)
     work = project.cache_dir / "work"

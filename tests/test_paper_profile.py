@@ -35,7 +35,7 @@ import json
 import os
 from pathlib import Path
 
-from ntputils.chapter_contract import RECORD_ENV, resolve_parameters
+from ntputils.chapter import RECORD_ENV, resolve_parameters
 
 cfg = resolve_parameters(PROFILES, {k: globals()[k] for k in ("profile", "seed", "device", "n")})
 mean = sum(range(cfg["n"])) / cfg["n"]

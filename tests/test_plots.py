@@ -10,12 +10,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from ntputils.analysis.convergence import GeometryReference, fig6_series, support_group_order  # noqa: E402
+from ntputils.analysis.convergence import GeometryReference, convergence_curves, support_group_order  # noqa: E402
 from ntputils.data import from_counts  # noqa: E402
 from ntputils.geometry import centered_support  # noqa: E402
 from ntputils.plots import (  # noqa: E402
+    convergence_panels,
     corr_heatmap,
-    fig6_panels,
     geometry_comparison,
     logit_heatmap,
     nearest_snapshots,
@@ -162,8 +162,8 @@ def test_snapshot_grid_fig4_layout(run):
 
 def test_fig6_panels_axes_and_scales(run):
     data, ref, hist = run
-    series = {"toy UFM": fig6_series(hist, ref, label="toy UFM")}
-    fig = fig6_panels(series, panels=("ce", "norms", "proj", "sim_proxy", "sim_mm"), ncols=3)
+    series = {"toy UFM": convergence_curves(hist, ref, label="toy UFM")}
+    fig = convergence_panels(series, panels=("ce", "norms", "proj", "sim_proxy", "sim_mm"), ncols=3)
     axes = [a for a in fig.axes if a.get_visible()]
     assert len(axes) == 5 and len(fig.axes) == 6  # a 2 x 3 grid with the last cell hidden
     assert axes[0].get_ylabel() == "CE - H"
@@ -177,7 +177,7 @@ def test_fig6_panels_axes_and_scales(run):
     plot_norms(a2, {"h": hist})
     assert len(a2.get_lines()) == 2
     with pytest.raises(ValueError, match="unknown"):
-        fig6_panels(series, panels=("nope",))
+        convergence_panels(series, panels=("nope",))
 
 
 def test_learning_figures_have_the_papers_panels():

@@ -170,7 +170,7 @@ import json
 import os
 from pathlib import Path
 
-from ntputils.chapter_contract import RECORD_ENV, resolve_parameters
+from ntputils.chapter import RECORD_ENV, resolve_parameters
 from ntputils.fixture_scale import scaled
 
 cfg = resolve_parameters(PROFILES, {k: globals()[k] for k in ("profile", "seed", "device", "x")})
@@ -254,7 +254,7 @@ def test_a_sweep_point_reads_no_committed_table(tmp_path, monkeypatch):
     (tmp_path / "notebooks").mkdir()
     monkeypatch.setenv(POINT_ENV, "d-below-V/0123")
     with pytest.raises(FileNotFoundError, match="sweep point"):
-        published(Project(tmp_path), "d-below-V")
+        published("d-below-V", Project(tmp_path))
 
 
 def test_a_committed_table_is_read_back_verbatim(tmp_path):
@@ -285,7 +285,7 @@ def test_a_garbled_committed_table_is_named_to_the_chapter_that_renders_it(tmp_p
     (folder / "table.csv").write_text("point_id,kind,metric,value\np,record,m,1\n")
     (folder / garble[0]).write_text(garble[1])
     with pytest.raises(UnreadableTable, match=r"results/sweeps/x-paper cannot be read.*git checkout") as err:
-        published(Project(tmp_path), "x-paper")
+        published("x-paper", Project(tmp_path))
     assert str(tmp_path) not in str(err.value)  # no machine path on a page
     with pytest.raises(FileNotFoundError, match="no published sweep 'y' in results/sweeps/y$"):
-        published(Project(tmp_path), "y")
+        published("y", Project(tmp_path))

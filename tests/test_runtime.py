@@ -8,8 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from ntputils import runtime
-from ntputils.runtime import ChapterConfig, ParameterError, check, setup_chapter
+from ntputils import chapter as runtime
+from ntputils.chapter import ChapterConfig, ParameterError, check, setup_chapter
 
 PROFILES = {"cpu": {"steps": 10, "lr": 0.5, "sizes": [1, 2], "note": None},
             "paper": {"steps": 1000, "lr": 0.1, "sizes": [8, 16], "note": None}}

@@ -4,7 +4,7 @@ point), resume, the tidy table, an unreachable scheduler, the SLURM job script, 
 one smoke sweep of the real chapter a01.
 
 The fault tests run the command in a subprocess on a throw-away project whose tiny chapter writes its
-record through the runner's record file (the protocol of :mod:`ntputils.runtime`, without importing
+record through the runner's record file (the protocol of :mod:`ntputils.chapter`, without importing
 torch, so a point takes about a second)."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ntputils.chapter_contract import RECORD_ENV, resolve_parameters
+from ntputils.chapter import RECORD_ENV, resolve_parameters
 
 cfg = resolve_parameters(PROFILES, {k: globals()[k] for k in ("profile", "seed", "device", "x", "sleep",
                                                                "fail_at", "name")})

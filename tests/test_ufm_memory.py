@@ -9,8 +9,13 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from ntputils.analysis.convergence import GeometryReference, fig6_series
-from ntputils.analysis.ufm_memory import fig6_series_bytes, snapshots_bytes, training_bytes, ufm_runs_bytes
+from ntputils.analysis.convergence import GeometryReference, convergence_curves
+from ntputils.analysis.ufm_memory import (
+    convergence_curves_bytes,
+    snapshots_bytes,
+    training_bytes,
+    ufm_runs_bytes,
+)
 from ntputils.data.corpora import paper_a_synthetic
 from ntputils.geometry import centered_support
 from ntputils.training.history import History
@@ -18,7 +23,7 @@ from ntputils.training.history import History
 
 @pytest.mark.parametrize("d", [200, 3000])
 def test_fig6_series_allocates_no_more_than_the_estimate(d):
-    """tracemalloc sees every numpy allocation: the peak of fig6_series over what was held before it."""
+    """tracemalloc sees every numpy allocation: convergence_curves' peak over what was held before it."""
     data = paper_a_synthetic()
     ref = GeometryReference.from_data(data, centered_support(data.S))  # any V x m matrix will do as L^mm
     rng = np.random.default_rng(0)
@@ -30,18 +35,18 @@ def test_fig6_series_allocates_no_more_than_the_estimate(d):
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
-        fig6_series(hist, ref)
+        convergence_curves(hist, ref)
         peak = tracemalloc.get_traced_memory()[1] - base
     finally:
         tracemalloc.stop()
-    assert 0 < peak <= fig6_series_bytes(data.V, data.m, d, n)
+    assert 0 < peak <= convergence_curves_bytes(data.V, data.m, d, n)
 
 
 def test_runs_add_their_snapshots_and_take_the_largest_transient():
     shapes, d, n = [(30, 16), (106, 371)], 128, 43
     total = ufm_runs_bytes(shapes, d, n)
     kept = sum(snapshots_bytes(V, m, d, n) for V, m in shapes)
-    transient = max(max(training_bytes(V, m, d), fig6_series_bytes(V, m, d, n)) for V, m in shapes)
+    transient = max(max(training_bytes(V, m, d), convergence_curves_bytes(V, m, d, n)) for V, m in shapes)
     assert total >= kept + transient
     assert snapshots_bytes(106, 371, 1000, 2) == 8 * 2 * (106 * 1000 + 1000 * 371 + 106 * 371)
 

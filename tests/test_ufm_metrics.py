@@ -10,7 +10,7 @@ import pytest
 from ntputils.analysis.convergence import (
     SNAPSHOT_METRICS,
     GeometryReference,
-    fig6_series,
+    convergence_curves,
     snapshot_metrics,
     support_group_order,
     word_order,
@@ -107,7 +107,7 @@ def test_snapshot_metrics_match_loop_over_snapshots(hist, ref):
 
 
 def test_training_drives_the_fig6_metrics(hist, ref):
-    series = fig6_series(hist, ref, label="toy")
+    series = convergence_curves(hist, ref, label="toy")
     assert series.steps.shape == series.ce_minus_H.shape == series.norm_W.shape
     assert series.snap_steps.shape == series.proj_error.shape
     assert series.ce_minus_H[-1] < 0.1 * series.ce_minus_H[0]
@@ -163,7 +163,7 @@ def test_bad_input_raises(data, ref, hist):
     bare.log(0, loss=1.0)
     bare.snapshot(0, hist.W[0], hist.H[0])
     with pytest.raises(ValueError, match="ce_minus_H"):
-        fig6_series(bare, ref)
+        convergence_curves(bare, ref)
     with pytest.raises(ValueError, match="column geometries"):
         batched_sim([np.ones((2, 3))], np.ones((2, 4)))
 

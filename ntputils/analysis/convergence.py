@@ -141,7 +141,7 @@ SNAPSHOT_METRICS = ("proj_error", "sim_H_proxy", "sim_W_proxy", "sim_H_mm", "sim
 
 
 @dataclass
-class Fig6Series:
+class ConvergenceCurves:
     """Paper A Fig. 6 curves of one run.
 
     ``steps`` index the logged scalars ``ce_minus_H``, ``norm_W``, ``norm_H`` (Frobenius norms);
@@ -212,8 +212,8 @@ def snapshot_metrics(hist: History, ref: GeometryReference,
     return out
 
 
-def fig6_series(hist: History, ref: GeometryReference, label: str = "",
-                chunk_bytes: int = CHUNK_BYTES) -> Fig6Series:
+def convergence_curves(hist: History, ref: GeometryReference, label: str = "",
+                chunk_bytes: int = CHUNK_BYTES) -> ConvergenceCurves:
     r"""The curves of Paper A, Fig. 6 from one run: $\mathcal L-\mathcal H$, norms, $\lVert\mathcal
     P_{\mathcal F}(\boldsymbol L_k)-\boldsymbol L^{\rm in}\rVert_F$, and sims to $\widetilde{\boldsymbol S}$
     and to $\boldsymbol H^{\rm mm},\boldsymbol W^{\rm mm}$.
@@ -223,7 +223,7 @@ def fig6_series(hist: History, ref: GeometryReference, label: str = "",
     Used in: a05, a06, a07.
     """
     snaps = snapshot_metrics(hist, ref, chunk_bytes=chunk_bytes)
-    return Fig6Series(
+    return ConvergenceCurves(
         steps=np.asarray(hist.steps), ce_minus_H=_scalar(hist, "ce_minus_H"), norm_W=_scalar(hist, "norm_W"),
         norm_H=_scalar(hist, "norm_H"), snap_steps=np.asarray(hist.snap_steps), label=label, **snaps,
     )

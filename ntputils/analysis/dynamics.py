@@ -48,6 +48,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ntputils.analysis.confusion import first_step_holding, learned_classes
+from ntputils.geometry.spectral import require_finite
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,6 +190,7 @@ def singular_value_curves(Ls: Sequence[np.ndarray] | np.ndarray, k: int | None =
     arr = np.asarray(Ls, dtype=np.float64)
     if arr.ndim != 3 or arr.shape[0] == 0:
         raise ValueError(f"expected a non-empty stack of matrices (T, V, m), got shape {arr.shape}")
+    require_finite(arr, "singular_value_curves: the logit snapshots")
     s = np.linalg.svd(arr, compute_uv=False)
     if k is not None:
         if not 1 <= k <= s.shape[1]:

@@ -8,7 +8,7 @@ predicts: the proxy ``S~ = (I - 11^T/V) S`` and the factors ``H^mm, W^mm`` of th
 * :func:`train_and_compare` -- build a model (:func:`ntputils.training.models.build_model`), train it with
   :func:`ntputils.training.loop.train_ntp` with a checkpoint directory keyed by the run (so a rerun with
   unchanged parameters reloads the finished run instead of training), and compute the paper A
-  Fig. 6 series (:func:`ntputils.analysis.convergence.fig6_series`) against a
+  Fig. 6 series (:func:`ntputils.analysis.convergence.convergence_curves`) against a
   :class:`~ntputils.analysis.convergence.GeometryReference`;
 * :func:`geometry_reference` -- ``S~``, ``L^in`` and (optionally) ``L^mm`` with its SVD factors,
   ``L^mm`` from the disk-cached solver (:func:`ntputils.geometry.max_margin_cached`);
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ntputils.analysis.convergence import Fig6Series, GeometryReference, fig6_series
+from ntputils.analysis.convergence import ConvergenceCurves, GeometryReference, convergence_curves
 from ntputils.data.ntp import NTPData
 from ntputils.geometry import max_margin_cached
 from ntputils.hashing import digest
@@ -114,7 +114,7 @@ class NetworkRun:
     kind: str
     model: NTPModel
     history: History
-    series: Fig6Series | None
+    series: ConvergenceCurves | None
     cpu_seconds: float
     wall_seconds: float
     cached: bool
@@ -154,7 +154,7 @@ def train_and_compare(kind: str, data: NTPData, ref: GeometryReference | None = 
     model_config: fields of the model's config (``d``, ``n_layers``, ``n_heads`` ...); ``vocab_size``
         and ``context_vocab_size`` are taken from ``data``.
     train_config: arguments of :func:`ntputils.training.loop.train_ntp` (names in :data:`TRAIN_ARGUMENTS`).
-    ref: the targets for :func:`ntputils.analysis.convergence.fig6_series` (``None``: no series).
+    ref: the targets for :func:`ntputils.analysis.convergence.convergence_curves` (``None``: no series).
     cache: keep checkpoints under ``cache_dir("runs", "<label>-<key>")`` with the key of
         :func:`run_key`; a finished run with the same key is reloaded instead of retrained, an
         interrupted one is resumed (bit-identical on CPU).
@@ -178,7 +178,7 @@ def train_and_compare(kind: str, data: NTPData, ref: GeometryReference | None = 
     model = build_model(kind, seed=seed, **mconf)
     hist = train_ntp(model, data, seed=seed, device=device, checkpoint_dir=ckpt, num_threads=num_threads,
                      progress=progress, **train_config)
-    series = fig6_series(hist, ref, label=label) if ref is not None else None
+    series = convergence_curves(hist, ref, label=label) if ref is not None else None
     cached = int(hist.meta.get("resumed_from", 0)) >= int(train_config["steps"])
     return NetworkRun(label=label or kind, kind=kind, model=model, history=hist, series=series,
                       cpu_seconds=time.process_time() - c0, wall_seconds=time.perf_counter() - t0,
@@ -194,8 +194,8 @@ def history_subset(hist: History, columns: Sequence[int] | np.ndarray) -> Histor
 
     ``columns`` are indices of the *full data* (``0..m-1``); they must all be among the history's
     snapshot contexts (``hist.meta["snapshot_contexts"]``, default all). The result records them in
-    ``meta["snapshot_contexts"]``, so :func:`ntputils.analysis.convergence.fig6_series` restricts the targets
-    to the same contexts. Scalars (CE, norms over all contexts) are shared unchanged.
+    ``meta["snapshot_contexts"]``, so :func:`~ntputils.analysis.convergence.convergence_curves`
+    restricts the targets to the same contexts. Scalars (CE, norms over all contexts) are shared unchanged.
 
     Used in: a07.
     """

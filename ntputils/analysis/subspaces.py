@@ -23,9 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ntputils.geometry.spectral import require_finite
+
 
 def _orthonormal(A: np.ndarray, name: str) -> np.ndarray:
-    A = np.asarray(A, dtype=np.float64)
+    A = require_finite(np.asarray(A, dtype=np.float64), f"the basis {name}")
     if A.ndim != 2:
         raise ValueError(f"{name} must be a 2-D basis (n x k), got shape {A.shape}")
     G = A.T @ A

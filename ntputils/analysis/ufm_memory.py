@@ -7,7 +7,7 @@ snapshots to its end holds, at its peak, all snapshots plus the largest transien
   ``L = W H`` (V x m) in float64 at each of ``n`` steps: ``8 n (V d + d m + V m)`` bytes per run;
 * **training** (:func:`ntputils.training.ufm.train`): factors, gradients and the two AdamW moments, plus
   the logits and their gradients: ``itemsize (4 (V d + d m) + 4 V m)`` bytes;
-* **Fig. 6 series** (:func:`ntputils.analysis.convergence.fig6_series`): ``batched_sim`` stacks as many
+* **Fig. 6 series** (:func:`ntputils.analysis.convergence.convergence_curves`): ``batched_sim`` stacks as many
   snapshots of ``H`` (or ``W^T``) at once as keep four copies of the stack (the stack, its column-scaled
   copy, a temporary and the unit-column result) and their ``m x m`` (``V x V``) correlation matrices
   within ``CHUNK_BYTES`` (:func:`~ntputils.analysis.metrics.sim_chunk`), beside the stacked logits
@@ -28,7 +28,7 @@ from collections.abc import Iterable
 
 from ntputils.analysis.metrics import STACK_COPIES, sim_chunk
 
-__all__ = ["fig6_series_bytes", "snapshots_bytes", "training_bytes", "ufm_runs_bytes"]
+__all__ = ["convergence_curves_bytes", "snapshots_bytes", "training_bytes", "ufm_runs_bytes"]
 
 _F64 = 8
 _COPIES = STACK_COPIES  # input stack, column-scaled copy, temporary, unit-column result
@@ -45,8 +45,8 @@ def training_bytes(V: int, m: int, d: int, itemsize: int = 8) -> float:
     return float(itemsize * (4 * (V * d + d * m) + 4 * V * m))
 
 
-def fig6_series_bytes(V: int, m: int, d: int, n_snapshots: int) -> float:
-    """The transient of :func:`ntputils.analysis.convergence.fig6_series` on one run (snapshots not counted):
+def convergence_curves_bytes(V: int, m: int, d: int, n_snapshots: int) -> float:
+    """The transient of :func:`~ntputils.analysis.convergence.convergence_curves` on one run (no snapshots):
     the largest chunk of stacked ``H`` (d x m) or ``W^T`` (d x V) snapshots, four copies of it, its block of
     correlation matrices, and the stacked logits with their projection."""
     chunk = 0
@@ -75,6 +75,6 @@ def ufm_runs_bytes(shapes: Iterable[tuple[int, int]], d: int, n_snapshots: int, 
         raise ValueError(f"d, n_snapshots, V and m must be >= 1, got d={d}, n_snapshots={n_snapshots}, "
                          f"shapes={shapes}")
     kept = sum(snapshots_bytes(V, m, d, n_snapshots) for V, m in shapes)
-    transient = max(max(training_bytes(V, m, d, itemsize), fig6_series_bytes(V, m, d, n_snapshots),
+    transient = max(max(training_bytes(V, m, d, itemsize), convergence_curves_bytes(V, m, d, n_snapshots),
                         _chance_bytes(V, m, d)) for V, m in shapes)
     return kept + transient

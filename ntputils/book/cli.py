@@ -53,7 +53,7 @@ from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.book.scorecard import write_scorecard
 from ntputils.book.status import write_status
 from ntputils.book.sweep_spec import SweepSpecError, chapter_limits, check_limits
-from ntputils.chapter_contract import DEFAULT_PROFILE, ParameterError
+from ntputils.chapter import DEFAULT_PROFILE, ParameterError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_BUSY, EXIT_INTERRUPTED = 3, 130
@@ -130,7 +130,8 @@ class KeyCalculator:
         """(spec, source text) of a chapter; raises ``ParameterError`` for a malformed chapter."""
         if chapter.name not in self._specs:
             text = chapter.source.read_text()
-            self._specs[chapter.name] = (chapter_spec(chapter.name, read_source(chapter.source)), text)
+            spec = chapter_spec(chapter.name, read_source(chapter.source), chapter.source)
+            self._specs[chapter.name] = (spec, text)
         return self._specs[chapter.name]
 
     def key(self, chapter: Chapter, parameters: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -277,7 +278,8 @@ def _execute_and_publish(project: Project, keys: KeyCalculator, parameters: dict
 
     def execute(plan: Planned) -> RunResult:
         say(f"[run]    {plan.chapter.name} ...")
-        r = run_chapter(project, plan.chapter, plan.parameters, plan.resolved, plan.key, timeout=timeout,
+        r = run_chapter(project, plan.chapter, plan.parameters, plan.resolved, plan.key,
+                        inject=keys.spec(plan.chapter)[0].injected(plan.resolved), timeout=timeout,
                         threads=threads, link_status=toc_has_status)
         if r.status == "interrupted":  # the main thread reports the interruption (one line)
             return r

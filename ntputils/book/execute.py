@@ -45,7 +45,7 @@ from typing import Any
 from ntputils.book.environment import git_commit, package_versions
 from ntputils.book.fingerprint import run_key
 from ntputils.book.project import Chapter, Project
-from ntputils.chapter_contract import RECORD_ENV
+from ntputils.chapter import RECORD_ENV
 from ntputils.tracing import TRACE_ENV
 
 META_KEY = "ntpbook"
@@ -198,7 +198,7 @@ def _die_with_parent(parent: int):
 
 def worker_env(project: Project, record: Path, threads: int | None) -> dict[str, str]:
     """The kernel's environment: no ``MPLBACKEND`` (it silently drops figures), a writable
-    ``MPLCONFIGDIR``, the record path for :mod:`ntputils.runtime`, ``PYTHONPATH`` starting with the
+    ``MPLCONFIGDIR``, the record path for :mod:`ntputils.chapter`, ``PYTHONPATH`` starting with the
     folder of the runner's own ``ntputils``, optional thread caps."""
     env = os.environ.copy()
     env.pop("MPLBACKEND", None)
@@ -466,9 +466,10 @@ def interrupt_all(grace_s: float = 5.0) -> int:
 
 
 def run_chapter(project: Project, chapter: Chapter, parameters: dict[str, Any], resolved: dict[str, Any],
-                key: str, *, timeout: float | None = None, threads: int | None = None,
-                link_status: bool = True) -> RunResult:
-    """Execute ``chapter`` with papermill ``parameters`` and install or discard the result.
+                key: str, *, inject: dict[str, Any] | None = None, timeout: float | None = None,
+                threads: int | None = None, link_status: bool = True) -> RunResult:
+    """Execute ``chapter`` with papermill ``inject`` (default: ``parameters``) and install or discard
+    the result; ``parameters`` are the caller's overrides, kept in the run's meta.
 
     The run uses its own work folder (removed afterwards); the caller holds the chapter's lock.
     """
@@ -477,19 +478,21 @@ def run_chapter(project: Project, chapter: Chapter, parameters: dict[str, Any], 
     work = new_work_dir(project, chapter)
     owner = _hold_owner(work)
     try:
-        return _run_in(project, chapter, parameters, resolved, key, work, timeout, threads, link_status)
+        return _run_in(project, chapter, parameters, resolved, key, work, timeout, threads, link_status,
+                       parameters if inject is None else inject)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         owner.close()
 
 
 def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], resolved: dict[str, Any],
-            key: str, work: Path, timeout: float | None, threads: int | None, link_status: bool) -> RunResult:
+            key: str, work: Path, timeout: float | None, threads: int | None, link_status: bool,
+            inject: dict[str, Any]) -> RunResult:
     p = _paths(project, chapter, work)
     for path in p.values():
         path.parent.mkdir(parents=True, exist_ok=True)
     spec = {"source": str(chapter.source), "input": str(p["input"]), "output": str(p["output"]),
-            "result": str(p["result"]), "parameters": parameters, "cwd": str(project.root)}
+            "result": str(p["result"]), "parameters": inject, "cwd": str(project.root)}
     p["spec"].write_text(json.dumps(spec, indent=1))
 
     start = time.time()

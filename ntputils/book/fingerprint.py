@@ -77,15 +77,15 @@ def chapter_data_digest(source_text: str, tree: PackageTree) -> str | None:
 
 def published_results_digest(source_text: str, root: Path, prefix: str | None = None) -> str | None:
     """sha256 over the committed result tables a chapter renders, or ``None`` when it renders none (it
-    imports neither :mod:`ntputils.book.sweep_table` nor :mod:`ntputils.book.paper_profile`): a newly
+    calls neither ``published`` nor ``show_paper_profile``): a newly
     published table re-executes the chapters that render it, so no page shows an old table as current.
 
     The tables read are the folders ``<root>/results/sweeps/<name>/`` whose ``name`` is a string literal
     of the chapter source, plus ``<prefix>-paper`` for a chapter that shows its paper-profile run
     (``prefix``: ``a05``). When none is found that way (a name computed at run time), every table under
     ``<root>/results/`` counts, so a change can only re-execute too much, never too little."""
-    uses_sweeps = "ntputils.book.sweep_table" in source_text
-    uses_paper = "ntputils.book.paper_profile" in source_text
+    uses_sweeps = "published(" in source_text
+    uses_paper = "show_paper_profile(" in source_text
     if not (uses_sweeps or uses_paper):
         return None
     base = root / "results"

@@ -137,7 +137,7 @@ class PaperProfileView:
 
 def beside_cpu(prefix: str, record: dict[str, Any], project: Project | None = None) -> PaperProfileView:
     """Chapter ``prefix``'s committed paper-profile table next to ``record`` (the running chapter's
-    :func:`ntputils.runtime.current_record`: its comparisons and recorded values).
+    :func:`ntputils.chapter.current_record`: its comparisons and recorded values).
 
     Rows: every claim judged in either run (by key, in the cpu run's order, then those only the paper
     run judged) and every value recorded in either run. A missing table gives ``found=False`` and the
@@ -147,7 +147,7 @@ def beside_cpu(prefix: str, record: dict[str, Any], project: Project | None = No
     project = project or Project.default()
     refresh = refresh_command(prefix)
     try:
-        pub = published(project, sweep_name(prefix))
+        pub = published(sweep_name(prefix), project)
     except (FileNotFoundError, KeyError, ValueError) as err:
         return PaperProfileView(prefix, False, refresh=refresh, error=str(err))
     table = pub["table"]
@@ -206,7 +206,7 @@ def paper_tables(project: Project) -> dict[str, dict[str, Any]]:
     for folder in sorted(base.glob("*" + SUFFIX)) if base.is_dir() else []:
         prefix = folder.name[: -len(SUFFIX)]
         try:
-            pub = published(project, folder.name)
+            pub = published(folder.name, project)
         except (FileNotFoundError, KeyError, ValueError) as err:
             print(f"warning: paper-profile column of {prefix}: {err}", file=sys.stderr)
             continue

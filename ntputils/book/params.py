@@ -1,8 +1,9 @@
-"""Static parameter checks: read a chapter's ``PROFILES`` and parameters cell without running it.
+"""Static parameter checks: a chapter's parameters cell and profile files, read without running it.
 
-The runner rejects unknown or ill-typed ``-p NAME=VALUE`` overrides *before* any kernel starts, with
-the same rules as :func:`ntputils.runtime.setup_chapter` applies inside the kernel (both call
-:func:`ntputils.runtime.resolve_parameters`).
+The runner resolves ``-p NAME=VALUE`` overrides over the parameters cell and the profile's file
+``notebooks/<chapter>.<profile>.yaml`` before any kernel starts (:func:`ntputils.chapter.resolve_parameters`,
+applied again in the kernel by :func:`ntputils.chapter.setup_chapter`) and hands papermill the values
+that differ from the cell.
 """
 
 from __future__ import annotations
@@ -12,38 +13,41 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ntputils.chapter_contract import ParameterError, check_names, resolve_parameters, valid_parameter_names
-
-PROFILES_NAME = "PROFILES"
+from ntputils.chapter import (
+    DEFAULT_PROFILE,
+    ParameterError,
+    check_names,
+    injected,
+    parameter_defaults,
+    resolve_parameters,
+)
 
 
 @dataclass(frozen=True)
 class ChapterSpec:
-    """What a chapter declares: its ``PROFILES`` (or ``None``) and its parameters-cell defaults."""
+    """What a chapter declares: its parameters-cell values and its profiles' values (``cpu``: none)."""
 
     name: str
-    profiles: dict[str, dict[str, Any]] | None
     defaults: dict[str, Any]
+    profiles: dict[str, dict[str, Any]]
 
     @property
     def valid(self) -> list[str]:
         """The parameter names a caller may set."""
-        if self.profiles is None:
-            return list(self.defaults)
-        return valid_parameter_names(self.profiles)
+        return list(self.defaults)
 
     def resolve(self, overrides: dict[str, Any]) -> dict[str, Any]:
-        """Parameters-cell defaults updated by ``overrides``, merged with the profile and type-checked."""
+        """The parameters cell updated by the profile's file and then ``overrides``, type-checked."""
         where = f" for chapter {self.name}"
-        try:
-            check_names(list(overrides), self.valid, where=where)
-            values = {**self.defaults, **overrides}
-            if self.profiles is None:
-                return values
-            return resolve_parameters(self.profiles, values)
-        except ParameterError as err:
-            msg = str(err)
-            raise ParameterError(msg if where in msg else f"{msg}{where}") from None
+        check_names(list(overrides), self.valid, where=where)
+        profile = overrides.get("profile", self.defaults["profile"])
+        if profile not in self.profiles:
+            raise ParameterError(f"unknown profile {profile!r}{where}; it defines {sorted(self.profiles)}")
+        return resolve_parameters(self.defaults, {**self.profiles[profile], **overrides}, where=where)
+
+    def injected(self, resolved: dict[str, Any]) -> dict[str, Any]:
+        """What papermill injects for ``resolved``: the values unlike the parameters cell's."""
+        return injected(self.defaults, resolved)
 
 
 def read_source(source: Path):
@@ -53,44 +57,50 @@ def read_source(source: Path):
     return jupytext.read(source, fmt="py:percent")
 
 
-def _literal_assignments(code: str, what: str) -> dict[str, Any]:
-    tree = ast.parse(code)
-    out: dict[str, Any] = {}
-    for node in tree.body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)):
-            raise ParameterError(f"{what} may only hold `name = literal` lines (line {node.lineno})")
-        try:
-            out[node.targets[0].id] = ast.literal_eval(node.value)
-        except ValueError:
-            raise ParameterError(
-                f"{what}: {node.targets[0].id} (line {node.lineno}) must be a literal (number, string, "
-                "None, list, dict)"
-            ) from None
-    return out
+def profile_files(source: Path | None) -> dict[str, Path]:
+    """``{profile: path}`` of the chapter's sibling profile files ``<stem>.<profile>.yaml``."""
+    if source is None:
+        return {}
+    return {p.name[len(source.stem) + 1:-len(".yaml")]: p
+            for p in sorted(source.parent.glob(f"{source.stem}.*.yaml"))}
 
 
-def chapter_spec(name: str, nb) -> ChapterSpec:
-    """Parse ``PROFILES`` (first top-level assignment in any code cell) and the ``parameters`` cell."""
+def read_profile(path: Path, profile: str, chapter: str) -> dict[str, Any]:
+    """A profile file's values; it must be a mapping that names its own profile."""
+    import yaml
+
+    try:
+        values = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as err:
+        raise ParameterError(f"cannot read profile {profile!r} of {chapter} ({path}): {err}") from None
+    if not isinstance(values, dict) or values.get("profile") != profile:
+        raise ParameterError(f"{path} must be a mapping of parameter values with `profile: {profile}`")
+    return values
+
+
+def chapter_spec(name: str, nb, source: Path | None = None) -> ChapterSpec:
+    """Parse the ``parameters`` cell of ``nb`` and the profile files beside ``source``; check them."""
     params_cells = [c for c in nb.cells
                     if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
     if not params_cells:
         raise ParameterError(f"chapter {name} has no code cell tagged 'parameters'")
-    defaults = _literal_assignments(params_cells[0].source, f"the parameters cell of {name}")
-    profiles = literal_assignment(nb, PROFILES_NAME, name)
-    spec = ChapterSpec(name, profiles, defaults)
-    if profiles is not None:
-        try:
-            check_names(list(defaults), spec.valid, where=f" in the parameters cell of {name}")
-        except ParameterError as err:
-            raise ParameterError(f"{err} (declare the name in PROFILES)") from None
-        spec.resolve({})  # the chapter's own defaults must be valid
+    defaults = parameter_defaults(params_cells[0].source, f"the parameters cell of {name}")
+    profiles = {defaults["profile"]: {}}
+    for profile, path in profile_files(source).items():
+        if profile == defaults["profile"]:
+            raise ParameterError(f"{path}: the {profile!r} values are the parameters cell's; remove the file")
+        profiles[profile] = read_profile(path, profile, name)
+    spec = ChapterSpec(name, defaults, profiles)
+    for profile in profiles:
+        spec.resolve({"profile": profile})  # every profile must be valid
+    if DEFAULT_PROFILE not in profiles:
+        raise ParameterError(f"the parameters cell of {name} must hold the {DEFAULT_PROFILE!r} values")
     return spec
 
 
 def literal_assignment(nb, target: str, chapter: str) -> Any:
     """The value of the first top-level ``target = <literal>`` in the chapter's code cells (``None`` if
-    there is none): how ``PROFILES`` and the sweep runner's ``LIMITS`` are read without running the
+    there is none): how the sweep runner's ``LIMITS`` are read without running the
     chapter. IPython magic lines are blanked first; a cell that mentions ``target`` but does not parse,
     or a non-literal value, raises ``ParameterError`` (validation is never skipped silently)."""
     for cell in nb.cells:

@@ -159,7 +159,7 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
 
     folder = project.root / RESULTS_DIR / "sweeps" / name
     try:
-        pub = published(project, name)
+        pub = published(name, project)
     except (FileNotFoundError, KeyError, ValueError) as err:
         say(f"error: {name}: cannot read the committed table: {err}")
         return EXIT_USAGE

@@ -1,8 +1,8 @@
 """The reproduction scorecard ``book/scorecard.md``: one row per figure and numbered result of both papers.
 
 Generated before every HTML build from the records of the executed notebooks (never typed): each
-:func:`ntputils.runtime.compare` (a pre-registered empirical claim) and each non-sanity
-:func:`ntputils.runtime.check` (a mathematical fact) names the scorecard items it is evidence for
+:func:`ntputils.chapter.compare` (a pre-registered empirical claim) and each non-sanity
+:func:`ntputils.chapter.check` (a mathematical fact) names the scorecard items it is evidence for
 (``item="A:Fig 6"``). An item's status:
 
 * ``deviates``: at least one of its pre-registered claims deviates (the reason is shown);

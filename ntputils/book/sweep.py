@@ -164,7 +164,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     with _point_environment(project, record_path, directory / "log"):
         outcome = run_papermill({"source": task["source"], "input": str(directory / ".input.ipynb"),
-                                 "output": str(output), "parameters": task["parameters"],
+                                 "output": str(output), "parameters": task["inject"],
                                  "cwd": str(project.root)})
     t_papermill = time.perf_counter() - t0
     record = read_json(record_path)
@@ -375,6 +375,7 @@ def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str,
         params = {"profile": point.resolved["profile"], **point.overrides}
         task = {"root": str(project.root), "source": str(plan.chapter.source), "chapter": plan.chapter.name,
                 "dir": str(d), "id": point.id, "parameters": params, "resolved": point.resolved,
+                "inject": point.inject,
                 "overrides": point.overrides, "code_hash": plan.code_hash, "chapter_code": plan.chapter_code,
                 "git": commit, "run": run}
         futures[client.submit(run_point, task, key=f"sweep-{plan.name}-{point.id}", pure=False)] = point

@@ -37,7 +37,7 @@ from ntputils.book.fingerprint import (
 )
 from ntputils.book.params import ChapterSpec, chapter_spec, literal_assignment, parse_value, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
-from ntputils.chapter_contract import ParameterError
+from ntputils.chapter import ParameterError
 
 LIMITS_NAME = "LIMITS"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
@@ -51,11 +51,13 @@ class SweepSpecError(ValueError):
 
 @dataclass(frozen=True)
 class Point:
-    """One point of a sweep: its id, the swept values (``overrides``) and the resolved parameters."""
+    """One point of a sweep: its id, the swept values (``overrides``), the resolved parameters and what
+    papermill injects (those unlike the parameters cell's)."""
 
     id: str
     overrides: dict[str, Any]
     resolved: dict[str, Any]
+    inject: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -279,7 +281,7 @@ def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, p
         raise SweepSpecError("give the profile either as --profile or as -p profile=..., not both")
     try:
         nb = read_source(chapter.source)
-        spec: ChapterSpec = chapter_spec(chapter.name, nb)
+        spec: ChapterSpec = chapter_spec(chapter.name, nb, chapter.source)
     except (ParameterError, SyntaxError) as err:
         raise SweepSpecError(f"chapter {chapter.name} is malformed: {err}") from None
     limits = chapter_limits(nb, chapter.name)
@@ -309,7 +311,7 @@ def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, p
             problems.append(f"points {seen[pid]} and {overrides} resolve to the same parameters")
             continue
         seen[pid] = overrides
-        points.append(Point(pid, overrides, resolved))
+        points.append(Point(pid, overrides, resolved, spec.injected(resolved)))
     if problems:
         shown = problems[:10] + ([f"... and {len(problems) - 10} more"] if len(problems) > 10 else [])
         raise SweepSpecError("invalid sweep of " + chapter.name + ":\n  " + "\n  ".join(shown))

@@ -1,6 +1,6 @@
 """Sweep tables: collect ``sweeps/<name>/points/*/result.json`` into one tidy table.
 
-One row per point x recorded value (``kind="record"``: :func:`ntputils.runtime.record`), per
+One row per point x recorded value (``kind="record"``: :func:`ntputils.chapter.record`), per
 pre-registered comparison (``kind="compare"``: measured value and outcome) and per check
 (``kind="check"``); a failed point is one ``kind="point"`` row with its error. Columns::
 
@@ -442,10 +442,11 @@ class UnreadableTable(FileNotFoundError):
     treat it as absent, with this message naming the folder and how to restore it."""
 
 
-def published(project: Project, name: str) -> dict[str, Any]:
-    """A committed sweep: ``table`` (DataFrame), ``provenance``, ``stale`` (code the table ran has changed
-    since: its fingerprint, or for an older table its chapter's code hash), ``refresh`` and
-    ``recertify`` (the commands that bring it up to date) and their estimated costs.
+def published(name: str, project: Project | None = None) -> dict[str, Any]:
+    """The committed sweep ``name`` of ``project`` (default: this one): ``table`` (DataFrame),
+    ``provenance``, ``stale`` (code the table ran has changed since: its fingerprint, or for an older
+    table its chapter's code hash), ``refresh`` and ``recertify`` (the commands that bring it up to
+    date) and their estimated costs.
 
     Inside a sweep point (:data:`POINT_ENV` set) it raises ``FileNotFoundError``: a point's record holds
     only what that point computed, never values (or a stale flag) of a committed table."""
@@ -456,6 +457,7 @@ def published(project: Project, name: str) -> dict[str, Any]:
     if os.environ.get(POINT_ENV):
         raise FileNotFoundError(f"committed table {name!r} not read: this run is a sweep point "
                                 f"({os.environ[POINT_ENV]}), and a point's record holds only its own values")
+    project = project or Project.default()
     folder = project.root / RESULTS_DIR / "sweeps" / name
     shown = f"{RESULTS_DIR}/sweeps/{name}"  # no machine path on a page
     if not (folder / "provenance.json").is_file():

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ntputils.geometry.spectral import fix_signs  # the one sign rule of the package (re-exported)
+from ntputils.geometry.spectral import fix_signs, require_finite  # fix_signs: the one sign rule (re-exported)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,6 +171,7 @@ def nuclear_norm(A: np.ndarray) -> float:
 
     Used in: a02, a04, a05, a07.
     """
+    A = require_finite(A, "nuclear_norm: the matrix")
     return float(np.linalg.svd(np.asarray(A, dtype=np.float64), compute_uv=False).sum())
 
 
@@ -190,7 +191,7 @@ def svd_factors(A: np.ndarray, rank_tol: float = 1e-9, k: int | None = None
 
     Used in: a04, b01, b02, b03, b05, b06.
     """
-    A = _dense(A)
+    A = require_finite(_dense(A), "svd_factors: the matrix")
     U, s, Vt = np.linalg.svd(A, full_matrices=False)
     keep = s > rank_tol * (s[0] if s.size else 0.0)
     if k is not None:

@@ -72,6 +72,16 @@ def fix_signs(U: np.ndarray, Vt: np.ndarray, *, tie_rtol: float = TIE_RTOL) -> t
     return U * signs, Vt * signs[:, None]
 
 
+def require_finite(A: np.ndarray, what: str) -> np.ndarray:
+    """``np.asarray(A)``, or ``ValueError`` naming ``what`` when it holds NaN or inf: LAPACK would raise a
+    bare ``LinAlgError`` (or return garbage) for the SVD of a diverged run's matrix."""
+    arr = np.asarray(A)
+    if arr.size and not np.isfinite(arr).all():
+        bad = int(arr.size - np.isfinite(arr).sum())
+        raise ValueError(f"{what}: {bad} of {arr.size} entries are NaN or infinite; its SVD is undefined")
+    return arr
+
+
 def _as_matrix(S: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray | sp.csc_array:
     if sp.issparse(S):
         if len(S.shape) != 2:

@@ -8,7 +8,7 @@ contexts j; ``corr`` of a matrix is the cosine similarity of its *columns* (so `
 contexts and ``corr(W.T)`` words, :func:`ntputils.analysis.metrics.corr`).
 
 The panel functions take :class:`~ntputils.training.history.History` objects (or the
-:class:`~ntputils.analysis.convergence.Fig6Series` computed from them), so the NTP-UFM chapter and the
+:class:`~ntputils.analysis.convergence.ConvergenceCurves` computed from them), so the NTP-UFM chapter and the
 network chapters draw the same figures from their own runs.
 """
 
@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.ticker import FixedLocator
 
-from ntputils.analysis.convergence import Fig6Series, GeometryReference
+from ntputils.analysis.convergence import ConvergenceCurves, GeometryReference
 from ntputils.analysis.metrics import corr, structural_similarity
 from ntputils.training.history import History
 
@@ -293,15 +293,16 @@ def _color(colors: Mapping[str, str] | None, label: str, i: int) -> str:
     return PAPER_COLORS.get(label, f"C{i}")
 
 
-def _scalar_curve(run: History | Fig6Series, name: str) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(run, Fig6Series):
+def _scalar_curve(run: History | ConvergenceCurves, name: str) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(run, ConvergenceCurves):
         return run.steps, getattr(run, name)
     if isinstance(run, History):
         return run.curve(name)
-    raise TypeError(f"expected a History or Fig6Series, got {type(run).__name__}")
+    raise TypeError(f"expected a History or ConvergenceCurves, got {type(run).__name__}")
 
 
-def plot_ce_gap(ax: Axes, runs: Mapping[str, History | Fig6Series], colors: Mapping[str, str] | None = None
+def plot_ce_gap(ax: Axes, runs: Mapping[str, History | ConvergenceCurves],
+                colors: Mapping[str, str] | None = None
                 ) -> Axes:
     """Fig. 6(a): CE - H against step + 1, log-log.
 
@@ -317,7 +318,8 @@ def plot_ce_gap(ax: Axes, runs: Mapping[str, History | Fig6Series], colors: Mapp
     return ax
 
 
-def plot_norms(ax: Axes, runs: Mapping[str, History | Fig6Series], colors: Mapping[str, str] | None = None
+def plot_norms(ax: Axes, runs: Mapping[str, History | ConvergenceCurves],
+               colors: Mapping[str, str] | None = None
                 ) -> Axes:
     """Fig. 6(b): ``||W_k||_F`` (dashed) and ``||H_k||_F`` (solid), log-log.
 
@@ -336,14 +338,15 @@ def plot_norms(ax: Axes, runs: Mapping[str, History | Fig6Series], colors: Mappi
     return ax
 
 
-def _series(run: Fig6Series) -> Fig6Series:
-    if not isinstance(run, Fig6Series):
-        raise TypeError("snapshot panels need Fig6Series (ntputils.analysis.convergence.fig6_series), "
+def _series(run: ConvergenceCurves) -> ConvergenceCurves:
+    if not isinstance(run, ConvergenceCurves):
+        raise TypeError("snapshot panels need ConvergenceCurves (ntputils.analysis.convergence_curves), "
                         f"got {type(run).__name__}")
     return run
 
 
-def plot_projection_error(ax: Axes, runs: Mapping[str, Fig6Series], colors: Mapping[str, str] | None = None
+def plot_projection_error(ax: Axes, runs: Mapping[str, ConvergenceCurves],
+                          colors: Mapping[str, str] | None = None
                 ) -> Axes:
     """Fig. 6(c): ``||P_F(L_k) - L^in||_F``, log-log.
 
@@ -357,7 +360,7 @@ def plot_projection_error(ax: Axes, runs: Mapping[str, Fig6Series], colors: Mapp
     return ax
 
 
-def plot_sim_curves(ax: Axes, runs: Mapping[str, Fig6Series], target: str = "proxy",
+def plot_sim_curves(ax: Axes, runs: Mapping[str, ConvergenceCurves], target: str = "proxy",
                     colors: Mapping[str, str] | None = None
                 ) -> Axes:
     """Fig. 6(d) (``target="proxy"``: vs S~) or 6(e) (``"mm"``: vs H^mm, W^mm); H solid, W dashed.
@@ -382,7 +385,8 @@ def plot_sim_curves(ax: Axes, runs: Mapping[str, Fig6Series], target: str = "pro
     return ax
 
 
-def plot_direction_distance(ax: Axes, runs: Mapping[str, Fig6Series], colors: Mapping[str, str] | None = None
+def plot_direction_distance(ax: Axes, runs: Mapping[str, ConvergenceCurves],
+                            colors: Mapping[str, str] | None = None
                 ) -> Axes:
     """Normalized distance of ``L_k`` to ``L^mm`` (solid) and to ``S~`` (dotted).
 
@@ -398,23 +402,23 @@ def plot_direction_distance(ax: Axes, runs: Mapping[str, Fig6Series], colors: Ma
     return ax
 
 
-FIG6_PANELS = ("ce", "norms", "proj", "sim_proxy", "sim_mm", "direction")
+CONVERGENCE_PANELS = ("ce", "norms", "proj", "sim_proxy", "sim_mm", "direction")
 
 
-def fig6_panels(runs: Mapping[str, Fig6Series], panels: Sequence[str] = FIG6_PANELS[:5],
+def convergence_panels(runs: Mapping[str, ConvergenceCurves], panels: Sequence[str] = CONVERGENCE_PANELS[:5],
                 colors: Mapping[str, str] | None = None, panel_size: float = 3.6, ncols: int | None = None,
                 suptitle: str = "") -> Figure:
-    """Paper A Fig. 6: the chosen panels (names in :data:`FIG6_PANELS`), one curve per run.
+    """Paper A Fig. 6: the chosen panels (names in :data:`CONVERGENCE_PANELS`), one curve per run.
 
     Panels fill a grid of ``ncols`` columns (default: all in one row); unused cells are hidden.
 
     Used in: a05, a06.
     """
-    unknown = [p for p in panels if p not in FIG6_PANELS]
+    unknown = [p for p in panels if p not in CONVERGENCE_PANELS]
     if unknown or not panels:
-        raise ValueError(f"unknown Fig. 6 panel(s) {unknown}; valid: {FIG6_PANELS}")
+        raise ValueError(f"unknown Fig. 6 panel(s) {unknown}; valid: {CONVERGENCE_PANELS}")
     if not runs:
-        raise ValueError("fig6_panels needs at least one run")
+        raise ValueError("convergence_panels needs at least one run")
     ncols = len(panels) if ncols is None else max(1, min(ncols, len(panels)))
     nrows = int(np.ceil(len(panels) / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size * ncols, panel_size * nrows), squeeze=False,
