@@ -6,9 +6,9 @@ injected, profile ``cpu`` or ``paper``) -> ``book/<chapter>.ipynb``; then the st
 ``execute_notebooks: off`` (papermill is the only executor).
 
 A chapter is re-executed only when its cache key -- the hash of (chapter source, resolved
-parameters, ``ntputils`` sources, pinned dependency versions) -- changed (see
-:mod:`ntputils.book.fingerprint`); the key is stored in the executed notebook's metadata, so a
-notebook is current exactly when its stored key equals the recomputed one.
+parameters, pinned dependency versions, what its last run executed of ``ntputils``, the committed
+tables it read) -- changed (see :mod:`ntputils.book.fingerprint`); the key is stored in the executed
+notebook's metadata, so a notebook is current exactly when its stored key equals the recomputed one.
 
 Modules: :mod:`~ntputils.book.project` (layout, chapter names, the toc),
 :mod:`~ntputils.book.params` (static parameter checks), :mod:`~ntputils.book.fingerprint`,

@@ -39,14 +39,7 @@ from ntputils.book.execute import (
     record_failure,
     run_chapter,
 )
-from ntputils.book.fingerprint import (
-    PackageTree,
-    chapter_data_digest,
-    chapter_key,
-    dependency_pins,
-    published_results_digest,
-    run_key,
-)
+from ntputils.book.fingerprint import Package, chapter_key, dependency_pins, run_key, table_digest
 from ntputils.book.locks import ChapterBusy, chapter_locks, html_lock
 from ntputils.book.params import ChapterSpec, chapter_spec, parse_overrides, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
@@ -91,40 +84,41 @@ class Planned:
 
 
 class KeyCalculator:
-    """Cache keys for a project (pins once; the package read once per calculator).
+    """Cache keys for a project (pins read once; ``package``: where traced sources are read, default the
+    installed ``ntputils``).
 
-    A chapter's key has two parts. Before a run: its source text, resolved parameters, the pins, the
-    Python version, the shared data it reads and the digest of the committed result tables it renders
-    (:func:`~ntputils.book.fingerprint.published_results_digest`). After a run: what it executed of
-    ``ntputils`` (the run-time trace, :mod:`ntputils.tracing`, with the shared data's digest when a data
-    reader ran), hashed as normalized code (:func:`~ntputils.book.fingerprint.run_key`). A docstring,
-    a comment or an edit of a function the chapter never called re-executes nothing; a changed line of
-    one it called re-executes it.
+    A chapter's key has three parts. Before a run: its source text, resolved parameters, the pins and the
+    Python version (:func:`~ntputils.book.fingerprint.chapter_key`). After it, from what the run did:
+    what it executed of ``ntputils`` (the run-time trace, :mod:`ntputils.tracing`, with the shared data's
+    digest when a data reader ran) hashed as normalized code (:func:`~ntputils.book.fingerprint.run_key`),
+    and the committed tables it read (``published`` notes them, meta ``tables``), hashed file by file.
+    A docstring, a comment or an edit of a function the chapter never called re-executes nothing; a
+    changed line of one it called, or a newly published table it reads, re-executes it.
     """
 
-    def __init__(self, project: Project, tree: PackageTree | None = None):
+    def __init__(self, project: Project, package: Package | None = None):
         self.project = project
-        self.tree = tree or PackageTree.from_dir()
+        self.package = package
         self.pins = dependency_pins(project.pyproject)
         self._specs: dict[str, tuple[ChapterSpec, str]] = {}
-        self._digests: dict[str, str] = {}
-
-    def digest(self, chapter: Chapter) -> str:
-        """The digest of the shared data the chapter reads (it imports a data reader) and of the
-        committed result tables it renders ("" when neither)."""
-        if chapter.name not in self._digests:
-            _, text = self.spec(chapter)
-            data = chapter_data_digest(text, self.tree)
-            results = published_results_digest(text, self.project.root, chapter.short)
-            self._digests[chapter.name] = f"data:{data or ''}\0results:{results or ''}"
-        return self._digests[chapter.name]
 
     def trace_current(self, meta: dict[str, Any]) -> bool:
         """Whether what a stored run executed of ``ntputils`` is unchanged (its trace rehashed under the
         current code equals its ``trace_key``); a run without a trace has nothing to compare."""
         if not meta.get("trace") and not meta.get("trace_key"):
             return True
-        return run_key(str(meta.get("key")), meta.get("trace"), self.tree) == meta.get("trace_key")
+        return run_key(str(meta.get("key")), meta.get("trace"), self.package) == meta.get("trace_key")
+
+    def tables_current(self, meta: dict[str, Any]) -> bool:
+        """Whether every committed table the stored run read is unchanged (meta ``tables``: name -> its
+        :func:`~ntputils.book.fingerprint.table_digest` when read, ``None`` for one that did not exist)."""
+        tables = meta.get("tables") or {}
+        base = self.project.root / "results" / "sweeps"
+        return all(table_digest(base / name) == digest for name, digest in tables.items())
+
+    def run_current(self, meta: dict[str, Any]) -> bool:
+        """:meth:`trace_current` and :meth:`tables_current`: the parts of the key a run itself found."""
+        return self.trace_current(meta) and self.tables_current(meta)
 
     def spec(self, chapter: Chapter) -> tuple[ChapterSpec, str]:
         """(spec, source text) of a chapter; raises ``ParameterError`` for a malformed chapter."""
@@ -137,7 +131,7 @@ class KeyCalculator:
     def key(self, chapter: Chapter, parameters: dict[str, Any]) -> tuple[dict[str, Any], str]:
         spec, text = self.spec(chapter)
         resolved = spec.resolve(parameters)
-        return resolved, chapter_key(text, resolved, self.digest(chapter), self.pins)
+        return resolved, chapter_key(text, resolved, self.pins)
 
     def is_current(self, chapter: Chapter) -> bool:
         """The executed notebook exists, succeeded, its latest run did not fail, and its stored key
@@ -149,7 +143,7 @@ class KeyCalculator:
             _, key = self.key(chapter, dict(meta.get("parameters", {})))
         except (ParameterError, SyntaxError, OSError):
             return False
-        return key == meta.get("key") and self.trace_current(meta)
+        return key == meta.get("key") and self.run_current(meta)
 
     def renderable(self, chapter: Chapter) -> bool:
         """Current, or the last good run of a chapter whose latest run failed (shown with a banner)."""
@@ -221,7 +215,7 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
     for plan in planned:
         meta = read_meta(project.executed(plan.chapter))
         if (not force and meta.get("status") == "ok" and not meta.get("latest_failure")
-                and meta.get("key") == plan.key and keys.trace_current(meta)):
+                and meta.get("key") == plan.key and keys.run_current(meta)):
             say(f"[cached] {plan.chapter.name}: up to date ({meta.get('seconds', 0):.1f} s when executed)")
             results.append(RunResult(plan.chapter, "cached", meta.get("seconds", 0.0), meta=meta))
         else:

@@ -44,7 +44,7 @@ from typing import Any
 
 from ntputils.book.environment import git_commit, package_versions
 from ntputils.book.fingerprint import run_key
-from ntputils.book.project import Chapter, Project
+from ntputils.book.project import ROOT_ENV, Chapter, Project
 from ntputils.chapter import RECORD_ENV
 from ntputils.tracing import TRACE_ENV
 
@@ -205,6 +205,7 @@ def worker_env(project: Project, record: Path, threads: int | None) -> dict[str,
     env.setdefault("MPLCONFIGDIR", str(project.root / ".mplconfig"))
     env[RECORD_ENV] = str(record)
     env[TRACE_ENV] = str(trace_path(record))
+    env[ROOT_ENV] = str(project.root)  # the committed tables a chapter reads are this project's
     # the kernel imports the same ntputils as this runner (whose sources the cache key hashed)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_PARENT), env.get("PYTHONPATH", "")]))
     env["PYTHONHASHSEED"] = "0"
@@ -219,6 +220,12 @@ def worker_env(project: Project, record: Path, threads: int | None) -> dict[str,
 def trace_path(record: Path) -> Path:
     """Where the kernel writes what it ran (:mod:`ntputils.tracing`): ``trace.json`` beside the record."""
     return record.with_name("trace.json")
+
+
+def tables_path(record: Path) -> Path:
+    """Where the kernel notes the committed tables it read (:func:`ntputils.book.sweep_table.note_read`):
+    ``tables.json`` beside the record."""
+    return record.with_name("tables.json")
 
 
 def _load_json(path: Path) -> dict[str, Any]:
@@ -530,6 +537,7 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
     trace = _load_json(trace_path(p["record"])) or None
     meta = {
         "key": key, "trace": trace, "trace_key": run_key(key, trace),
+        "tables": _load_json(tables_path(p["record"])),  # committed tables read: name -> digest then
         "chapter": chapter.name, "status": "ok", "parameters": parameters, "resolved": resolved,
         "profile": record.get("profile", resolved.get("profile")),
         "seed": record.get("seed", resolved.get("seed")),

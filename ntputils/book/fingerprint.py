@@ -1,13 +1,8 @@
-"""Cache keys: a chapter is re-executed only when its key changes (no file modification times).
+"""Cache keys and fingerprints, made from what a run executed (:mod:`ntputils.tracing`).
 
-key = sha256 of (chapter source text, resolved parameters, the sources of exactly the ``ntputils``
-modules the chapter imports -- transitively, lazy imports inside functions and the parent packages'
-``__init__.py`` included, see :mod:`ntputils.book.imports` --, the pinned dependency versions of
-``pyproject.toml``, the Python minor version). Editing a module re-executes only the chapters that
-import it.
-
-The runner's own package ``ntputils/book/`` is never part of a key: it never runs inside a chapter's
-kernel, and editing the status-page generator must not re-execute 45 minutes of chapters.
+A build's key: the chapter source, resolved parameters, pins and Python version (:func:`chapter_key`), its
+run's trace rehashed under the current code (:func:`run_key`) and the committed tables it read
+(:func:`table_digest`). The runner's own package ``ntputils/book/`` is never part of a key or fingerprint.
 """
 
 from __future__ import annotations
@@ -17,27 +12,16 @@ import hashlib
 import json
 import sys
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ntputils.book.imports import EXCLUDED_SUBPACKAGES, PACKAGE_DIR, PackageTree
 from ntputils.paths import data_digest
 
-__all__ = ["EXCLUDED_SUBPACKAGES", "PACKAGE_DIR", "PackageTree", "chapter_key", "chapter_modules",
-           "dependency_pins", "ntputils_digest"]
-
-
-def chapter_modules(source_text: str, tree: PackageTree | None = None) -> list[str]:
-    """The files (relative to the package folder) of the ``ntputils`` modules a chapter imports,
-    transitively."""
-    return (tree or PackageTree.from_dir(PACKAGE_DIR)).closure(source_text)
-
-
-def ntputils_digest(source_text: str, tree: PackageTree | None = None) -> str:
-    """sha256 over the relative paths and contents of the modules :func:`chapter_modules` lists."""
-    tree = tree or PackageTree.from_dir(PACKAGE_DIR)
-    return tree.digest(tree.closure(source_text))
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+EXCLUDED_SUBPACKAGES = ("book",)
+#: where the sources a trace names are read: a package folder, or ``{relative path: bytes}`` (tests)
+Package = Path | Mapping[str, bytes]
 
 
 def dependency_pins(pyproject: Path) -> list[str]:
@@ -48,58 +32,33 @@ def dependency_pins(pyproject: Path) -> list[str]:
     return sorted(data.get("project", {}).get("dependencies", []))
 
 
-def chapter_key(source_text: str, resolved: dict[str, Any], package_digest: str, pins: list[str]) -> str:
-    """The static part of a chapter's cache key (``package_digest``: what else the key covers; the build
-    passes the digest of the data and committed tables it reads, :class:`ntputils.book.cli.KeyCalculator`,
-    and combines the key with the run's trace in :func:`run_key`)."""
+def chapter_key(source_text: str, resolved: dict[str, Any], pins: list[str]) -> str:
+    """The part of a build's key known before the run: the chapter's source text, its resolved
+    parameters, the pins and the Python minor version (:func:`run_key` adds what the run executed)."""
     payload = {
         "source": hashlib.sha256(source_text.encode()).hexdigest(),
         "parameters": resolved,
-        "ntputils": package_digest,
         "pins": pins,
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=repr).encode()).hexdigest()
 
 
-#: modules that read files of the shared data root (corpora, WordNet, the GPT-2 tokenizer, MNIST): a
-#: chapter importing any of them (transitively) has the content digest of the data in its keys
+#: modules that read files of the shared data root (corpora, WordNet, the GPT-2 tokenizer, MNIST): a run
+#: that imported any of them has the content digest of the data in its trace digest
 DATA_READERS = frozenset({"data/corpora/readers.py", "data/corpora/wordnet.py",
                           "data/corpora/gpt2_tokenizer.py", "data/mnist.py"})
 
 
-def chapter_data_digest(source_text: str, tree: PackageTree) -> str | None:
-    """:func:`ntputils.paths.data_digest` when the chapter ``source_text`` imports a module of
-    :data:`DATA_READERS` (transitively), else ``None``: the data part of a chapter's build key and of a
-    sweep's point identity, so editing a data file re-executes what reads it."""
-    return data_digest() if DATA_READERS & set(tree.closure(source_text)) else None
-
-
-def published_results_digest(source_text: str, root: Path, prefix: str | None = None) -> str | None:
-    """sha256 over the committed result tables a chapter renders, or ``None`` when it renders none (it
-    calls neither ``published`` nor ``show_paper_profile``): a newly
-    published table re-executes the chapters that render it, so no page shows an old table as current.
-
-    The tables read are the folders ``<root>/results/sweeps/<name>/`` whose ``name`` is a string literal
-    of the chapter source, plus ``<prefix>-paper`` for a chapter that shows its paper-profile run
-    (``prefix``: ``a05``). When none is found that way (a name computed at run time), every table under
-    ``<root>/results/`` counts, so a change can only re-execute too much, never too little."""
-    uses_sweeps = "published(" in source_text
-    uses_paper = "show_paper_profile(" in source_text
-    if not (uses_sweeps or uses_paper):
+def table_digest(folder: Path) -> str | None:
+    """sha256 over the relative paths and contents of the files of a committed table's folder
+    (``results/sweeps/<name>/``), or ``None`` when there is no such folder."""
+    if not folder.is_dir():
         return None
-    base = root / "results"
-    folders = [d for d in sorted((base / "sweeps").glob("*")) if d.is_dir()
-               and (f'"{d.name}"' in source_text or f"'{d.name}'" in source_text)]
-    if uses_sweeps and not folders:  # a name computed at run time: every table counts
-        folders = [base]
-    if uses_paper and prefix is not None:
-        folders.append(base / "sweeps" / f"{prefix}-paper")
     h = hashlib.sha256()
-    for folder in folders:
-        for path in sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []:
-            rel = path.relative_to(base).as_posix().encode()
-            h.update(rel + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder).as_posix().encode()
+        h.update(rel + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
 
 
@@ -146,16 +105,31 @@ def skeleton(body: list[ast.stmt]) -> str:
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-class TraceSources:
-    """Looks up the normalized source of trace entries in a :class:`PackageTree` (files parsed once)."""
+def _reader(package: Package | None) -> Callable[[str], bytes | None]:
+    """``read(rel)``: the bytes of the package file ``rel``, or ``None`` if there is none."""
+    if isinstance(package, Mapping):
+        return package.get
+    folder = Path(package or PACKAGE_DIR)
 
-    def __init__(self, tree: PackageTree):
-        self.tree = tree
+    def read(rel: str) -> bytes | None:
+        try:
+            return (folder / rel).read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+
+    return read
+
+
+class TraceSources:
+    """Looks up the normalized source of trace entries in a package (:data:`Package`; files parsed once)."""
+
+    def __init__(self, package: Package | None = None):
+        self._read = _reader(package)
         self._parsed: dict[str, ast.Module | None] = {}
 
     def module(self, rel: str) -> ast.Module | None:
         if rel not in self._parsed:
-            text = self.tree.source(rel)
+            text = self._read(rel)
             try:
                 self._parsed[rel] = None if text is None else ast.parse(text)
             except SyntaxError:
@@ -193,11 +167,11 @@ def runner_entries(entries: Iterable[str]) -> list[str]:
     return [e for e in entries if e.split("/", 1)[0] in EXCLUDED_SUBPACKAGES]
 
 
-def trace_digest(trace: dict[str, list[str]], tree: PackageTree | None = None) -> str:
+def trace_digest(trace: dict[str, list[str]], package: Package | None = None) -> str:
     """sha256 over the normalized code of every traced function and every imported module's skeleton
-    (:class:`TraceSources`), plus the shared data's digest when a data reader ran; the runner's own
-    entries (:func:`runner_entries`) do not count."""
-    sources = TraceSources(tree or PackageTree.from_dir(PACKAGE_DIR))
+    (:class:`TraceSources`; ``package``: default the installed ``ntputils``), plus the shared data's
+    digest when a data reader ran; the runner's own entries (:func:`runner_entries`) do not count."""
+    sources = TraceSources(package)
     h = hashlib.sha256(f"v{FINGERPRINT_VERSION}".encode())
     for rel in sorted(set(trace.get("modules", [])) - set(runner_entries(trace.get("modules", [])))):
         h.update(b"M\0" + rel.encode() + b"\0" + sources.module_code(rel).encode() + b"\0")
@@ -232,18 +206,19 @@ def merge_traces(traces: Iterable[dict[str, list[str]] | None]) -> dict[str, lis
 
 
 def code_fingerprint(chapter_code: str, trace: dict[str, list[str]], pins: list[str],
-                     tree: PackageTree | None = None) -> str:
+                     package: Package | None = None) -> str:
     """The fingerprint of a run's code: the chapter's normalized code (:func:`chapter_code_digest`),
     what it executed of ``ntputils`` (:func:`trace_digest`), the pinned dependencies and the Python
     minor version. A result made by code with the same fingerprint would come out the same."""
-    payload = {"version": FINGERPRINT_VERSION, "chapter": chapter_code, "ntputils": trace_digest(trace, tree),
-               "pins": pins, "python": f"{sys.version_info.major}.{sys.version_info.minor}"}
+    payload = {"version": FINGERPRINT_VERSION, "chapter": chapter_code,
+               "ntputils": trace_digest(trace, package), "pins": pins,
+               "python": f"{sys.version_info.major}.{sys.version_info.minor}"}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def run_key(static_key: str, trace: dict[str, list[str]] | None, tree: PackageTree | None = None) -> str:
+def run_key(static_key: str, trace: dict[str, list[str]] | None, package: Package | None = None) -> str:
     """A build's cache key: the key of the chapter's source, parameters and pins (:func:`chapter_key`)
     combined with :func:`trace_digest` of what the run executed; ``"untraced"`` keys never match."""
     if not trace:
         return f"untraced:{static_key}"
-    return hashlib.sha256(f"{static_key}\0{trace_digest(trace, tree)}".encode()).hexdigest()
+    return hashlib.sha256(f"{static_key}\0{trace_digest(trace, package)}".encode()).hexdigest()

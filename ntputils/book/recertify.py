@@ -165,8 +165,7 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
         return EXIT_USAGE
     prov = pub["provenance"]
     if not pub["stale"] and not force:
-        how = "run-time fingerprint" if prov.get("fingerprint") else "code hash (made before run-time traces)"
-        say(f"{name}: current ({how}); nothing to re-run")
+        say(f"{name}: current (run-time fingerprint); nothing to re-run")
         return EXIT_OK
     table = read_committed_table(folder / "table.csv")
     axes = {k: v for k, v in prov["axes"].items()}

@@ -15,7 +15,9 @@ and leaves::
     sweeps/<name>/table.parquet, table.csv   the tidy table (:mod:`~ntputils.book.sweep_table`)
 
 Re-running the same command skips points with a ``result.json`` (resume; interrupted points have
-none and run again); ``--retry-failed`` also reruns points whose result is an error. A point never
+none and run again) whose stored trace still hashes as when the point ran (:func:`classify`: a point
+that called a function edited since runs again); ``--retry-failed`` also reruns points whose result is
+an error. A point never
 runs twice for one result: a task that Dask recomputes (its worker died holding the finished result)
 returns the ``result.json`` already on disk. A failing point
 becomes an ``error`` row with its traceback and the others finish (exit code 1 with a summary). A
@@ -42,6 +44,7 @@ from typing import Any
 from ntputils.book.environment import git_commit, machine, package_versions
 from ntputils.book.execute import META_KEY, trace_path
 from ntputils.book.execute import worker_env as kernel_env
+from ntputils.book.fingerprint import Package, trace_digest
 from ntputils.book.project import POINT_ENV, Project
 from ntputils.book.sweep_cluster import ClusterError, connect
 from ntputils.book.sweep_spec import SweepPlan, SweepSpecError, plan_sweep
@@ -139,8 +142,9 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     """Run one sweep point (in a Dask worker process); return its result (also in ``result.json``).
 
     ``task``: ``root``, ``source``, ``chapter``, ``dir``, ``id``, ``parameters`` (given to papermill),
-    ``resolved``, ``overrides``, ``code_hash``, ``git``. Chapter failures become ``status="error"``
-    results; only infrastructure (a dying process) escapes, and Dask retries it.
+    ``resolved``, ``overrides``, ``code_hash``, ``git``, ``rerun`` (its ok result is stale: run it again).
+    Chapter failures become ``status="error"`` results; only infrastructure (a dying process) escapes,
+    and Dask retries it. The result's ``fingerprint`` holds the trace and its digest under the code that ran.
     """
     import nbformat
 
@@ -149,8 +153,8 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     directory = Path(task["dir"])
     directory.mkdir(parents=True, exist_ok=True)
     previous = read_json(directory / RESULT)
-    if previous.get("id") == task["id"] and (previous.get("status") == "ok"
-                                             or previous.get("run") == task["run"]):
+    if previous.get("id") == task["id"] and (previous.get("run") == task["run"] or (
+            previous.get("status") == "ok" and not task.get("rerun"))):
         # already done (e.g. Dask recomputes a finished task whose result was held by a worker that
         # died before the driver fetched it): never recompute a finished point
         return _summary_of(previous)
@@ -168,6 +172,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
                                  "cwd": str(project.root)})
     t_papermill = time.perf_counter() - t0
     record = read_json(record_path)
+    trace = read_json(trace_path(record_path)) or None
     status = "ok" if outcome.get("status") == "ok" and output.exists() else "error"
     meta = {"chapter": task["chapter"], "point": task["id"], "status": status,
             "parameters": task["parameters"], "resolved": task["resolved"],
@@ -176,8 +181,8 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
             "device": record.get("device", "unknown (setup_chapter not called)"),
             "checks": record.get("checks", []), "comparisons": record.get("comparisons", []),
             "results": record.get("results", {}), "code_hash": task["code_hash"], "git": task["git"],
-            "fingerprint": {"chapter_code": task.get("chapter_code", ""),
-                            "trace": read_json(trace_path(record_path)) or None}}
+            "fingerprint": {"chapter_code": task.get("chapter_code", ""), "trace": trace,
+                            "trace_digest": trace_digest(trace) if trace else None}}
     cells = 0.0
     if output.exists():
         nb = nbformat.read(output, as_version=4)
@@ -294,18 +299,41 @@ def no_driver(directory: Path) -> Iterator[None]:
         yield
 
 
-def classify(project: Project, plan: SweepPlan, retry_failed: bool) -> tuple[list, list, list]:
-    """(points done ok, points failed and kept, points to run)."""
-    done, failed, todo = [], [], []
+def point_current(result: dict[str, Any], package: Package | None = None,
+                  memo: dict[str, str] | None = None) -> bool:
+    """Whether a finished point's result still holds for the current ``ntputils``: the trace it stored,
+    rehashed under the current code (:func:`~ntputils.book.fingerprint.trace_digest`; the data's digest
+    included when a data reader ran), equals the digest it was computed under. Without both: ``False``.
+    ``memo``: trace -> digest, shared by the points of one sweep (most ran the same code)."""
+    fp = result.get("fingerprint") or {}
+    if not (fp.get("trace") and fp.get("trace_digest")):
+        return False
+    memo = {} if memo is None else memo
+    key = json.dumps(fp["trace"], sort_keys=True)
+    if key not in memo:
+        memo[key] = trace_digest(fp["trace"], package)
+    return memo[key] == fp["trace_digest"]
+
+
+def classify(project: Project, plan: SweepPlan, retry_failed: bool,
+             package: Package | None = None) -> tuple[list, list, list, list]:
+    """(points done ok and current, points failed and kept, points to run, the points among those to run
+    whose ok result is stale: :func:`point_current` is false, so they are re-run, not adopted)."""
+    done, failed, todo, stale = [], [], [], []
+    memo: dict[str, str] = {}
     for point in plan.points:
-        status = read_json(point_dir(project, plan.name, point.id) / RESULT).get("status")
-        if status == "ok":
+        result = read_json(point_dir(project, plan.name, point.id) / RESULT)
+        status = result.get("status")
+        if status == "ok" and point_current(result, package, memo):
             done.append(point)
+        elif status == "ok":
+            stale.append(point)
+            todo.append(point)
         elif status == "error" and not retry_failed:
             failed.append(point)
         else:
             todo.append(point)
-    return done, failed, todo
+    return done, failed, todo, stale
 
 
 def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler: str | None = None,
@@ -327,7 +355,7 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
     started = time.time()
     try:
         with _lock(directory):
-            done, failed, todo = classify(project, plan, retry_failed)
+            done, failed, todo, stale = classify(project, plan, retry_failed)
             commit = git_commit(project.root)
             desc = plan.describe() | {"point_ids": [p.id for p in plan.points], "git": commit,
                                       "machine": machine(), "host": socket.gethostname(),
@@ -336,14 +364,15 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
                                       "command": plan.command()}
             write_json_atomic(directory / "sweep.json", desc)
             say(f"sweep {plan.name}: {plan.chapter.name}, {len(plan.points)} point(s): {len(done)} done, "
-                f"{len(failed)} failed earlier (kept; --retry-failed reruns them), {len(todo)} to run")
+                f"{len(failed)} failed earlier (kept; --retry-failed reruns them), {len(todo)} to run"
+                + (f" ({len(stale)} of them done before, by code that has changed since)" if stale else ""))
             infra: dict[str, str] = {}
             if todo:
                 where = scheduler or (f"SLURM ({slurm})" if slurm else f"LocalCluster, {workers} worker(s)")
                 with connect(workers=workers, scheduler=scheduler, slurm=slurm,
                              timeout=connect_timeout) as client:
                     say(f"running {len(todo)} point(s) on {where}")
-                    infra = _execute(client, project, plan, todo, commit,
+                    infra = _execute(client, project, plan, todo, commit, {p.id for p in stale},
                                      initial=len(done) + len(failed), progress=progress)
             desc["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
             runs = previous.get("runs", []) if previous.get("code_hash") == plan.code_hash else []
@@ -359,9 +388,10 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
     return _summary(project, plan, infra, table)
 
 
-def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str, *, initial: int,
-             progress: bool) -> dict[str, str]:
-    """Submit the points to the cluster and wait for them (tqdm bar); return the infrastructure failures."""
+def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str, rerun: set[str], *,
+             initial: int, progress: bool) -> dict[str, str]:
+    """Submit the points to the cluster and wait for them (tqdm bar); return the infrastructure failures.
+    ``rerun``: the ids of points whose finished result is stale (their worker must not adopt it)."""
     from distributed import as_completed
     from tqdm.auto import tqdm
 
@@ -377,7 +407,7 @@ def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str,
                 "dir": str(d), "id": point.id, "parameters": params, "resolved": point.resolved,
                 "inject": point.inject,
                 "overrides": point.overrides, "code_hash": plan.code_hash, "chapter_code": plan.chapter_code,
-                "git": commit, "run": run}
+                "git": commit, "run": run, "rerun": point.id in rerun}
         futures[client.submit(run_point, task, key=f"sweep-{plan.name}-{point.id}", pure=False)] = point
     infra: dict[str, str] = {}
     bar = tqdm(total=len(plan.points), initial=initial, unit="point", desc=plan.name, disable=not progress,

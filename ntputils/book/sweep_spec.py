@@ -8,16 +8,15 @@ plus ``seed >= 0``, *before*
 anything is written or any worker starts: a bad spec is one :class:`SweepSpecError` naming every
 problem (the command exits 2).
 
-Point identity (:func:`point_id`): sha256 of the chapter's *code* cells (prose edits keep a point),
-the code of the ``ntputils`` modules the chapter imports (found as for the build's cache keys,
-:mod:`ntputils.book.fingerprint`; docstrings and comments do not count), the
-pinned dependencies, the Python minor version (together: the *code hash*) and the resolved
-parameters.
+Point identity (:func:`point_id`): sha256 of the chapter's normalized *code* cells (prose, comment
+and docstring edits keep a point), the content of the shared data, the pinned dependencies, the Python
+minor version (together: the *code hash*, :func:`code_hash`) and the resolved parameters. The library's
+source is not part of it: whether a finished point is current for the library code is told by the
+trace it stored (:func:`ntputils.book.sweep.classify`).
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import itertools
 import json
@@ -28,13 +27,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ntputils.book.fingerprint import (
-    PackageTree,
-    chapter_code_digest,
-    chapter_data_digest,
-    dependency_pins,
-    normalized_code,
-)
+from ntputils.book.fingerprint import chapter_code_digest, dependency_pins
 from ntputils.book.params import ChapterSpec, chapter_spec, literal_assignment, parse_value, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.chapter import ParameterError
@@ -70,7 +63,7 @@ class SweepPlan:
     axes: dict[str, list[Any]]
     points: list[Point]
     code_hash: str
-    chapter_code: str = ""  # normalized code cells (fingerprint.chapter_code_digest)
+    chapter_code: str  # normalized code cells (fingerprint.chapter_code_digest)
 
     def command(self) -> str:
         """The command that (re)runs this sweep (ranges written out as lists)."""
@@ -220,36 +213,13 @@ def check_limits(resolved: dict[str, Any], limits: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _normalized(source: bytes | None) -> str:
-    """A module's code without comments, docstrings or formatting (``ast.dump``; the raw text if it
-    does not parse): editing a docstring or a "Used in:" line does not change a point's identity."""
-    if source is None:
-        return ""
-    try:
-        module = ast.parse(source)
-    except SyntaxError:
-        return source.decode(errors="replace")
-    return normalized_code(module)
+def code_hash(chapter_code: str, pins: list[str]) -> str:
+    """sha256 of the chapter's normalized code cells (:func:`chapter_code_of`), the content of the shared
+    data (:func:`ntputils.paths.data_digest`), the pins and the Python version."""
+    from ntputils.paths import data_digest
 
-
-def package_code_digest(source_text: str, tree: PackageTree) -> str:
-    """sha256 over the normalized code of the ``ntputils`` modules a chapter imports (transitively,
-    :meth:`~ntputils.book.imports.PackageTree.closure`)."""
-    h = hashlib.sha256()
-    for rel in tree.closure(source_text):
-        h.update(rel.encode() + b"\0" + _normalized(tree.source(rel)).encode() + b"\0")
-    return h.hexdigest()
-
-
-def code_hash(source_text: str, nb, tree: PackageTree, pins: list[str]) -> str:
-    """sha256 of the chapter's code cells, its ``ntputils`` modules (code only, :func:`package_code_digest`),
-    the content of the shared data it reads (:func:`~ntputils.book.fingerprint.chapter_data_digest`),
-    the pins and the Python version."""
-    code = "\n# ---- cell ----\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    payload = {"code": hashlib.sha256(code.encode()).hexdigest(),
-               "ntputils": package_code_digest(source_text, tree),
-               "data": chapter_data_digest(source_text, tree),
-               "pins": pins, "python": f"{sys.version_info.major}.{sys.version_info.minor}"}
+    payload = {"chapter": chapter_code, "data": data_digest(), "pins": pins,
+               "python": f"{sys.version_info.major}.{sys.version_info.minor}"}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -260,7 +230,7 @@ def point_id(code: str, resolved: dict[str, Any]) -> str:
 
 
 def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, profile: str | None = None,
-               name: str | None = None, tree: PackageTree | None = None) -> SweepPlan:
+               name: str | None = None) -> SweepPlan:
     """Validate a sweep and list its points; raises :class:`SweepSpecError` (nothing is written)."""
     try:
         (chapter,) = project.select([chapter_sel])
@@ -285,9 +255,8 @@ def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, p
     except (ParameterError, SyntaxError) as err:
         raise SweepSpecError(f"chapter {chapter.name} is malformed: {err}") from None
     limits = chapter_limits(nb, chapter.name)
-    text = chapter.source.read_text()
-    tree = tree or PackageTree.from_dir()
-    chash = code_hash(text, nb, tree, dependency_pins(project.pyproject))
+    chapter_code = chapter_code_of(nb)
+    chash = code_hash(chapter_code, dependency_pins(project.pyproject))
 
     keys = list(axes)
     problems: list[str] = []
@@ -316,7 +285,7 @@ def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, p
         shown = problems[:10] + ([f"... and {len(problems) - 10} more"] if len(problems) > 10 else [])
         raise SweepSpecError("invalid sweep of " + chapter.name + ":\n  " + "\n  ".join(shown))
     resolved_profile = points[0].resolved["profile"] if points else (profile or "cpu")
-    plan = SweepPlan(name, chapter, resolved_profile, axes, points, chash, chapter_code_of(nb))
+    plan = SweepPlan(name, chapter, resolved_profile, axes, points, chash, chapter_code)
     plan.command()  # the stored command must give this sweep again (raises for a NaN value)
     return plan
 

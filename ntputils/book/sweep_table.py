@@ -18,8 +18,9 @@ book renders from (:func:`published`), which also tells whether the table is sta
 Publishing is all-or-nothing and never loses a committed result (:func:`publish`). It is refused
 (:class:`PublishRefused`, exit 2, nothing written) while the sweep's driver runs, and -- unless
 ``--force`` -- for a sweep with unfinished points (no ``result.json``), points made by another code hash
-than the plan's, failed points where the committed table has none, another chapter or profile than the
-committed table's provenance, or fewer points than the committed table. The new ``table.csv`` and
+than the plan's, points whose stored trace no longer hashes as when they ran, failed points where the
+committed table has none, another chapter or profile than the committed table's provenance, or fewer
+points than the committed table. The new ``table.csv`` and
 ``provenance.json`` are written into a hidden folder ``results/sweeps/.<name>.publish-*`` and swapped
 in with one atomic rename (``renameat2(RENAME_EXCHANGE)``; two renames where the file system lacks
 it), so a reader sees the old pair or the new pair, never a mix; the temporary folder is removed in
@@ -44,8 +45,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ntputils.book.execute import pid_alive
+from ntputils.book.execute import pid_alive, tables_path
 from ntputils.book.project import POINT_ENV, Project
+from ntputils.chapter import RECORD_ENV
 
 RESULTS_DIR = "results"
 COLUMNS_TAIL = ["profile", "kind", "metric", "value", "value_text", "outcome", "items", "status", "seconds",
@@ -242,7 +244,7 @@ def _short(err: BaseException) -> str:
 def publish_problems(project: Project, name: str, desc: dict[str, Any], df, old) -> list[str]:
     """Why publishing the sweep (plan ``desc``, table ``df``) over the committed ``old`` (``(table,
     provenance)`` or ``None``) could lose or misrepresent a result; ``[]`` when it may go ahead."""
-    from ntputils.book.sweep import RESULT, point_dir
+    from ntputils.book.sweep import RESULT, point_current, point_dir
 
     problems = []
     ids = list(desc.get("point_ids", []))
@@ -257,6 +259,13 @@ def publish_problems(project: Project, name: str, desc: dict[str, Any], df, old)
         problems.append("its points were made by code hash(es) "
                         + ", ".join(sorted(str(h)[:12] for h in hashes))
                         + f", not all the plan's {str(desc.get('code_hash'))[:12]}")
+    memo: dict[str, str] = {}
+    moved = [pid for pid, res in results.items() if res.get("status") == "ok"
+             and (res.get("fingerprint") or {}).get("trace_digest") and not point_current(res, memo=memo)]
+    if moved:
+        problems.append(f"{len(moved)} of its point(s) ran code that has changed since (their traces no "
+                        f"longer hash as when they ran); run its command again to re-run them: "
+                        f"`{desc.get('command')}`")
     if not ids:
         problems.append("its plan lists no points")
     if old is None:
@@ -399,7 +408,7 @@ def _swap_in(project: Project, name: str, files: dict[str, str]) -> Path:
 def table_fingerprint(project: Project, desc: dict[str, Any]) -> dict[str, Any] | None:
     """The code fingerprint of a sweep's points (:func:`~ntputils.book.fingerprint.code_fingerprint`):
     their common chapter code and the union of what each executed of ``ntputils``; ``None`` when a point
-    has no trace or the points ran different chapter code (the table is then judged by its code hash)."""
+    has no trace or the points ran different chapter code (the table is then stale, :func:`published`)."""
     from ntputils.book.fingerprint import FINGERPRINT_VERSION, code_fingerprint, dependency_pins, merge_traces
     from ntputils.book.sweep import point_dir
 
@@ -442,23 +451,39 @@ class UnreadableTable(FileNotFoundError):
     treat it as absent, with this message naming the folder and how to restore it."""
 
 
+def note_read(folder: Path) -> None:
+    """In a chapter run by the build (``NTPBOOK_RECORD`` set): add the committed table ``folder`` and its
+    :func:`~ntputils.book.fingerprint.table_digest` (``None``: no such table yet) to ``tables.json``
+    beside the record, which the runner stores with the run: the build key covers exactly those tables."""
+    from ntputils.book.fingerprint import table_digest
+
+    record = os.environ.get(RECORD_ENV)
+    if not record:
+        return
+    path = tables_path(Path(record))
+    noted = _read(path)
+    noted[folder.name] = table_digest(folder)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(noted, indent=1))
+    os.replace(tmp, path)
+
+
 def published(name: str, project: Project | None = None) -> dict[str, Any]:
     """The committed sweep ``name`` of ``project`` (default: this one): ``table`` (DataFrame),
-    ``provenance``, ``stale`` (code the table ran has changed since: its fingerprint, or for an older
-    table its chapter's code hash), ``refresh`` and ``recertify`` (the commands that bring it up to
-    date) and their estimated costs.
+    ``provenance``, ``stale`` (code the table ran has changed since its fingerprint was taken; a table
+    without one is stale), ``refresh`` and ``recertify`` (the commands that bring it up to date) and
+    their estimated costs. The chapter's run notes what it read (:func:`note_read`), found or not.
 
     Inside a sweep point (:data:`POINT_ENV` set) it raises ``FileNotFoundError``: a point's record holds
     only what that point computed, never values (or a stale flag) of a committed table."""
     import pandas as pd
 
-    from ntputils.book.sweep_spec import SweepSpecError, axis_pairs, plan_sweep
-
     if os.environ.get(POINT_ENV):
         raise FileNotFoundError(f"committed table {name!r} not read: this run is a sweep point "
                                 f"({os.environ[POINT_ENV]}), and a point's record holds only its own values")
     project = project or Project.default()
-    folder = project.root / RESULTS_DIR / "sweeps" / name
+    folder = project.root / RESULTS_DIR / "sweeps" / check_name(name)
+    note_read(folder)  # before reading: a table published meanwhile makes the run's key stale, not current
     shown = f"{RESULTS_DIR}/sweeps/{name}"  # no machine path on a page
     if not (folder / "provenance.json").is_file():
         raise FileNotFoundError(f"no published sweep {name!r} in {shown}")
@@ -472,20 +497,9 @@ def published(name: str, project: Project | None = None) -> dict[str, Any]:
     except (OSError, ValueError, pd.errors.ParserError) as err:
         raise UnreadableTable(f"the committed table {shown} cannot be read ({err}); restore it with "
                               f"`git checkout -- {shown}` or publish it again") from None
-    fingerprint = prov.get("fingerprint")
-    if fingerprint:  # what its points executed, re-hashed under the current code
-        current = current_fingerprint(project, prov["chapter"], fingerprint)
-        stale = current is None or current != fingerprint.get("digest")
-    else:  # a table made before run-time traces: the static code hash of its chapter's imports
-        pairs = axis_pairs({k: v for k, v in prov["axes"].items() if k != "profile"})
-        try:
-            plan = plan_sweep(project, prov["chapter"], pairs[:1] or ["seed=0"],
-                              profile=prov.get("profile") if "profile" not in prov["axes"] else None,
-                              name=name)
-            current = plan.code_hash
-        except SweepSpecError:
-            current = None
-        stale = current != prov.get("code_hash")
+    fingerprint = prov.get("fingerprint") or {}  # what its points executed, re-hashed under the current code
+    current = current_fingerprint(project, prov["chapter"], fingerprint) if fingerprint else None
+    stale = current is None or current != fingerprint.get("digest")
     refresh = f"{prov.get('command')} && python -m ntputils.book sweep-table {name} --publish"
     recertify = f"python -m ntputils.book recertify {name}"
     return {"table": table, "provenance": prov, "current_hash": current, "stale": stale, "refresh": refresh,

@@ -1,0 +1,276 @@
+"""Keys from what a run did, not from a reading of its imports: a sweep point's identity (chapter code,
+data, pins, parameters), its adoption on resume (the trace it stored still hashes the same under the
+current code) and a build key's committed tables (those the run read through ``published``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ntputils.book import cli
+from ntputils.book.execute import read_meta
+from ntputils.book.fingerprint import run_key, table_digest, trace_digest
+from ntputils.book.project import Project
+from ntputils.book.sweep import classify, point_current, point_dir
+from ntputils.book.sweep_spec import plan_sweep
+
+CHAPTER = '''\
+# %% [markdown]
+# # A chapter whose value comes from a library function
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+device = "cpu"
+x = 1
+
+# %%
+import json
+import os
+from pathlib import Path
+
+from ntputils.chapter import RECORD_ENV
+from ntputils.fixture_scale import scaled
+
+value = scaled(x + seed)  # the library computes it
+Path(os.environ[RECORD_ENV]).write_text(json.dumps({
+    "profile": profile, "seed": seed, "device": "cpu", "checks": [], "comparisons": [],
+    "results": {"value": {"value": value, "paper": None, "unit": None}}}))
+'''
+FIXTURE = '''"""A library module of the test."""
+
+SCALE = 2
+
+
+def scaled(x):
+    factor = SCALE
+    return factor * x
+
+
+def uncalled(x):
+    return x - 1
+'''
+
+
+def chapter_project(root: Path, chapters: dict[str, str]) -> Project:
+    (root / "notebooks").mkdir(parents=True)
+    for name, text in chapters.items():
+        (root / "notebooks" / f"{name}.py").write_text(text)
+    return Project(root)
+
+
+# ----------------------------------------------------------------------------------------------
+# sweep points
+# ----------------------------------------------------------------------------------------------
+def test_point_identity_is_chapter_code_data_pins_and_parameters(tmp_path, monkeypatch):
+    monkeypatch.setenv("NTP_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data" / "mnist").mkdir(parents=True)
+    data = tmp_path / "data" / "mnist" / "train-labels-idx1-ubyte.gz"
+    data.write_bytes(b"first")
+    project = chapter_project(tmp_path / "proj", {"t01_scale": CHAPTER})
+
+    def ids() -> list[str]:
+        return [p.id for p in plan_sweep(project, "t01", ["seed=0,1"]).points]
+
+    first = ids()
+    assert first == ids() and len(set(first)) == 2
+    source = project.notebooks_dir / "t01_scale.py"
+    source.write_text(CHAPTER.replace("# the library computes it", "# edited comment")
+                      .replace("# # A chapter", "# # A retitled chapter"))
+    assert ids() == first  # comments and prose are not code
+    data.write_bytes(b"second, longer")
+    assert ids() != first  # the shared data is part of a point's identity
+    data.write_bytes(b"first")
+    (project.root / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["numpy==1.0"]\n')
+    assert ids() != first  # so are the pins
+    (project.root / "pyproject.toml").unlink()
+    source.write_text(CHAPTER.replace("scaled(x + seed)", "scaled(x + seed + 0)"))
+    assert ids() != first  # and the chapter's code
+
+
+def test_resume_adopts_a_point_only_while_its_trace_hashes_the_same(tmp_path):
+    """A finished point is adopted when the code it ran is unchanged (a docstring, a comment or an
+    uncalled function edited); it is re-run when a function it called changed, and when it stored no
+    trace digest (nothing to compare)."""
+    project = chapter_project(tmp_path, {"t01_scale": CHAPTER})
+    plan = plan_sweep(project, "t01", ["seed=0,1"])
+    trace = {"functions": ["fixture_scale.py:scaled"], "modules": ["fixture_scale.py"]}
+    before = {"fixture_scale.py": FIXTURE.encode()}
+    ok, legacy = plan.points
+    for point, digest in ((ok, trace_digest(trace, before)), (legacy, None)):
+        d = point_dir(project, plan.name, point.id)
+        d.mkdir(parents=True)
+        (d / "result.json").write_text(json.dumps({"id": point.id, "status": "ok", "fingerprint": {
+            "chapter_code": plan.chapter_code, "trace": trace, "trace_digest": digest}}))
+
+    def states(source: str) -> tuple[list, list]:
+        done, failed, todo, stale = classify(project, plan, False, {"fixture_scale.py": source.encode()})
+        assert not failed and stale == todo
+        return [p.id for p in done], [p.id for p in todo]
+
+    assert states(FIXTURE) == ([ok.id], [legacy.id])
+    for neutral in (FIXTURE.replace('"""A library module of the test."""', '"""Edited."""'),
+                    FIXTURE.replace("    factor = SCALE\n", "    factor = SCALE  # a comment\n"),
+                    FIXTURE.replace("return x - 1", "return x - 2")):  # an uncalled function
+        assert states(neutral) == ([ok.id], [legacy.id]), neutral
+    for moved in (FIXTURE.replace("return factor * x", "return x * factor"),
+                  FIXTURE.replace("SCALE = 2", "SCALE = 3")):
+        assert states(moved) == ([], [ok.id, legacy.id]), moved
+    assert not point_current({"status": "ok", "fingerprint": {"trace": trace}})
+
+
+@pytest.fixture()
+def copied_package(tmp_path):
+    """A scratch copy of ntputils (runner and kernels import it) with a module the chapter calls, and a
+    project with a finished 2-point sweep of that chapter."""
+    src = tmp_path / "src"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "ntputils", src / "ntputils",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (src / "ntputils" / "fixture_scale.py").write_text(FIXTURE)
+    root = tmp_path / "proj"
+    chapter_project(root, {"t01_scale": CHAPTER})
+    env = os.environ.copy()
+    env.pop("MPLBACKEND", None)
+    env["PYTHONPATH"] = str(src)
+
+    def book(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "ntputils.book", "--root", str(root), *args], cwd=src,
+                              env=env, capture_output=True, text=True, timeout=300)
+
+    def sweep() -> subprocess.CompletedProcess:
+        out = book("sweep", "t01", "-p", "seed=0,1", "--name", "t01-s", "--workers", "1", "--no-progress")
+        assert out.returncode == 0, out.stdout + out.stderr
+        return out
+
+    first = sweep()
+    assert "2 to run" in first.stdout, first.stdout
+    return src / "ntputils" / "fixture_scale.py", root / "sweeps" / "t01-s", sweep, book
+
+
+def test_resume_reruns_exactly_the_points_whose_called_code_changed(copied_package):
+    module, folder, sweep, book = copied_package
+    results = sorted(folder.glob("points/*/result.json"))
+    assert len(results) == 2
+    for path in results:
+        fp = json.loads(path.read_text())["fingerprint"]
+        assert "fixture_scale.py:scaled" in fp["trace"]["functions"] and fp["trace_digest"]
+    finished = {p: json.loads(p.read_text())["finished"] for p in results}
+
+    for neutral in (FIXTURE.replace("def scaled(x):", 'def scaled(x):\n    """Twice x."""'),
+                    FIXTURE.replace("return x - 1", "return x - 2")):  # an uncalled function
+        module.write_text(neutral)
+        out = sweep()
+        assert "2 done" in out.stdout and "0 to run" in out.stdout, out.stdout
+    assert {p: json.loads(p.read_text())["finished"] for p in results} == finished  # adopted
+
+    module.write_text(FIXTURE.replace("factor", "k"))  # a changed line of the called function
+    refused = book("sweep-table", "t01-s", "--publish")
+    assert refused.returncode == 2 and "ran code that has changed since" in refused.stdout, refused.stdout
+    out = sweep()
+    assert "0 done" in out.stdout and "2 to run (2 of them done before" in out.stdout, out.stdout
+    after = {p: json.loads(p.read_text()) for p in results}
+    assert all(after[p]["finished"] != finished[p] for p in results)  # re-run, not adopted
+    assert all(r["results"]["value"]["value"] in (2, 4) for r in after.values())
+    assert "2 done" in sweep().stdout  # current again
+    assert book("sweep-table", "t01-s", "--publish").returncode == 0
+
+
+# ----------------------------------------------------------------------------------------------
+# build keys: the committed tables a run read
+# ----------------------------------------------------------------------------------------------
+READER = '''\
+# %% [markdown]
+# # Renders committed table {name}
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+device = "cpu"
+
+# %%
+from ntputils.chapter import published
+
+try:
+    print(published("{name}")["provenance"]["name"])
+except FileNotFoundError as err:
+    print(err)
+'''
+QUIET = '''\
+# %% [markdown]
+# # Renders no table
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+device = "cpu"
+
+# %%
+print(1)
+'''
+
+
+def publish_table(root: Path, name: str, rows: int = 1) -> Path:
+    folder = root / "results" / "sweeps" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "provenance.json").write_text(json.dumps({"name": name, "chapter": "x", "axes": {"seed": [0]}}))
+    (folder / "table.csv").write_text("point_id,seed,profile,kind,metric,value,seconds\n"
+                                      + "p,0,cpu,record,m,1,0.5\n" * rows)
+    return folder
+
+
+def test_tables_current_compares_exactly_the_tables_a_run_read(tmp_path):
+    project = chapter_project(tmp_path, {})
+    keys = cli.KeyCalculator(project)
+    s1 = publish_table(tmp_path, "s1")
+    publish_table(tmp_path, "s2")
+    meta = {"tables": {"s1": table_digest(s1), "new": None}}
+    assert keys.tables_current(meta) and keys.tables_current({}) and keys.tables_current({"tables": {}})
+    publish_table(tmp_path, "s2", rows=2)  # a table the run did not read
+    assert keys.tables_current(meta)
+    publish_table(tmp_path, "new")  # a table it looked for and did not find
+    assert not keys.tables_current(meta)
+    meta["tables"]["new"] = table_digest(tmp_path / "results" / "sweeps" / "new")
+    (s1 / "notes.md").write_text("a note beside the table\n")  # any file of the folder counts
+    assert not keys.tables_current(meta)
+
+
+def test_publishing_a_table_reexecutes_exactly_the_chapters_that_read_it(tmp_path, capsys):
+    """Real papermill runs: the run notes what ``published`` read (found or not) and the build key holds
+    exactly those tables, so a newly published table re-executes its reader, and nothing else."""
+    project = chapter_project(tmp_path, {"a01_reader": READER.replace("{name}", "s1"), "a02_quiet": QUIET})
+    reader, quiet = project.chapters()
+
+    def build() -> list[str]:
+        capsys.readouterr()
+        assert cli.build(project, make_html=False) == 0
+        return sorted(line.split()[1] for line in capsys.readouterr().out.splitlines()
+                      if line.startswith("[run]"))
+
+    assert build() == ["a01_reader", "a02_quiet"]
+    assert read_meta(project.executed(reader))["tables"] == {"s1": None}
+    assert read_meta(project.executed(quiet))["tables"] == {}
+    assert build() == []
+    publish_table(tmp_path, "s2")
+    assert build() == []  # a table no run read
+    s1 = publish_table(tmp_path, "s1")
+    assert not cli.KeyCalculator(project).is_current(reader)  # its page would show the old table
+    assert build() == ["a01_reader"]
+    assert read_meta(project.executed(reader))["tables"] == {"s1": table_digest(s1)}
+    publish_table(tmp_path, "s1", rows=2)
+    assert build() == ["a01_reader"]
+    assert build() == []
+
+
+def test_run_key_reads_traced_sources_from_a_folder_or_a_mapping(tmp_path):
+    (tmp_path / "m.py").write_text(FIXTURE)
+    trace = {"functions": ["m.py:scaled"], "modules": ["m.py"]}
+    assert run_key("k", trace, tmp_path) == run_key("k", trace, {"m.py": FIXTURE.encode()})
+    assert run_key("k", trace, {"m.py": FIXTURE.replace("SCALE = 2", "SCALE = 3").encode()}) != run_key(
+        "k", trace, tmp_path)
+    assert run_key("k", None).startswith("untraced:")
