@@ -77,22 +77,22 @@ def test_edited_data_file_fails_verification_by_default(data_root):
         paper_a_synthetic()
 
 
-def test_chapter_key_includes_data_digest(data_root, tmp_path, monkeypatch):
-    project_root = tmp_path / "proj"
-    (project_root / "notebooks").mkdir(parents=True)
-    src = ('# %% tags=["parameters"]\nprofile = "cpu"\n\n# %%\n'
-           "from ntputils.data.corpora.readers import read_template_sentences\n")
-    (project_root / "notebooks" / "a01_reads.py").write_text(src)
-    (project_root / "notebooks" / "a02_pure.py").write_text(src.replace(
-        "from ntputils.data.corpora.readers import read_template_sentences", "import math"))
-    project = Project(project_root)
-    reads, pure = project.chapters()
-    keys = cli.KeyCalculator(project)
-    k1, p1 = keys.key(reads, {})[1], keys.key(pure, {})[1]
+def test_a_run_that_read_data_is_stale_after_a_data_edit(data_root, tmp_path):
+    """The data part of a build key comes from the run's trace: a run that imported a data reader has
+    the data's digest in its key (:func:`~ntputils.book.fingerprint.trace_digest`), one that did not
+    stays cached."""
+    from ntputils.book.fingerprint import run_key
+
+    (tmp_path / "notebooks").mkdir()
+    keys = cli.KeyCalculator(Project(tmp_path))
+    reads = {"functions": ["data/corpora/readers.py:read_template_sentences"],
+             "modules": ["data/corpora/readers.py"]}
+    pure = {"functions": ["hashing.py:digest"], "modules": ["hashing.py"]}
+    metas = [{"key": "k", "trace": t, "trace_key": run_key("k", t)} for t in (reads, pure)]
+    assert all(keys.trace_current(m) for m in metas)
     _edit(data_root / readers.TEMPLATES_DIR / "verysmallset.txt", "cookies", "muffins")
-    keys = cli.KeyCalculator(project)
-    assert keys.key(reads, {})[1] != k1  # the chapter that reads data re-runs
-    assert keys.key(pure, {})[1] == p1  # the one that does not is still cached
+    assert not keys.trace_current(metas[0])  # the run that read data re-runs
+    assert keys.trace_current(metas[1])  # the one that did not is still cached
 
 
 def test_file_sha256_memo_rehashes_a_rewritten_file(tmp_path):
