@@ -222,7 +222,7 @@ def check_limits(resolved: dict[str, Any], limits: dict[str, Any]) -> list[str]:
 
 def _normalized(source: bytes | None) -> str:
     """A module's code without comments, docstrings or formatting (``ast.dump``; the raw text if it
-    does not parse): editing a docstring or a "Used in:" line does not change a point's identity."""
+    does not parse): editing a docstring does not change a point's identity."""
     if source is None:
         return ""
     try:
