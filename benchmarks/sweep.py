@@ -48,9 +48,6 @@ _HEADER = '''\
 # %% [markdown]
 # # {title}
 
-# %%
-PROFILES = {{"cpu": {profile}, "paper": {profile}}}
-
 # %% tags=["parameters"]
 profile = "cpu"
 seed = 0
@@ -75,20 +72,20 @@ def record(key, value):
     Path(os.environ[RECORD_ENV]).write_text(json.dumps(REC))
 '''
 
-TRIVIAL = _HEADER.format(title="Trivial", profile='{"x": 0}', params="x = None") + _RECORD + '''
+TRIVIAL = _HEADER.format(title="Trivial", params="x = 0") + _RECORD + '''
 # %%
 record("x_plus_seed", (x or 0) + seed)
 '''
 
-RUNTIME = _HEADER.format(title="Tiny with the chapter API", profile='{"x": 0}', params="x = None") + '''
+RUNTIME = _HEADER.format(title="Tiny with the chapter API", params="x = 0") + '''
 # %%
 from ntputils.chapter import record, setup_chapter
 
-cfg = setup_chapter(PROFILES, globals())
-record("x_plus_seed", cfg.x + cfg.seed)
+run = setup_chapter(globals())
+record("x_plus_seed", x + seed)
 '''
 
-CPU = _HEADER.format(title="CPU-bound", profile='{"reps": 700}', params="reps = None") + _RECORD + '''
+CPU = _HEADER.format(title="CPU-bound", params="reps = 700") + _RECORD + '''
 # %%
 import numpy as np
 

@@ -23,8 +23,6 @@ _SHA_MEMO: dict[tuple[str, int, int], str] = {}
 
 def data_dir() -> Path:
     """Return the data root (``$NTP_DATA_DIR`` or ``<repo>/../shared/data``).
-
-    Used in: a01.
     """
     env = os.environ.get(DATA_ENV)
     return Path(env).expanduser().resolve() if env else (REPO_ROOT.parent / "shared" / "data").resolve()

@@ -19,11 +19,11 @@ sit next to any noun ("8 distinct supports"), so a number is accepted only when 
    ("paper", "authors", "caption", "reports", "spec", "reference"): from that word to the end of the
    sentence, cut short by a word that claims the number as ours ("our", "we", "here", "measured", ...);
 5. **a setting stated as a setting** -- ``$name=value$`` in math (an equality, not ``\\approx``) whose value
-   is a numeric literal of the chapter's code (its ``PROFILES``, a keyword argument, ...);
+   is a numeric literal of the chapter's code (its parameters cell, a keyword argument, ...);
 6. **a rule constant** -- a numeric literal of the chapter's code that fixes a rule or setting before
    any measurement: an argument of ``within``/``at_least``/``at_most``/``between``/``above_chance``/
    ``preregister_similarity``, a ``paper=``/``tol=`` value, a non-styling keyword argument of a call
-   (``draws=20``), or a constant in a comparison (``steps >= 100``). ``PROFILES`` values are *not* in
+   (``draws=20``), or a constant in a comparison (``steps >= 100``). Profile values are *not* in
    this set: a chapter setting in running text must be glued or named (`` `toy_distinct` ``), since it
    changes with the profile;
 7. **a year** after a capitalised name ("COLM 2024");
@@ -39,8 +39,11 @@ import ast
 import math
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -139,7 +142,7 @@ def _constants(node: ast.AST) -> set[float]:
 @dataclass
 class CodeFacts:
     """What the prose may cite from a chapter's code: rule constants (rule 6), every numeric literal,
-    the values of its ``PROFILES`` and the names of its parameters (rule 5)."""
+    its profiles' values (the parameters cell's and the profile files') and its parameter names (rule 5)."""
 
     rules: set[float]
     literals: set[float]
@@ -147,8 +150,9 @@ class CodeFacts:
     parameters: set[str]
 
 
-def code_literals(code: str) -> CodeFacts:
-    """The :class:`CodeFacts` of a chapter's code (see the module docstring, rules 5-6)."""
+def code_literals(code: str, parameters: str = "", profiles: Sequence[dict] = ()) -> CodeFacts:
+    """The :class:`CodeFacts` of a chapter's ``code``, its ``parameters`` cell and its other ``profiles``'
+    values (see the module docstring, rules 5-6)."""
     code = "\n".join(line for line in code.splitlines() if not line.lstrip().startswith(("%", "!")))
     try:
         tree = ast.parse(code)
@@ -156,14 +160,15 @@ def code_literals(code: str) -> CodeFacts:
         return CodeFacts(set(), set(), set(), set())
     rules: set[float] = set()
     profile_values: set[float] = set()
-    parameters: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "PROFILES" for t in node.targets):
+    names: set[str] = set()
+    for node in ast.parse(parameters).body if parameters else []:
+        name = getattr(node.targets[0], "id", "") if isinstance(node, ast.Assign) else ""
+        if name and name not in ("profile", "seed", "device"):
+            names.add(node.targets[0].id)
             profile_values |= _constants(node.value)
-            if isinstance(node.value, ast.Dict):
-                for prof in node.value.values:
-                    if isinstance(prof, ast.Dict):
-                        parameters |= {k.value for k in prof.keys if isinstance(k, ast.Constant)}
+    for values in profiles:
+        profile_values |= _constants(ast.parse(repr(values), mode="eval"))
+    for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
             if name in RULE_FUNCS:
@@ -176,7 +181,7 @@ def code_literals(code: str) -> CodeFacts:
         elif isinstance(node, ast.Compare):
             for comp in node.comparators:
                 rules |= _constants(comp)
-    return CodeFacts(rules, _constants(tree), profile_values, parameters)
+    return CodeFacts(rules, _constants(tree) | profile_values, profile_values, names)
 
 
 def _matches(value: float, pool: set[float], percent: bool) -> bool:
@@ -356,8 +361,11 @@ def scan_paragraph(lines: list[tuple[int, str]], facts: CodeFacts) -> list[tuple
 
 def scan_chapter(path: Path, allow: list[tuple[str, str, str, str]] | None = None) -> list[Finding]:
     """Every unexplained number in the markdown of one chapter source (see the module docstring)."""
-    md, code = split_cells(path.read_text(encoding="utf-8"))
-    facts = code_literals(code)
+    text = path.read_text(encoding="utf-8")
+    md, code = split_cells(text)
+    cell = re.search(r'^# %% tags=\["parameters"\]\n(.*?)(?=^# %%)', text, re.S | re.M)
+    profiles = [yaml.safe_load(p.read_text()) for p in sorted(path.parent.glob(f"{path.stem}.*.yaml"))]
+    facts = code_literals(code, cell.group(1) if cell else "", profiles)
     allow = ALLOW if allow is None else allow
     mine = [(snip, num) for ch, snip, num, _ in allow if path.stem.startswith(ch)]
     out = []
@@ -370,10 +378,11 @@ def scan_chapter(path: Path, allow: list[tuple[str, str, str, str]] | None = Non
     return out
 
 
-def scan_text(markdown: str, code: str = "") -> list[str]:
+def scan_text(markdown: str, code: str = "", parameters: str = "",
+              profiles: Sequence[dict] = ()) -> list[str]:
     """The unexplained numbers of a markdown snippet (for tests): the numbers as typed."""
     md = [(i, line) for i, line in enumerate(markdown.splitlines(), start=1)]
-    facts = code_literals(code)
+    facts = code_literals(code, parameters, profiles)
     paras = paragraphs(blank_reference_columns(md))
     return [num for para in paras for _, num, _ in scan_paragraph(para, facts)]
 

@@ -25,46 +25,40 @@ GOOD = '''\
 #
 # Narrative with math $x^2$.
 
-# %%
-PROFILES = {"cpu": {"steps": 3, "lr": 0.5}, "paper": {"steps": 30, "lr": 0.1}}
-
 # %% tags=["parameters"]
 profile = "cpu"
 seed = 0
 device = "auto"
-steps = None
-lr = None
+steps = 3
+lr = 0.5
 
 # %%
 from ntputils.chapter import check, setup_chapter
 
-cfg = setup_chapter(PROFILES, globals())
+run = setup_chapter(globals())
 
 # %%
-check("steps positive", cfg.steps > 0, measured=cfg.steps, paper="> 0")
+check("steps positive", steps > 0, measured=steps, paper="> 0")
 '''
 
 FAILING = '''\
 # %% [markdown]
 # # A failing chapter
 
-# %%
-PROFILES = {"cpu": {"n": 1, "steps": 1}, "paper": {"n": 2, "steps": 2}}
-
 # %% tags=["parameters"]
 profile = "cpu"
 seed = 0
 device = "auto"
-n = None
-steps = None
+n = 1
+steps = 1
 
 # %%
 from ntputils.chapter import check, setup_chapter
 
-cfg = setup_chapter(PROFILES, globals())
+run = setup_chapter(globals())
 
 # %%
-check("n exceeds five", cfg.n > 5, measured=cfg.n, paper="> 5")
+check("n exceeds five", n > 5, measured=n, paper="> 5")
 '''
 
 TOC = """\
@@ -106,7 +100,7 @@ def test_unknown_parameter_fails_at_once_naming_it(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == cli.EXIT_USAGE
     assert "unknown parameter 'foo'" in out
-    assert "valid parameters: profile, seed, device, lr, steps" in out
+    assert "valid parameters: profile, seed, device, steps, lr" in out
     assert not project.cache_dir.exists()  # nothing was executed
 
 
@@ -126,7 +120,7 @@ def test_parse_overrides():
 
 
 def test_malformed_parameters_cell_fails_that_chapter_only(tmp_path, capsys, monkeypatch):
-    bad = GOOD.replace("steps = None", "steps = int('3')")
+    bad = GOOD.replace("steps = 3", "steps = int('3')")
     project = make_project(tmp_path, {"a01_good": bad})
     stale = project.executed(project.chapters()[0])
     stale.write_text("{}")
@@ -507,7 +501,7 @@ def test_real_b04_key_changes_exactly_with_the_modules_it_imports():
     files = _real_tree_files()
     texts, sets = _real_chapter_sets(files)
     b04 = next(name for name in sets if name.startswith("b04_"))
-    assert sets[b04] and "runtime.py" in sets[b04] and "__init__.py" in sets[b04]
+    assert sets[b04] and "chapter.py" in sets[b04] and "__init__.py" in sets[b04]
     assert not any(rel.startswith("book/") for s in sets.values() for rel in s)
     by_importers: dict[frozenset[str], str] = {}
     for rel in sorted(sets[b04]):
@@ -570,7 +564,7 @@ def test_a_chapter_key_follows_only_the_tables_it_names(tmp_path):
         (sweeps / name).mkdir(parents=True)
         (sweeps / name / "table.csv").write_text("metric,value\n")
     reads_s1 = 'from ntputils.book.sweep_table import published\npublished("s1", project)\n'
-    shows_paper = "from ntputils.book.paper_profile import show_paper_profile\n"
+    shows_paper = "from ntputils.chapter import show_paper_profile\nshow_paper_profile('a05', rec, profile)\n"
     keys = lambda: (published_results_digest(reads_s1, tmp_path, "c09"),  # noqa: E731
                     published_results_digest(shows_paper, tmp_path, "a05"))
     before = keys()
@@ -586,7 +580,7 @@ def test_a_chapter_key_follows_only_the_tables_it_names(tmp_path):
 def test_published_results_enter_the_keys_of_chapters_that_render_them(tmp_path):
     from ntputils.book.fingerprint import published_results_digest
 
-    renders = "from ntputils.book.sweep_table import published\n"
+    renders = "from ntputils.chapter import published\npub = published(name)\n"
     assert published_results_digest("import numpy\n", tmp_path) is None
     empty = published_results_digest(renders, tmp_path)
     table = tmp_path / "results" / "sweeps" / "s" / "table.csv"
@@ -662,12 +656,13 @@ def test_overrides_are_shown_by_status_list_scorecard_and_failure_banner(tmp_pat
 
 
 def test_build_checks_the_chapters_limits_before_anything_runs(tmp_path, capsys):
-    limited = GOOD.replace('"lr": 0.1}}', '"lr": 0.1}}\nLIMITS = {"steps": (1, 10)}')
+    cell = '# %% tags=["parameters"]'
+    limited = GOOD.replace(cell, f'# %%\nLIMITS = {{"steps": (1, 10)}}\n\n{cell}')
     project = make_project(tmp_path, {"a01_good": limited})
     assert cli.main(["--root", str(tmp_path), "build", "--only", "a01", "-p", "steps=50"]) == cli.EXIT_USAGE
     assert "steps=50 is outside the chapter's limits [1, 10] (chapter a01_good)" in capsys.readouterr().out
     assert not project.cache_dir.exists()  # nothing was executed
-    bad = GOOD.replace('"lr": 0.1}}', '"lr": 0.1}}\nLIMITS = {"steps": 3}')
+    bad = GOOD.replace(cell, f'# %%\nLIMITS = {{"steps": 3}}\n\n{cell}')
     (tmp_path / "notebooks" / "a01_good.py").write_text(bad)
     assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == cli.EXIT_USAGE
     assert "LIMITS of chapter a01_good must map names" in capsys.readouterr().out

@@ -163,23 +163,48 @@ def test_ufm_train_still_trains_with_valid_arguments(data4):
 
 
 # ---------------------------------------------------------------- setup_chapter value rules
-PROFILES = {"cpu": {"d": 8, "V": 4}, "paper": {"d": 16, "V": 4}}
+PARAMS_CELL = 'profile = "cpu"\nseed = 0\ndevice = "cpu"\nd = 8  # embedding dimension\nV = 4  # vocabulary\n'
+
+
+def chapter_globals(**injected):
+    """A chapter's globals(): IPython's ``In`` (parameters cell, papermill's injected cell when given)
+    and the parameter values the chapter reads."""
+    sources = ["", PARAMS_CELL]
+    if injected:
+        sources.append("# Parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in injected.items()))
+    return {"In": [*sources, "run = setup_chapter(globals())"],
+            "profile": "cpu", "seed": 0, "device": "cpu", "d": 8, "V": 4, **injected}
 
 
 def test_setup_chapter_checks_value_rules_and_memory_before_work():
-    ns = {"profile": "cpu", "seed": 0, "device": "cpu", "d": None, "V": None}
-    cfg = setup_chapter(PROFILES, ns, rules=lambda c: [] if c.d >= c.V else ["d must be >= V"])
-    assert cfg.d == 8
-    with pytest.raises(ParameterError, match="d must be <= V.*nothing was computed"):
-        setup_chapter(PROFILES, ns, rules=lambda c: None if c.d <= c.V else "d must be <= V")
-    with pytest.raises(ParameterError, match="GiB of memory"):
-        setup_chapter(PROFILES, {**ns, "d": 100000}, memory_bytes=lambda c: 8.0 * c.d**3)
+    ns = chapter_globals()
+    d, V = ns["d"], ns["V"]  # the chapter computes its rules from its globals, before setup_chapter
+    run = setup_chapter(ns, problems=[] if d >= V else ["d must be >= V"])
+    assert run.params == {"d": 8, "V": 4}
+    with pytest.raises(ParameterError,
+                       match=r"d must be <= V \(parameters: d=8, V=4\); nothing was computed"):
+        setup_chapter(ns, problems=None if d <= V else "d must be <= V")
+    big = chapter_globals(d=100000)
+    with pytest.raises(ParameterError, match=r"GiB of memory.*\(parameters: d=100000, V=4\)"):
+        setup_chapter(big, memory_bytes=8.0 * big["d"] ** 3 * 1e6)  # 8e21 bytes: more than any machine
 
 
 @pytest.mark.parametrize("override, message", [
     ({"device": "tpu"}, "unknown device"), ({"seed": 2**70}, "seed"), ({"seed": -3}, "seed"),
+    ({"d": 8.5}, "'d' must be of type int"), ({"dim": 8}, "unknown parameter 'dim'"),
 ])
-def test_setup_chapter_rejects_bad_device_and_seed(override, message):
-    ns = {"profile": "cpu", "seed": 0, "device": "cpu", "d": None, "V": None, **override}
+def test_setup_chapter_rejects_bad_injected_values(override, message):
     with pytest.raises(ParameterError, match=message):
-        setup_chapter(PROFILES, ns)
+        setup_chapter(chapter_globals(**override))
+
+
+@pytest.mark.parametrize("line, message", [
+    ("seed = -1", r"'seed' must be an int in \[0, 2\*\*63 - 1\], got -1 in the parameters cell"),
+    ("device = 'tpu'", "unknown device 'tpu' in the parameters cell"),
+])
+def test_setup_chapter_rejects_bad_values_in_the_parameters_cell(line, message):
+    name = line.split()[0]
+    ns = chapter_globals()
+    ns["In"][1] = PARAMS_CELL.replace({"seed": "seed = 0", "device": 'device = "cpu"'}[name], line)
+    with pytest.raises(ParameterError, match=message):
+        setup_chapter(ns)

@@ -33,15 +33,12 @@ TINY = '''\
 # %% [markdown]
 # # A tiny chapter
 
-# %%
-PROFILES = {"cpu": {"x": 1, "lr": 0.1}, "paper": {"x": 2, "lr": 0.1}}
-
 # %% tags=["parameters"]
 profile = "cpu"
 seed = 0
 device = "cpu"
-x = None
-lr = None
+x = 1
+lr = 0.1
 
 # %%
 print(x, lr)
@@ -52,6 +49,8 @@ def make_project(root: Path) -> Project:
     (root / "notebooks").mkdir(parents=True, exist_ok=True)
     (root / "notebooks" / "t01_tiny.py").write_text(TINY)
     (root / "notebooks" / "t02_other.py").write_text(TINY)
+    for name in ("t01_tiny", "t02_other"):
+        (root / "notebooks" / f"{name}.paper.yaml").write_text("profile: paper\nx: 2\n")
     return Project(root)
 
 
@@ -363,8 +362,7 @@ def test_a_stored_command_with_infinite_values_reruns_the_same_sweep(project, va
 
 
 def test_stored_commands_quote_strings_with_commas_spaces_and_ranges(project):
-    text = TINY.replace('"lr": 0.1}', '"lr": 0.1, "tag": "a"}')
-    text = text.replace("lr = None\n", "lr = None\ntag = None\n")
+    text = TINY.replace("lr = 0.1\n", "lr = 0.1\ntag = 'a'\n")
     (project.root / "notebooks" / "t03_tags.py").write_text(text)
     plan = plan_sweep(project, "t03", ["tag='a,b','x y','0:3',plain"], name="tags")
     args = shlex.split(plan.command())
@@ -472,9 +470,8 @@ def test_sweep_table_error_types_are_exit_2_not_tracebacks(project, capsys):
         publish(project, "s9")
 
 
-SLEEPY = (TINY.replace('"lr": 0.1}', '"lr": 0.1, "sleep_s": 0.0}')
-          .replace("lr = None\n", "lr = None\nsleep_s = None\n")
-          .replace("print(x, lr)", "import time\ntime.sleep(sleep_s or 0)"))
+SLEEPY = (TINY.replace("lr = 0.1\n", "lr = 0.1\nsleep_s = 0.0\n")
+          .replace("print(x, lr)", "import time\ntime.sleep(sleep_s)"))
 
 
 @pytest.mark.slow

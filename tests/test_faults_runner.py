@@ -31,15 +31,12 @@ CHAPTER = '''\
 # %% [markdown]
 # # A sleepy chapter
 
-# %%
-PROFILES = {"cpu": {"n": 1, "sleep_s": 0.0}, "paper": {"n": 2, "sleep_s": 0.0}}
-
 # %% tags=["parameters"]
 profile = "cpu"
 seed = 0
 device = "auto"
-n = None
-sleep_s = None
+n = 1
+sleep_s = 0.0
 
 # %%
 import os
@@ -47,12 +44,12 @@ import time
 
 from ntputils.chapter import check, setup_chapter
 
-cfg = setup_chapter(PROFILES, globals())
+run = setup_chapter(globals())
 open("kernel.pid", "w").write(str(os.getpid()))
-time.sleep(cfg.sleep_s)
+time.sleep(sleep_s)
 
 # %%
-check("n positive", cfg.n > 0, measured=cfg.n, paper="> 0")
+check("n positive", n > 0, measured=n, paper="> 0")
 '''
 
 TOC = """\
@@ -69,6 +66,7 @@ def make_project(root: Path, text: str = CHAPTER) -> Project:
     (root / "notebooks").mkdir(parents=True)
     (root / "book").mkdir()
     (root / "notebooks" / "a01_sleepy.py").write_text(text)
+    (root / "notebooks" / "a01_sleepy.paper.yaml").write_text("profile: paper\nn: 2\n")
     (root / "_toc.yml").write_text(TOC)
     (root / "book" / "intro.md").write_text("# Intro\n")
     return Project(root)
@@ -132,8 +130,8 @@ def test_bad_timeout_on_the_command_line(text, capsys):
 @pytest.mark.parametrize("override, message", [
     ({"device": "tpu"}, "unknown device 'tpu'"),
     ({"device": "cuda:x"}, "unknown device"),
-    ({"seed": 2**70}, "'seed' must be in [0, 2**63 - 1]"),
-    ({"seed": -1}, "'seed' must be in"),
+    ({"seed": 2**70}, "'seed' must be an int in [0, 2**63 - 1]"),
+    ({"seed": -1}, "'seed' must be an int in"),
     ({"n": "abc"}, "must be of type int"),
 ])
 def test_device_and_seed_checked_before_the_kernel(tmp_path, capsys, override, message):
@@ -163,22 +161,32 @@ def test_nonexistent_root_is_an_error(tmp_path, capsys):
     assert "no project there" in capsys.readouterr().out
 
 
-def test_unparseable_profiles_cell_is_an_error_not_skipped(tmp_path):
-    text = CHAPTER.replace('PROFILES = {"cpu"', 'PROFILES = {"cpu":: ').replace("%matplotlib", "")
-    project = make_project(tmp_path, text)
-    with pytest.raises(ParameterError, match="PROFILES of chapter a01_sleepy does not parse"):
-        chapter_spec("a01_sleepy", read_source(project.chapters()[0].source))
-    # a magic line in the PROFILES cell is fine
-    magic = CHAPTER.replace("# %%\nPROFILES", "# %%\n# %matplotlib inline\nPROFILES")
-    (project.chapters()[0].source).write_text(magic)
-    spec = chapter_spec("a01_sleepy", read_source(project.chapters()[0].source))
-    assert spec.profiles is not None
+def test_unparseable_parameters_cell_or_profile_file_is_an_error_not_skipped(tmp_path):
+    project = make_project(tmp_path, CHAPTER.replace("n = 1\n", "n = 1 +* 2\n"))
+    source = project.chapters()[0].source
+    paper = source.with_name("a01_sleepy.paper.yaml")
+    with pytest.raises(ParameterError, match="parameters cell of a01_sleepy does not parse"):
+        chapter_spec("a01_sleepy", read_source(source), source)
+    source.write_text(CHAPTER)
+    for text, message in (("profile: paper\nn: [1,\n", "cannot read profile 'paper' of a01_sleepy"),
+                          ("n: 2\n", "with `profile: paper`"),
+                          ("profile: paper\nn: 2.5\n", "must be of type int"),
+                          ("profile: paper\nm: 2\n", "unknown parameter 'm'")):
+        paper.write_text(text)
+        with pytest.raises(ParameterError, match=message):
+            chapter_spec("a01_sleepy", read_source(source), source)
+    paper.write_text("profile: paper\nn: 2\n")
+    spec = chapter_spec("a01_sleepy", read_source(source), source)
+    assert spec.resolve({"profile": "paper"})["n"] == 2 and spec.resolve({})["n"] == 1
+    assert spec.injected(spec.resolve({"profile": "paper"})) == {"profile": "paper", "n": 2}
     with pytest.raises(ParameterError, match="must be of type int"):
         spec.resolve({"n": "abc"})
+    with pytest.raises(ParameterError, match="unknown profile 'gpu'"):
+        spec.resolve({"profile": "gpu"})
 
 
-def test_unparseable_profiles_fails_the_chapter_and_keeps_the_good_notebook(tmp_path, capsys):
-    project = make_project(tmp_path, CHAPTER.replace('PROFILES = {"cpu"', 'PROFILES = {"cpu"::'))
+def test_unparseable_parameters_fail_the_chapter_and_keep_the_good_notebook(tmp_path, capsys):
+    project = make_project(tmp_path, CHAPTER.replace("n = 1\n", "n = 1 +* 2\n"))
     good = fake_good_notebook(project)
     assert cli.build(project, make_html=False, overrides={"n": "abc"}) == cli.EXIT_FAILED
     out = capsys.readouterr().out

@@ -21,23 +21,20 @@ TINY = '''\
 # %% [markdown]
 # # A tiny chapter with one claim
 
-# %%
-PROFILES = {"cpu": {"n": 10}, "paper": {"n": 1000}}
-
 # %% tags=["parameters"]
 profile = "cpu"
 seed = 0
 device = "cpu"
-n = None
+n = 10
 
 # %%
 import json
 import os
 from pathlib import Path
 
-from ntputils.chapter import RECORD_ENV, resolve_parameters
+from ntputils.chapter import RECORD_ENV
 
-cfg = resolve_parameters(PROFILES, {k: globals()[k] for k in ("profile", "seed", "device", "n")})
+cfg = {k: globals()[k] for k in ("profile", "seed", "device", "n")}
 mean = sum(range(cfg["n"])) / cfg["n"]
 rec = {"profile": cfg["profile"], "seed": cfg["seed"], "device": "cpu",
        "checks": [{"claim": "mean = (n - 1) / 2", "passed": mean == (cfg["n"] - 1) / 2, "items": []}],
@@ -47,6 +44,8 @@ rec = {"profile": cfg["profile"], "seed": cfg["seed"], "device": "cpu",
        "results": {"mean": {"value": mean, "paper": None, "unit": None}}}
 Path(os.environ[RECORD_ENV]).write_text(json.dumps(rec))
 '''
+
+PAPER = "profile: paper\nn: 1000\n"  # the paper profile's file
 
 CPU_RECORD = {"checks": [{"claim": "mean = (n - 1) / 2", "passed": True}],
               "comparisons": [{"key": "big_mean", "claim": "the mean is at least 100", "rule": ">= 100",
@@ -61,6 +60,7 @@ def project(tmp_path_factory) -> Project:
     root = tmp_path_factory.mktemp("paper-profile")
     (root / "notebooks").mkdir()
     (root / "notebooks" / "t01_tiny.py").write_text(TINY)
+    (root / "notebooks" / "t01_tiny.paper.yaml").write_text(PAPER)
     env = os.environ.copy()
     env.pop("MPLBACKEND", None)
     cmd = [sys.executable, "-m", "ntputils.book", "--root", str(root), "sweep", "t01", "--profile", "paper",
@@ -127,6 +127,7 @@ def test_a_failed_paper_run_is_shown_as_failed(project):
     src = project.root / "notebooks" / "t02_broken.py"
     src.write_text(TINY.replace("mean = sum(", "raise RuntimeError('the paper run breaks here')\n"
                                 "mean = sum("))
+    src.with_name("t02_broken.paper.yaml").write_text(PAPER)
     env = os.environ.copy()
     env.pop("MPLBACKEND", None)
     cmd = [sys.executable, "-m", "ntputils.book", "--root", str(project.root), "sweep", "t02", "--profile",

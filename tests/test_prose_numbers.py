@@ -6,9 +6,15 @@ from __future__ import annotations
 import pytest
 from prose_numbers import ALLOW, chapters, scan_chapter, scan_text, split_cells
 
+PARAMETERS = """profile = "cpu"
+seed = 0
+device = "auto"
+toy_distinct = 8
+d = 64
+seeds = 3
+"""
+PAPER = [{"profile": "paper", "d": 512, "seeds": 5}]
 CODE = """
-PROFILES = {"cpu": {"toy_distinct": 8, "d": 64, "seeds": 3},
-            "paper": {"toy_distinct": 8, "d": 512, "seeds": 5}}
 preregister({"x": ("claim", at_least(0.9)), "y": ("claim", within(0.163, abs_tol=0.03))})
 record("sts_dist", dist, paper=0.163)
 rep = similarity_with_chance(H, S, draws=20)
@@ -20,7 +26,7 @@ late = steps >= 100
 @pytest.mark.parametrize("text, numbers", [
     ("The direction converges like $c/\\log(1/\\lambda)$ with $c\\approx1.5$.", ["1.5"]),
     ("The direction converges like c ~ 1.5 on the Synthetic data.", ["1.5"]),
-    ("Random draws can coincide: the toy has 8 distinct supports.", ["8"]),  # 8 is also a PROFILES value
+    ("Random draws can coincide: the toy has 8 distinct supports.", ["8"]),  # 8 is also a parameter's value
     ("Over the seeds about 5% of the contexts end in *to*.", ["5%"]),
     ("The finer classes are learned between epochs 25-65.", ["25", "65"]),
     ("The correlation ranges over about 0.45-0.65.", ["0.45", "0.65"]),
@@ -32,7 +38,7 @@ late = steps >= 100
     ("(paper: 0.163, measured 0.224)", ["0.224"]),
 ])
 def test_typed_measurements_are_reported(text, numbers):
-    assert scan_text(text, CODE) == numbers
+    assert scan_text(text, CODE, PARAMETERS, PAPER) == numbers
 
 
 # --- what prose may contain ----------------------------------------------------------------------------
@@ -60,15 +66,15 @@ def test_typed_measurements_are_reported(text, numbers):
     "and ranks 30–31 against 31.",
 ])
 def test_explained_numbers_pass(text):
-    assert scan_text(text, CODE) == []
+    assert scan_text(text, CODE, PARAMETERS, PAPER) == []
 
 
 def test_settings_follow_the_profiles():
     """A profile value may be typed where its sentence names the profile; a stale one is reported."""
-    assert scan_text("The cpu profile trains 3 seeds.", CODE) == []
-    assert scan_text("The cpu profile trains 4 seeds.", CODE) == ["4"]
-    assert scan_text("We use $d=64$.", CODE) == []
-    assert scan_text("We use $d=65$.", CODE) == ["65"]
+    assert scan_text("The cpu profile trains 3 seeds.", CODE, PARAMETERS, PAPER) == []
+    assert scan_text("The cpu profile trains 4 seeds.", CODE, PARAMETERS, PAPER) == ["4"]
+    assert scan_text("We use $d=64$.", CODE, PARAMETERS, PAPER) == []
+    assert scan_text("We use $d=65$.", CODE, PARAMETERS, PAPER) == ["65"]
 
 
 def test_split_cells_reads_markdown_and_code():

@@ -156,24 +156,21 @@ CHAPTER = '''\
 # %% [markdown]
 # # A chapter whose value comes from a library constant
 
-# %%
-PROFILES = {"cpu": {"x": 1}, "paper": {"x": 2}}
-
 # %% tags=["parameters"]
 profile = "cpu"
 seed = 0
 device = "cpu"
-x = None
+x = 1
 
 # %%
 import json
 import os
 from pathlib import Path
 
-from ntputils.chapter import RECORD_ENV, resolve_parameters
+from ntputils.chapter import RECORD_ENV
 from ntputils.fixture_scale import scaled
 
-cfg = resolve_parameters(PROFILES, {k: globals()[k] for k in ("profile", "seed", "device", "x")})
+cfg = {k: globals()[k] for k in ("profile", "seed", "device", "x")}
 value = scaled(cfg["x"] + cfg["seed"])
 Path(os.environ[RECORD_ENV]).write_text(json.dumps({
     "profile": cfg["profile"], "seed": cfg["seed"], "device": "cpu", "checks": [],
@@ -203,6 +200,7 @@ def copied_package(tmp_path):
     root = tmp_path / "proj"
     (root / "notebooks").mkdir(parents=True)
     (root / "notebooks" / "t01_scale.py").write_text(CHAPTER)
+    (root / "notebooks" / "t01_scale.paper.yaml").write_text("profile: paper\nx: 2\n")
     env = os.environ.copy()
     env.pop("MPLBACKEND", None)
     env["PYTHONPATH"] = str(src)

@@ -1,25 +1,46 @@
-"""Chapter runtime: profile merging, parameter validation, seeding, device, banner and check records."""
+"""Chapter set-up: the parameters cell found in ``In``, papermill's injected values validated against its
+literals, seeding, device, torch threads, value rules and memory before work, banner and check records;
+then checks, pre-registered claims and recorded values."""
 
 from __future__ import annotations
 
 import json
+import math
 import random
 
 import numpy as np
 import pytest
 
 from ntputils import chapter as runtime
-from ntputils.chapter import ChapterConfig, ParameterError, check, setup_chapter
+from ntputils.chapter import ChapterRun, ParameterError, check, setup_chapter
 
-PROFILES = {"cpu": {"steps": 10, "lr": 0.5, "sizes": [1, 2], "note": None},
-            "paper": {"steps": 1000, "lr": 0.1, "sizes": [8, 16], "note": None}}
+# a chapter's parameters cell: the cpu values as literals, profile/seed/device first
+PARAMS_CELL = '''profile = "cpu"  # these values; "paper": the values of toy.paper.yaml
+seed = 0         # seeds random, numpy and torch
+device = "cpu"   # "auto", "cpu" or "cuda" ("cpu" here: the tests hold on a GPU machine too)
+steps = 10       # training steps
+lr = 0.5         # learning rate
+sizes = [1, 2]   # widths
+note = None      # anything
+'''
+DEFAULTS = {"profile": "cpu", "seed": 0, "device": "cpu",
+            "steps": 10, "lr": 0.5, "sizes": [1, 2], "note": None}
+PARAMS = {k: v for k, v in DEFAULTS.items() if k not in runtime.RESERVED}
 
 
-def namespace(**values):
-    ns = {"profile": "cpu", "seed": 0, "device": "auto"}
-    ns.update(dict.fromkeys(PROFILES["cpu"]))
-    ns.update(values)
-    return ns
+def injected_cell(values):
+    """The cell papermill writes right after the parameters cell for ``-p``/``-f`` values."""
+    return "# Parameters\n" + "".join(f"{name} = {value!r}\n" for name, value in values.items())
+
+
+def namespace(cell=PARAMS_CELL, **injected):
+    """A chapter's globals() after its set-up cell started: IPython's ``In`` and the parameter globals
+    (the cell's values, then papermill's injected ones when given)."""
+    sources = ["", "# %matplotlib inline\nimport numpy as np", cell]
+    if injected:
+        sources.append(injected_cell(injected))
+    sources.append("from ntputils.chapter import setup_chapter\nrun = setup_chapter(globals())")
+    return {"In": sources, **runtime.literal_assignments(cell, "cell"), **injected}
 
 
 @pytest.fixture(autouse=True)
@@ -27,144 +48,348 @@ def no_record_file(monkeypatch):
     monkeypatch.delenv(runtime.RECORD_ENV, raising=False)
 
 
-def test_profile_values_fill_none_parameters_in_cfg_and_globals_are_not_modified():
-    ns = namespace(lr=0.25)
-    before = dict(ns)
-    cfg = setup_chapter(PROFILES, ns)
-    assert isinstance(cfg, ChapterConfig)
-    assert (cfg.steps, cfg.lr, cfg.sizes, cfg.note) == (10, 0.25, [1, 2], None)
-    assert cfg.as_dict() == {"profile": "cpu", "seed": 0, "device": "cpu", "steps": 10, "lr": 0.25,
-                             "sizes": [1, 2], "note": None}
-    assert ns == before  # one way: the chapter reads cfg.<name>; its globals keep papermill's values
-    assert ns["steps"] is None and ns["device"] == "auto"
-    assert cfg["lr"] == 0.25
+@pytest.fixture
+def banners(monkeypatch):
+    """The bundles the set-up shows (``IPython.display.display`` replaced by a list)."""
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda bundle, raw: shown.append((bundle, raw)))
+    return shown
 
 
-def test_torch_threads_int_parameter_name_callable_or_left_alone():
+# ---- the parameters cell in In ---------------------------------------------------------------------
+def test_the_parameters_cell_is_found_in_In_without_an_injected_cell():
+    ns = namespace()
+    assert runtime.parameters_cell(ns["In"]) == PARAMS_CELL
+    assert runtime.injected_parameter_names(ns["In"]) == []
+    before = json.dumps(ns)
+    run = setup_chapter(ns)
+    assert isinstance(run, ChapterRun)
+    assert (run.profile, run.seed, run.device, run.params) == ("cpu", 0, "cpu", PARAMS)
+    assert run.as_dict() == DEFAULTS and list(run.as_dict()) == list(DEFAULTS)  # the cell's order
+    assert json.dumps(ns) == before  # the namespace is only read
+    # an interactive session that edited and re-ran the parameters cell: its last execution counts
+    edited = PARAMS_CELL.replace("steps = 10", "steps = 3")
+    ns["In"].insert(-1, edited)
+    assert runtime.parameters_cell(ns["In"]) == edited
+    assert setup_chapter(ns).params["steps"] == 3
+    # IPython also keeps the sources as _ih
+    assert setup_chapter({"_ih": namespace()["In"]}).params == PARAMS
+
+
+def test_the_parameters_cell_is_the_cell_before_papermills_injected_cell():
+    ns = namespace(profile="paper", steps=5)
+    ns["In"].insert(1, 'profile = "other"\nseed = 0\ndevice = "cpu"\n')  # an earlier look-alike
+    assert runtime.parameters_cell(ns["In"]) == PARAMS_CELL
+    assert runtime.injected_parameter_names(ns["In"]) == ["profile", "steps"]
+    run = setup_chapter(ns)
+    assert run.profile == "paper" and run.params == {**PARAMS, "steps": 5}
+    # a cell after the injected one that assigns profile does not replace the parameters cell
+    ns["In"].insert(-1, 'profile = "late"\nseed = 0\ndevice = "cpu"\n')
+    assert runtime.parameters_cell(ns["In"]) == PARAMS_CELL
+
+
+@pytest.mark.parametrize("sources", [[], ["", "import numpy as np", "x = 1"], ["", "# profile = 'cpu'"]])
+def test_no_parameters_cell_is_an_error(sources):
+    with pytest.raises(ParameterError, match="found no parameters cell"):
+        setup_chapter({"In": sources, "profile": "cpu", "seed": 0, "device": "cpu"})
+
+
+@pytest.mark.parametrize("cell, starts", [
+    ('seed = 0\nprofile = "cpu"\ndevice = "cpu"\nsteps = 1\n', "seed, profile, device"),
+    ('profile = "cpu"\nseed = 0\nsteps = 1\ndevice = "cpu"\n', "profile, seed, steps"),
+    ('steps = 1\n', "steps"),
+    ('# only a comment\n', "nothing"),
+])
+def test_a_parameters_cell_must_start_with_profile_seed_device(cell, starts):
+    expected = f"must start with profile = ..., seed = ..., device = ...; it starts with {starts}$"
+    with pytest.raises(ParameterError, match=expected):
+        runtime.parameter_defaults(cell, "the parameters cell")
+    # found before papermill's injected cell, the same cell is refused by setup_chapter
+    ns = {"In": ["", cell, injected_cell({"steps": 2})], "profile": "cpu", "seed": 0, "device": "cpu",
+          "steps": 2}
+    with pytest.raises(ParameterError, match=expected):
+        setup_chapter(ns)
+
+
+@pytest.mark.parametrize("line, message", [
+    ("steps = 2 * 5", r"steps \(line 4\) must be a literal"),
+    ("import math", r"may only hold `name = literal` lines \(line 4\)"),
+    ("steps: int = 10", r"may only hold `name = literal` lines \(line 4\)"),
+    ("steps = (", "does not parse"),
+    ("seed = -1", r"'seed' must be an int in \[0, 2\*\*63 - 1\], got -1 in the parameters cell"),
+    ("device = 'tpu'", "unknown device 'tpu' in the parameters cell"),
+])
+def test_a_parameters_cell_holds_valid_literals_only(line, message):
+    cell = 'profile = "cpu"\nseed = 0\ndevice = "cpu"\n' + line + "\n"
+    with pytest.raises(ParameterError, match=message):
+        setup_chapter(namespace(cell=cell))
+
+
+# ---- injected values against the cell's literals ---------------------------------------------------
+def test_an_injected_unknown_parameter_is_rejected_naming_it_and_the_valid_names():
+    with pytest.raises(ParameterError) as err:
+        setup_chapter(namespace(steps=3, stepz=4))
+    msg = str(err.value)
+    assert "unknown parameter 'stepz'" in msg and "papermill -p" in msg
+    assert msg.endswith("valid parameters: profile, seed, device, steps, lr, sizes, note")
+    with pytest.raises(ParameterError, match="unknown parameters 'foo', 'bar'"):
+        setup_chapter(namespace(foo=1, bar=2))
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [("steps", "10", "'steps' must be of type int .*got str '10'"), ("steps", 2.5, "must be of type int"),
+     ("lr", "fast", "'lr' must be of type float"), ("steps", True, "must be of type int"),
+     ("sizes", 3, "'sizes' must be of type list"), ("seed", 1.5, "'seed' must be of type int"),
+     ("profile", 1, "'profile' must be of type str")],
+)
+def test_ill_typed_injected_parameters_are_rejected(name, value, expected):
+    with pytest.raises(ParameterError, match=expected):
+        setup_chapter(namespace(**{name: value}))
+
+
+def test_injected_values_are_coerced_to_the_cells_types():
+    run = setup_chapter(namespace(profile="paper", steps=7, lr=1, sizes=(3,), note="x"))
+    assert run.profile == "paper" and run.params["steps"] == 7
+    assert run.params["lr"] == 1.0 and type(run.params["lr"]) is float  # an int where a float is expected
+    assert run.params["sizes"] == [3] and type(run.params["sizes"]) is list  # tuple -> the cell's list type
+    assert run.params["note"] == "x"  # None in the cell accepts anything
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"device": "tpu"}, "unknown device 'tpu'"), ({"device": "cuda0"}, "unknown device"),
+    ({"seed": 2**63}, "'seed' must be an int"), ({"seed": -3}, "'seed' must be an int"),
+    ({"profile": "GPU"}, "profile name like 'cpu', got 'GPU'"), ({"profile": ""}, "profile name"),
+])
+def test_bad_profile_seed_and_device_are_rejected(values, message):
+    with pytest.raises(ParameterError, match=message):
+        setup_chapter(namespace(**values))
+
+
+def test_resolve_parameters_returns_the_cell_updated_by_values_in_the_cells_order():
+    resolved = runtime.resolve_parameters(DEFAULTS, {"lr": 2, "profile": "paper"})
+    assert resolved == {**DEFAULTS, "profile": "paper", "lr": 2.0} and list(resolved) == list(DEFAULTS)
+    assert type(resolved["lr"]) is float
+    assert runtime.resolve_parameters(DEFAULTS, {}) == DEFAULTS
+    with pytest.raises(ParameterError, match="unknown parameter 'stepz' in profile 'paper' of toy; valid"):
+        runtime.resolve_parameters(DEFAULTS, {"stepz": 1}, where=" in profile 'paper' of toy")
+
+
+def test_injected_returns_only_the_values_unlike_the_cells_type_aware():
+    defaults = {**DEFAULTS, "n": 1, "x": 1.0, "flag": False}
+    assert runtime.injected(defaults, dict(defaults)) == {}
+    resolved = {**defaults, "profile": "paper", "steps": 10, "sizes": [1, 2], "n": 1.0, "x": 1, "flag": 0}
+    assert runtime.injected(defaults, resolved) == {"profile": "paper", "n": 1.0, "x": 1, "flag": 0}
+    assert runtime.injected(defaults, {**defaults, "lr": 0.25, "note": "x"}) == {"lr": 0.25, "note": "x"}
+
+
+def test_a_profile_that_changes_no_value_prints_a_note_but_runs(capsys):
+    run = setup_chapter(namespace(profile="paper"))
+    out = capsys.readouterr().out
+    assert "note: profile 'paper' changes no value of the parameters cell" in out
+    assert "-f notebooks/<chapter>.paper.yaml" in out
+    assert run.profile == "paper" and run.params == PARAMS
+    setup_chapter(namespace(profile="paper", steps=10))  # injected, but equal to the cell's value
+    assert "changes no value" in capsys.readouterr().out
+    setup_chapter(namespace(profile="paper", steps=11))
+    assert "changes no value" not in capsys.readouterr().out
+    setup_chapter(namespace(steps=11))  # the cpu profile itself needs no values
+    assert "changes no value" not in capsys.readouterr().out
+
+
+# ---- the chapter's own rules and memory, before any work -------------------------------------------
+def test_problems_raise_before_work_and_list_the_parameters(tmp_path, monkeypatch, banners):
     import torch
 
-    old = torch.get_num_threads()
-    try:
-        cfg = setup_chapter(PROFILES, namespace(), torch_threads=1)
-        assert torch.get_num_threads() == 1 and cfg.torch_threads == 1
-        torch.set_num_threads(2)
-        cfg = setup_chapter(PROFILES, namespace(), torch_threads=None)
-        assert torch.get_num_threads() == 2 and cfg.torch_threads is None
-        cfg = setup_chapter(PROFILES, namespace(steps=0), torch_threads="steps")  # 0 = torch's default
-        assert torch.get_num_threads() == 2 and cfg.torch_threads is None
-        cfg = setup_chapter(PROFILES, namespace(steps=1), torch_threads="steps")
-        assert torch.get_num_threads() == 1 and cfg.torch_threads == 1
-        torch.set_num_threads(2)
-        cfg = setup_chapter(PROFILES, namespace(), torch_threads=lambda c: 1 if c.device == "cuda" else None)
-        assert torch.get_num_threads() == 2 and cfg.torch_threads is None
-        with pytest.raises(ParameterError, match="torch_threads"):
-            setup_chapter(PROFILES, namespace(), torch_threads=-1)
-    finally:
-        torch.set_num_threads(old)
+    path = tmp_path / "rec.json"
+    monkeypatch.setenv(runtime.RECORD_ENV, str(path))
+    shown = r"\(parameters: steps=10, lr=0.5, sizes=\[1, 2\], note=None\); nothing was computed$"
+    with pytest.raises(ParameterError, match=r"^steps must be >= 100 " + shown):
+        setup_chapter(namespace(), problems="steps must be >= 100", torch_threads=2)
+    with pytest.raises(ParameterError, match=r"^steps must be >= 100; lr must be < 0.1 " + shown):
+        setup_chapter(namespace(), problems=["steps must be >= 100", "lr must be < 0.1"])
+    # nothing of the run happened: no record, no banner, torch's threads untouched
+    assert not path.exists() and banners == [] and torch.get_num_threads() == 1
+    for none in (None, []):
+        assert setup_chapter(namespace(), problems=none).params == PARAMS
+    assert path.exists() and len(banners) == 2
+
+
+def test_a_memory_estimate_over_the_available_memory_raises_before_work(tmp_path, monkeypatch, banners):
+    path = tmp_path / "rec.json"
+    monkeypatch.setenv(runtime.RECORD_ENV, str(path))
+    with pytest.raises(ParameterError, match=r"need about 1e\+21 GiB of memory, .* GiB are available "
+                                             r"\(parameters: steps=5, .*\); nothing was computed"):
+        setup_chapter(namespace(steps=5), memory_bytes=2.0**30 * 1e21)  # more than any machine has
+    monkeypatch.setattr(runtime, "available_memory_bytes", lambda: 2.0**30)
+    with pytest.raises(ParameterError, match="need about 2 GiB of memory, 1 GiB are available"):
+        setup_chapter(namespace(), memory_bytes=2.0**31)
+    for bad in (math.inf, math.nan):
+        with pytest.raises(ParameterError, match="GiB of memory"):
+            setup_chapter(namespace(), memory_bytes=bad)
+    with pytest.raises(ParameterError, match="d must be <= V; these parameters need about 2 GiB"):
+        setup_chapter(namespace(), problems=["d must be <= V"], memory_bytes=2.0**31)
+    assert not path.exists() and banners == []
+    assert setup_chapter(namespace(), memory_bytes=2.0**29).params == PARAMS
+    assert path.exists() and len(banners) == 1
+    assert 0 < runtime.available_memory_bytes() < math.inf
+
+
+# ---- seeding, device, threads, timer ---------------------------------------------------------------
+def test_seeding_makes_python_numpy_and_torch_reproducible():
+    import torch
+
+    def draw(seed):
+        setup_chapter(namespace(seed=seed))
+        return random.random(), float(np.random.rand()), float(torch.rand(1))
+
+    first = draw(123)
+    assert draw(123) == first
+    other = draw(124)
+    assert all(a != b for a, b in zip(first, other, strict=True))
+    setup_chapter(namespace())  # the cell's seed 0 without an injected cell
+    assert random.random() == random.Random(0).random()
+
+
+def test_device_resolution():
+    import torch
+
+    assert setup_chapter(namespace(device="cpu")).device == "cpu"
+    assert setup_chapter(namespace(device="auto")).device == ("cuda" if torch.cuda.is_available() else "cpu")
+    if torch.cuda.is_available():
+        assert setup_chapter(namespace(device="cuda")).device.startswith("cuda")
+    else:
+        with pytest.raises(ParameterError, match="sees no CUDA device"):
+            setup_chapter(namespace(device="cuda"))
+    with pytest.raises(ParameterError, match="unknown device"):
+        setup_chapter(namespace(device="tpu"))
+
+
+def test_torch_threads_int_callable_of_the_device_or_left_alone():
+    import torch
+
+    torch.set_num_threads(2)  # the conftest fixture restores its own value afterwards
+    run = setup_chapter(namespace(), torch_threads=1)
+    assert torch.get_num_threads() == 1 and run.torch_threads == 1
+    torch.set_num_threads(2)
+    run = setup_chapter(namespace(), torch_threads=None)
+    assert torch.get_num_threads() == 2 and run.torch_threads is None
+    run = setup_chapter(namespace(), torch_threads=0)  # 0 = torch's default: left alone
+    assert torch.get_num_threads() == 2 and run.torch_threads is None
+    seen = []
+
+    def per_device(device):
+        seen.append(device)
+        return 1 if device == "cpu" else None
+
+    run = setup_chapter(namespace(device="auto"), torch_threads=per_device)  # the resolved device, not "auto"
+    assert seen == [run.device] and run.device in ("cpu", "cuda")
+    assert torch.get_num_threads() == (1 if run.device == "cpu" else 2)
+    assert run.torch_threads == (1 if run.device == "cpu" else None)
+    torch.set_num_threads(2)
+    run = setup_chapter(namespace(), torch_threads=per_device)
+    assert seen[-1] == "cpu" and torch.get_num_threads() == 1 and run.torch_threads == 1
+    torch.set_num_threads(2)
+    run = setup_chapter(namespace(), torch_threads=lambda device: 1 if device == "cuda" else None)
+    assert torch.get_num_threads() == 2 and run.torch_threads is None
+    for bad in (-1, True, 1.5, "steps", lambda device: -2):
+        with pytest.raises(ParameterError, match="torch_threads must be a non-negative int"):
+            setup_chapter(namespace(), torch_threads=bad)
+    assert torch.get_num_threads() == 2
 
 
 def test_chapter_timer_starts_at_setup_and_is_monotone():
     import time
 
     t0 = time.perf_counter()
-    cfg = setup_chapter(PROFILES, namespace())
+    run = setup_chapter(namespace())
     t1 = time.perf_counter()
-    first = cfg.elapsed()
+    first = run.elapsed()
     assert 0.0 <= first <= time.perf_counter() - t0
-    assert t0 <= cfg.started_wall <= t1
+    assert t0 <= run.started_wall <= t1
     sum(range(200_000))  # burn a little CPU
-    second = cfg.elapsed()
-    assert second >= first and cfg.cpu_elapsed() >= 0.0
+    second = run.elapsed()
+    assert second >= first and run.cpu_elapsed() >= 0.0
 
 
-def test_named_profile_and_overrides():
-    cfg = setup_chapter(PROFILES, namespace(profile="paper", steps=7, lr=1, sizes=(3,), note="x"))
-    assert cfg.profile == "paper"
-    assert cfg.steps == 7
-    assert cfg.lr == 1.0 and isinstance(cfg.lr, float)  # int accepted where a float is expected
-    assert cfg.sizes == [3]  # tuple -> the profile's list type
-    assert cfg.note == "x"  # None-valued profile entries accept anything
+# ---- banner and record -----------------------------------------------------------------------------
+def test_banner_shows_profile_device_and_parameters(banners):
+    setup_chapter(namespace(steps=5))
+    [(bundle, raw)] = banners
+    assert raw is True
+    assert bundle["text/plain"].splitlines() == [
+        "profile=cpu  device=cpu  seed=0", "  steps = 5 (set for this run)", "  lr = 0.5", "  sizes = [1, 2]",
+        "  note = None"]
+    html = bundle["text/html"]
+    assert 'class="ntpbook-run-banner"' in html
+    assert "profile <code>cpu</code>, device <code>cpu</code>" in html
+    assert "<code>steps</code></td><td><code>5</code> (set for this run)" in html
+    assert "<code>lr</code></td><td><code>0.5</code></td>" in html
 
 
-def test_unknown_attribute_names_the_valid_parameters():
-    cfg = setup_chapter(PROFILES, namespace())
-    with pytest.raises(AttributeError, match="steps"):
-        _ = cfg.stepz
+def test_record_file_for_the_status_page(tmp_path, monkeypatch):
+    path = tmp_path / "records" / "a01.json"
+    monkeypatch.setenv(runtime.RECORD_ENV, str(path))
+    setup_chapter(namespace(steps=4, lr=1))
+    check("one", True, measured=np.arange(3))
+    with pytest.raises(AssertionError):
+        check("two", False, measured=float("nan"))
+    record = json.loads(path.read_text())
+    assert record["profile"] == "cpu" and record["device"] == "cpu" and record["seed"] == 0
+    assert record["device_requested"] == "cpu"
+    assert record["params"] == {"steps": 4, "lr": 1.0, "sizes": [1, 2], "note": None}
+    assert record["injected"] == ["steps", "lr"]
+    assert [c["claim"] for c in record["checks"]] == ["one", "two"]
+    assert record["checks"][0]["measured"] == [0, 1, 2] and record["checks"][1]["measured"] == "nan"
+    assert record["wall_s"] >= 0
+    setup_chapter(namespace())  # a new run starts a new record
+    record = json.loads(path.read_text())
+    assert record["checks"] == [] and record["injected"] == [] and record["params"] == PARAMS
 
 
-@pytest.mark.parametrize(
-    ("name", "value", "expected"),
-    [("steps", "10", "must be of type int"), ("steps", 2.5, "must be of type int"),
-     ("lr", "fast", "must be of type float"), ("steps", True, "must be of type int"),
-     ("sizes", 3, "must be of type list"), ("seed", 1.5, "'seed' must be of type int")],
-)
-def test_ill_typed_parameters_are_rejected(name, value, expected):
-    with pytest.raises(ParameterError, match=expected):
-        setup_chapter(PROFILES, namespace(**{name: value}))
+# ---- another profile's values: profile_values --------------------------------------------------------
+TOY_CHAPTER = '''# %% [markdown]
+# # A toy chapter
+
+# %%
+LIMITS = {"steps": (1, 10**6)}
+
+# %% tags=["parameters"]
+''' + PARAMS_CELL + '''
+# %%
+from ntputils.chapter import setup_chapter
+
+run = setup_chapter(globals())
+'''
 
 
-def test_unknown_profile_is_rejected():
-    with pytest.raises(ParameterError, match="unknown profile 'gpu'.*cpu.*paper"):
-        setup_chapter(PROFILES, namespace(profile="gpu"))
+def test_profile_values_reads_the_profile_yaml_over_the_parameters_cell(tmp_path):
+    (tmp_path / "toy.py").write_text(TOY_CHAPTER)
+    (tmp_path / "toy.paper.yaml").write_text("# the paper profile of toy\nprofile: paper\nsteps: 1000\n"
+                                             "lr: 1\n")
+    paper = runtime.profile_values("toy", "paper", tmp_path)
+    assert paper == {**DEFAULTS, "profile": "paper", "steps": 1000, "lr": 1.0}
+    assert list(paper) == list(DEFAULTS) and type(paper["lr"]) is float
+    assert runtime.profile_values("toy", "cpu", tmp_path) == DEFAULTS  # the cell itself; no cpu yaml needed
+    (tmp_path / "toy.paper.yaml").write_text("profile: paper\nstepz: 1000\n")
+    with pytest.raises(ParameterError, match="unknown parameter 'stepz' in profile 'paper' of toy"):
+        runtime.profile_values("toy", "paper", tmp_path)
+    (tmp_path / "toy.paper.yaml").write_text("profile: paper\nsteps: many\n")
+    with pytest.raises(ParameterError, match="'steps' must be of type int"):
+        runtime.profile_values("toy", "paper", tmp_path)
+    with pytest.raises(FileNotFoundError):
+        runtime.profile_values("toy", "gpu", tmp_path)
+    (tmp_path / "bare.py").write_text(TOY_CHAPTER.replace(' tags=["parameters"]', ""))
+    with pytest.raises(ParameterError, match="chapter bare has no parameters cell"):
+        runtime.profile_values("bare", "cpu", tmp_path)
+    (tmp_path / "late.py").write_text(TOY_CHAPTER.replace("seed = 0 ", "seedx = 0"))
+    with pytest.raises(ParameterError, match="the parameters cell of late must start with"):
+        runtime.profile_values("late", "cpu", tmp_path)
 
 
-def test_injected_unknown_parameter_is_rejected_with_valid_names():
-    # papermill injects a cell starting with "# Parameters"; IPython keeps the sources in `In`
-    ns = namespace(foo=1, In=["", "import x", "# Parameters\nprofile = \"cpu\"\nfoo = 1\n", "cfg = ..."])
-    with pytest.raises(ParameterError) as err:
-        setup_chapter(PROFILES, ns)
-    msg = str(err.value)
-    assert "'foo'" in msg
-    for valid in ("profile", "seed", "device", "steps", "lr", "sizes", "note"):
-        assert valid in msg
-
-
-def test_injected_known_parameters_pass():
-    ns = namespace(steps=3, In=["# Parameters\nprofile = \"cpu\"\nsteps = 3\n"])
-    assert setup_chapter(PROFILES, ns).steps == 3
-
-
-def test_inconsistent_profiles_are_rejected():
-    with pytest.raises(ParameterError, match="same keys"):
-        setup_chapter({"cpu": {"steps": 1}, "paper": {"steps": 2, "d": 3}}, namespace())
-    with pytest.raises(ParameterError, match="'cpu' profile"):
-        setup_chapter({"paper": {"steps": 2}}, {})
-    with pytest.raises(ParameterError, match="reserved"):
-        setup_chapter({"cpu": {"seed": 2}}, {})
-
-
-def test_seeding_makes_python_numpy_and_torch_reproducible():
-    import torch
-
-    def draw():
-        setup_chapter(PROFILES, namespace(seed=123))
-        return random.random(), float(np.random.rand()), float(torch.rand(1))
-
-    assert draw() == draw()
-    setup_chapter(PROFILES, namespace(seed=124))
-    assert float(np.random.rand()) != draw()[1]
-
-
-def test_device_resolution():
-    import torch
-
-    assert setup_chapter(PROFILES, namespace(device="cpu")).device == "cpu"
-    if not torch.cuda.is_available():
-        with pytest.raises(ParameterError, match="no CUDA"):
-            setup_chapter(PROFILES, namespace(device="cuda"))
-    with pytest.raises(ParameterError, match="unknown device"):
-        setup_chapter(PROFILES, namespace(device="tpu"))
-
-
-def test_banner_shows_profile_device_and_parameters(capsys):
-    setup_chapter(PROFILES, namespace(steps=5))
-    out = capsys.readouterr().out  # outside IPython, display() prints the text/plain form
-    assert "profile=cpu" in out and "device=cpu" in out and "seed=0" in out
-    assert "steps = 5 (overridden)" in out and "lr = 0.5" in out
-
-
+# ---- checks ---------------------------------------------------------------------------------------
 def test_check_prints_records_and_raises_on_failure(capsys):
-    setup_chapter(PROFILES, namespace())
+    setup_chapter(namespace())
     gap = np.float64(1e-4)
     assert check("gap is small", gap < 1e-3, measured=gap, paper="~1e-3", tol=1e-3) is None
     assert "PASS | gap is small | measured: 0.0001 | paper: ~1e-3 | tol: 0.001" in capsys.readouterr().out
@@ -179,21 +404,6 @@ def test_check_prints_records_and_raises_on_failure(capsys):
     n = len(runtime.current_record()["checks"])
     check("a numpy verdict", np.bool_(True))
     assert len(runtime.current_record()["checks"]) == n + 1
-
-
-def test_record_file_for_the_status_page(tmp_path, monkeypatch):
-    path = tmp_path / "records" / "a01.json"
-    monkeypatch.setenv(runtime.RECORD_ENV, str(path))
-    setup_chapter(PROFILES, namespace(steps=4))
-    check("one", True, measured=np.arange(3))
-    with pytest.raises(AssertionError):
-        check("two", False, measured=float("nan"))
-    record = json.loads(path.read_text())
-    assert record["profile"] == "cpu" and record["device"] == "cpu" and record["seed"] == 0
-    assert record["params"] == {"steps": 4, "lr": 0.5, "sizes": [1, 2], "note": None}
-    assert [c["claim"] for c in record["checks"]] == ["one", "two"]
-    assert record["checks"][0]["measured"] == [0, 1, 2] and record["checks"][1]["measured"] == "nan"
-    assert record["wall_s"] >= 0
 
 
 # ---- results as data: record, preregister, compare -----------------------------------------------
@@ -218,7 +428,7 @@ def test_rules_judge_measured_values():
 def test_compare_needs_a_preregistered_rule_and_records_outcomes(tmp_path, monkeypatch, capsys):
     path = tmp_path / "rec.json"
     monkeypatch.setenv(runtime.RECORD_ENV, str(path))
-    setup_chapter(PROFILES, namespace())
+    setup_chapter(namespace())
     with pytest.raises(KeyError, match="not pre-registered"):
         runtime.compare("dist", 0.2)
     runtime.preregister({"dist": ("proxy distance near the paper's", runtime.within(0.163, abs_tol=0.05)),
@@ -235,7 +445,7 @@ def test_compare_needs_a_preregistered_rule_and_records_outcomes(tmp_path, monke
     assert rec["comparisons"][1]["chance"] == 0.7
     assert rec["preregistered"] == ["dist", "sim", "big"]
     assert "DEVIATES | proxy distance" in capsys.readouterr().out
-    setup_chapter(PROFILES, namespace())  # a new run starts with no rules
+    setup_chapter(namespace())  # a new run starts with no rules
     with pytest.raises(KeyError):
         runtime.compare("dist", 0.2)
 
@@ -243,7 +453,7 @@ def test_compare_needs_a_preregistered_rule_and_records_outcomes(tmp_path, monke
 def test_record_glues_and_stores_values(tmp_path, monkeypatch):
     path = tmp_path / "rec.json"
     monkeypatch.setenv(runtime.RECORD_ENV, str(path))
-    setup_chapter(PROFILES, namespace())
+    setup_chapter(namespace())
     assert runtime.record("proxy_distance", np.float64(0.224), paper=0.163) == 0.224
     runtime.record("n_contexts", 380, unit="contexts")
     check("a feasible point bounds the optimum", True, sanity=True)
@@ -257,7 +467,7 @@ def test_record_glues_and_stores_values(tmp_path, monkeypatch):
 def test_similarity_claims_are_judged_with_and_without_the_diagonal(capsys):
     from ntputils.analysis.baselines import SimilarityWithChance
 
-    setup_chapter(PROFILES, namespace())
+    setup_chapter(namespace())
     runtime.preregister_similarity({"simH": ("sim(H, S~) high", 0.1, "A:Fig 6")})
     rep = SimilarityWithChance(value=0.75, offdiagonal=0.5, random_mean=0.70, random_std=0.01,
                                random_offdiagonal_mean=0.0, random_offdiagonal_std=0.01,
@@ -271,7 +481,7 @@ def test_similarity_claims_are_judged_with_and_without_the_diagonal(capsys):
 def test_compare_unavailable_is_not_reproduced(tmp_path, monkeypatch):
     path = tmp_path / "rec.json"
     monkeypatch.setenv(runtime.RECORD_ENV, str(path))
-    setup_chapter(PROFILES, namespace())
+    setup_chapter(namespace())
     runtime.preregister({"gpt2": ("GPT-2 clusters beat random", runtime.at_least(0.5))})
     outcome = runtime.compare("gpt2", None, unavailable="GPT-2 weights not available offline")
     assert outcome == "not reproduced"
@@ -305,7 +515,7 @@ def test_above_chance_is_strict_and_a_non_finite_measurement_is_an_error_naming_
     rule = runtime.above_chance(0.0)
     assert not rule.holds(0.5, chance=0.5) and rule.holds(0.5000001, chance=0.5)
     assert not runtime.above_chance(0.1).holds(0.6, chance=0.5)  # equal to chance + margin: not above
-    setup_chapter(PROFILES, namespace())
+    setup_chapter(namespace())
     runtime.preregister({"t_nan": ("a claim", runtime.at_least(0.5)),
                          "t_chance": ("another", runtime.above_chance(0.1))})
     with pytest.raises(ValueError, match="'t_nan'.*NaN"):

@@ -37,18 +37,16 @@ TINY = '''\
 # # A tiny chapter for sweeps
 
 # %%
-PROFILES = {"cpu": {"x": 1, "sleep": 0.0, "fail_at": -1, "name": "a"},
-            "paper": {"x": 2, "sleep": 0.0, "fail_at": -1, "name": "a"}}
 LIMITS = {"x": (0, 1000), "name": {"a", "b"}}
 
 # %% tags=["parameters"]
 profile = "cpu"
 seed = 0
 device = "cpu"
-x = None
-sleep = None
-fail_at = None
-name = None
+x = 1
+sleep = 0.0
+fail_at = -1
+name = "a"
 
 # %%
 import json
@@ -58,10 +56,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ntputils.chapter import RECORD_ENV, resolve_parameters
+from ntputils.chapter import RECORD_ENV
 
-cfg = resolve_parameters(PROFILES, {k: globals()[k] for k in ("profile", "seed", "device", "x", "sleep",
-                                                               "fail_at", "name")})
+cfg = {k: globals()[k] for k in ("profile", "seed", "device", "x", "sleep", "fail_at", "name")}
 REC = {"profile": cfg["profile"], "seed": cfg["seed"], "device": "cpu", "checks": [], "comparisons": [],
        "results": {}}
 
@@ -88,6 +85,7 @@ record("label", cfg["name"])
 def make_project(root: Path) -> Project:
     (root / "notebooks").mkdir(parents=True)
     (root / "notebooks" / "t01_tiny.py").write_text(TINY)
+    (root / "notebooks" / "t01_tiny.paper.yaml").write_text("profile: paper\nx: 2\n")
     return Project(root)
 
 
@@ -136,7 +134,7 @@ def test_axes_values_ranges_and_their_errors():
     (["-p", "x=1:1"], "range is empty"),
     (["-p", "x=3,3"], "duplicate value 3"),
     (["-p", "x=1,5000"], r"x=5000 is outside the chapter's limits \[0, 1000\]"),
-    (["-p", "seed=-1,0"], r"seed.*(negative|must be in \[0)"),
+    (["-p", "seed=-1,0"], r"seed.*must be an int in \[0"),
     (["-p", "name=a,c"], r"name='c' is not one of the chapter's values \['a', 'b'\]"),
     (["-p", "x=1", "--profile", "huge"], "unknown profile 'huge'"),
     (["-p", "x=1", "--name", "../evil"], "--name"),
@@ -156,9 +154,9 @@ def test_unknown_chapter_and_points_that_resolve_alike(tmp_path):
     project = make_project(tmp_path)
     with pytest.raises(SweepSpecError, match="no chapter matches 'zz'"):
         plan_sweep(project, "zz", ["x=1"])
-    # x=None means "the profile's value" (1 at cpu): the same point as x=1
+    # sleep is a float: 0 becomes 0.0, the same point
     with pytest.raises(SweepSpecError, match="resolve to the same parameters"):
-        plan_sweep(project, "t01", ["x=1,None"])
+        plan_sweep(project, "t01", ["sleep=0,0.0"])
 
 
 def test_point_ids_follow_code_cells_and_parameters_not_prose(tmp_path):

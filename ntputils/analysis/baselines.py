@@ -28,8 +28,6 @@ __all__ = ["offdiagonal_sim", "random_sim", "shuffled_sim", "SimilarityWithChanc
 def offdiagonal_sim(A: np.ndarray, B: np.ndarray, C: float = SIM_C) -> float:
     r"""$\mathrm{SIM}$ of $\mathrm{corr}(\boldsymbol A)$ and $\mathrm{corr}(\boldsymbol B)$ over the
     off-diagonal entries only (the diagonals are 1 for any matrix and inflate ``sim``), Paper A, Fig. 6d-e.
-
-    Used in: a04.
     """
     CA, CB = corr(A), corr(B)
     if CA.shape != CB.shape:
@@ -52,8 +50,6 @@ def random_sim(shape: tuple[int, int], B: np.ndarray, *, draws: int = 20, seed: 
                offdiagonal: bool = False) -> tuple[float, float]:
     """Mean and standard deviation of ``sim(R, B)`` (or its off-diagonal) over ``draws`` matrices
     ``R`` of ``shape`` with i.i.d. N(0, 1) entries (seeded: same seed, same numbers).
-
-    Used in: a04.
     """
     rng = np.random.default_rng(seed)
     f = offdiagonal_sim if offdiagonal else sim
@@ -102,8 +98,6 @@ def similarity_with_chance(A: np.ndarray, B: np.ndarray, *, draws: int = 20, see
                            ) -> SimilarityWithChance:
     """``sim(A, B)`` reported with its off-diagonal value, the random-matrix baseline (same shape as
     ``A``) and the shuffled-column control: what every similarity claim of the book shows.
-
-    Used in: a04, a05, a06, a07, c01.
     """
     A = np.asarray(A, dtype=np.float64)
     rm, rs = random_sim(A.shape, B, draws=draws, seed=seed)

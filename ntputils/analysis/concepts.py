@@ -141,8 +141,6 @@ def paper_dims(K: Iterable[int]) -> tuple[int, ...]:
     """Convert the paper's 1-based concept set ``K`` (e.g. ``{1, 2, 4}``) to 0-based ``dims``.
 
     The concept set K of Paper B, Sec. 4.3 (1-based in the paper).
-
-    Used in: b01.
     """
     K = list(K)
     if not K or any(int(k) != k or k < 1 for k in K):
@@ -154,8 +152,6 @@ def sign_configurations(p: int) -> list[tuple[int, ...]]:
     """All ``2^p`` configurations ``C in {+1,-1}^p`` in a fixed order (``(+1,...,+1)`` first).
 
     The 2^p signature configurations of Paper B, Sec. 4.3.
-
-    Used in: b04, b07.
     """
     if p < 1:
         raise ValueError(f"p must be >= 1, got {p}")
@@ -165,8 +161,6 @@ def sign_configurations(p: int) -> list[tuple[int, ...]]:
 def sign_string(config: Iterable[int]) -> str:
     """A sign configuration ``C = [c_{k_1}, ..., c_{k_p}]`` (paper B Definition 1) as text:
     ``(1, -1, 1)`` -> ``"(+,-,+)"``.
-
-    Used in: b04, b07, c02.
     """
     return "(" + ",".join("+" if c > 0 else "-" for c in config) + ")"
 
@@ -194,8 +188,6 @@ def sign_patterns(A: np.ndarray, dims: Iterable[int], zero_tol: float = DEFAULT_
 def typicality(A: np.ndarray, dims: Iterable[int]) -> np.ndarray:
     r"""$\mathrm{Typicality}(z;C)=\sum_{i\in[p]}\lvert\boldsymbol u_{k_i}[z]\rvert$ for every row $z$ of the
     analyzer matrix, Paper B, Def. 1; shape (n,).
-
-    Used in: b04.
     """
     A = _analyzers(A)
     d = _dims(dims, A.shape[1])
@@ -226,8 +218,6 @@ def orthant_clusters(A: np.ndarray, dims: Iterable[int], top: int | None = 40,
     Returns ``{C: OrthantCluster(indices, typicality)}`` for all ``C`` of :func:`sign_configurations`
     (empty configurations map to empty arrays), members sorted by decreasing typicality (ties by
     index) and cut to the ``top`` most typical (paper B uses top-40 word clouds); ``top=None`` keeps all.
-
-    Used in: b01, b04, b07.
     """
     if top is not None and (int(top) != top or top < 1):
         raise ValueError(f"top must be a positive integer or None, got {top!r}")
@@ -246,8 +236,6 @@ def orthant_labels(A: np.ndarray, dims: Iterable[int], zero_tol: float = DEFAULT
     (e.g. ``sklearn.metrics.adjusted_rand_score``).
 
     Orthant-based clustering of Paper B, Sec. 4.3 and Def. 1.
-
-    Used in: b04, b07, c02.
     """
     pat = sign_patterns(A, dims, zero_tol)
     p = pat.shape[1]
@@ -266,8 +254,6 @@ def orthant_hierarchy(A: np.ndarray, dims: Iterable[int], signs: Iterable[int],
     contains the next (adding a dimension can only refine an orthant).
 
     Paper B, Fig. 2B and Fig. 11: finer categories as concept dimensions are added.
-
-    Used in: b01.
     """
     A = _analyzers(A)
     d = _dims(dims, A.shape[1])
@@ -285,8 +271,6 @@ def matched_clusters(A_words: np.ndarray, A_contexts: np.ndarray, dims: Iterable
     orthant of the top concepts tend to have ``S~[z, j] > 0``: the words are typical next tokens of
     the contexts. Returns ``{C: MatchedCluster(words, contexts)}`` in :func:`sign_configurations`
     order, each side cut to ``top`` members (``min_size`` is tested before the cut).
-
-    Used in: b04.
     """
     Aw, Ac = _analyzers(A_words), _analyzers(A_contexts)
     if Aw.shape[1] != Ac.shape[1]:
@@ -315,8 +299,6 @@ def clusters_table(clusters: Mapping[tuple[int, ...], OrthantCluster], names: Se
     header of the configuration in the paper's 1-based notation, e.g. ``C on K={1,2,4}``.
 
     Orthant-based clusters of Paper B, Sec. 4.3 (Figs. 4 and 22-25).
-
-    Used in: b01.
     """
     import pandas as pd
 
@@ -398,8 +380,6 @@ def concept_representations(W: np.ndarray, H: np.ndarray, U: np.ndarray, Vt: np.
     project: apply ``P_W`` / ``P_H`` explicitly as printed in eq. (4). Mathematically a no-op
         (``W^T u_k`` lies in the row space of W, ``H v_k`` in the column space of H); kept to check
         that claim numerically.
-
-    Used in: b01.
     """
     W = np.asarray(W, dtype=np.float64)
     H = np.asarray(H, dtype=np.float64)
@@ -425,8 +405,6 @@ def concept_coordinates(X: np.ndarray, reps: np.ndarray) -> np.ndarray:
 
     ``X`` holds embeddings as rows (``W`` for words, ``H.T`` for contexts), ``reps`` concept
     representations as columns (d x K) or a single (d,) vector.
-
-    Used in: b01.
     """
     X = np.asarray(X, dtype=np.float64)
     R = np.asarray(reps, dtype=np.float64)
@@ -446,8 +424,6 @@ def cosine_columns(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """Cosine similarity of matching columns of A and B (e.g. ``cos(u^d_k, v^d_k)`` for every k).
 
     Used to compare word and context concept representations, Paper B, Eq. (4), App. B.
-
-    Used in: b01.
     """
     A = np.atleast_2d(np.asarray(A, dtype=np.float64).T).T
     B = np.atleast_2d(np.asarray(B, dtype=np.float64).T).T
@@ -472,8 +448,6 @@ def kmeans_on_analyzers(A: np.ndarray, p: int, k: int | None = None, seed: int =
     the same seed gives the same clustering.
 
     The k-means variant of Paper B, Sec. 5.1 and App. A.3 (Figs. 5, 20, 21).
-
-    Used in: b04, c02.
     """
     from sklearn.cluster import KMeans
 
@@ -516,8 +490,6 @@ def decoder_concepts(W: np.ndarray, rank_tol: float = 1e-9) -> DecoderConcepts:
     """Thin SVD of the decoder ``W`` (V x d), signs as :func:`ntputils.geometry.svd_factors`.
 
     Word concepts of a pretrained LM, Paper B, Sec. 5.1, App. F.2 (Figs. 7, 15-17).
-
-    Used in: b07.
     """
     W = np.asarray(W, dtype=np.float64)
     if W.ndim != 2 or min(W.shape) == 0:
@@ -532,8 +504,6 @@ def context_concepts(H: np.ndarray, concepts: DecoderConcepts) -> np.ndarray:
     """``V = H^T R^T Sigma^{-1/2}`` (m x r) for last-layer states ``H`` (d x m).
 
     Context concepts of a pretrained LM, Paper B, Sec. 5.1 (which prints R where its transpose is meant).
-
-    Used in: b07.
     """
     H = np.asarray(H, dtype=np.float64)
     if H.ndim != 2 or H.shape[0] != concepts.R.shape[1]:
@@ -566,8 +536,6 @@ def orthant_agreement(word_codes: np.ndarray, context_codes: np.ndarray, next_to
     ``-1`` (a zero coordinate) never agrees and is excluded from the per-configuration statistics.
 
     Tests the word-context cluster pairing of Paper B, Fig. 6 (our measure, beyond the paper).
-
-    Used in: b07.
     """
     word_codes = np.asarray(word_codes, dtype=np.int64)
     context_codes = np.asarray(context_codes, dtype=np.int64)
@@ -609,8 +577,6 @@ def orthant_purity(A: np.ndarray, p: int, labels, baseline, top: int | None = 40
 
     Paper B, Definition 1 and Figs. 15-17 (GPT-2), 22-25 (orthant grids of STS / WikiText).
     Returns ``(clusters, table)``: the ``{C: OrthantCluster}`` dict and the ``pandas.DataFrame``.
-
-    Used in: b04, b07, c02.
     """
     from ntputils.analysis.purity import purity_table  # a sibling module: imported where needed
 

@@ -66,8 +66,6 @@ RULES = ("nearest", "total")
 def support_masks(supports: Sequence[Sequence[int]], V: int) -> np.ndarray:
     """0/1 matrix ``(k, V)``: row c is the indicator ``1_{S_c}`` of the support of class c (word indices in
     [0, V)); paper B sec. 4.4, Fig. 3.
-
-    Used in: b05.
     """
     if V < 1:
         raise ValueError(f"V must be >= 1, got {V}")
@@ -87,8 +85,6 @@ def support_masks(supports: Sequence[Sequence[int]], V: int) -> np.ndarray:
 def softmax_columns(L: np.ndarray) -> np.ndarray:
     """Column-wise softmax of logits ``L`` (``(..., V, m)``): ``P[..., z, j] = softmax(l_j)_z`` (the
     next-token distributions of paper B eq. 3).
-
-    Used in: b05, b06.
     """
     L = np.asarray(L, dtype=np.float64)
     if L.ndim < 2:
@@ -103,8 +99,6 @@ def predict_support_class(P: np.ndarray, masks: np.ndarray, rule: str = "nearest
     ``"nearest"``: ``argmin_c ||p_j - u_c||_1`` with ``u_c`` uniform on ``S_c`` (module docstring);
     ``"total"``: ``argmax_c sum_{z in S_c} p_j[z]``. Ties go to the lowest class index.
     Returns integer class indices of shape ``(..., m)`` (paper B sec. 4.4, Fig. 3).
-
-    Used in: b05.
     """
     P = np.asarray(P, dtype=np.float64)
     masks = np.asarray(masks, dtype=np.float64)
@@ -122,8 +116,6 @@ def predict_support_class(P: np.ndarray, masks: np.ndarray, rule: str = "nearest
 
 def disjoint_classes(masks: np.ndarray) -> np.ndarray:
     """``D[a, b]`` True iff the supports ``S_a`` and ``S_b`` do not intersect (paper B sec. 4.4, Fig. 3).
-
-    Used in: b05.
     """
     masks = np.asarray(masks, dtype=np.float64)
     return (masks @ masks.T) == 0
@@ -133,8 +125,6 @@ def learned_classes(C: np.ndarray, disjoint: np.ndarray, threshold: float = 0.9)
     """Which classes are learned in each confusion matrix ``C`` (``(..., k, k)``): recall >= ``threshold``
     and no context of a disjoint class predicted as the class (module docstring; paper B sec. 4.4, Fig. 3).
     Returns booleans ``(..., k)``.
-
-    Used in: b05.
     """
     C = np.asarray(C, dtype=np.float64)
     if C.shape[-2:] != disjoint.shape or C.shape[-1] != C.shape[-2]:
@@ -153,8 +143,6 @@ def first_step_holding(steps: Sequence[int], flags: np.ndarray) -> np.ndarray | 
 
     ``flags`` is ``(T, k)`` booleans at the ``T`` increasing ``steps`` (returns ``(k,)`` floats) or ``(T,)``
     (returns one float). The learning times of paper B Figs. 3 and 9 are such steps.
-
-    Used in: b06.
     """
     steps = np.asarray(steps, dtype=np.float64)
     flags = np.asarray(flags, dtype=bool)
@@ -173,8 +161,6 @@ def first_step_holding(steps: Sequence[int], flags: np.ndarray) -> np.ndarray | 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
     """Spearman rank correlation (average ranks for ties) of two equal-length vectors (measured vs
     predicted learning times, paper B sec. 4.4, Fig. 3).
-
-    Used in: b05.
     """
     from scipy.stats import spearmanr
 
@@ -208,8 +194,6 @@ def within_group_probability(P: np.ndarray, labels: np.ndarray, group: Sequence[
     How much the model prefers the right class *inside* the group G: 1/|G| when it cannot tell the
     group's classes apart, 1 when it can (tiers 1 and 3 of STEP imbalance for G = majorities, minorities;
     paper B App. A.4, Fig. 9).
-
-    Used in: b06.
     """
     P, labels, group, members = _check_probs(P, labels, group)
     right = P[:, labels[members], members]
@@ -219,8 +203,6 @@ def within_group_probability(P: np.ndarray, labels: np.ndarray, group: Sequence[
 def group_probability(P: np.ndarray, labels: np.ndarray, group: Sequence[int]) -> np.ndarray:
     """``mean_{j: y_j in G} sum_{c in G} p_j[c]`` at every step: mass on the right group (tier 2 of STEP
     imbalance; paper B App. A.4, Fig. 9).
-
-    Used in: b06.
     """
     P, labels, group, members = _check_probs(P, labels, group)
     return P[:, group][:, :, members].sum(axis=1).mean(axis=1)
@@ -235,8 +217,6 @@ def confusion_milestones(confusions: np.ndarray, steps: Sequence[int], majority:
     * ``"all"``: every sample is classified correctly (minorities separated as well).
 
     Paper B App. A.4, Fig. 9.
-
-    Used in: b06.
     """
     C = np.asarray(confusions)
     maj, mino = np.asarray(list(majority), dtype=np.intp), np.asarray(list(minority), dtype=np.intp)

@@ -55,8 +55,6 @@ class GeometryReference:
     columns: the context indices of the full data these columns are (``None`` = all, in order).
 
     The references of Paper A, Fig. 6: L^in, S~ of Paper B, Eq. (2) and L^mm of Paper A, Eq. (NTP-SVM).
-
-    Used in: a05, c01.
     """
 
     support: np.ndarray
@@ -219,8 +217,6 @@ def convergence_curves(hist: History, ref: GeometryReference, label: str = "",
     and to $\boldsymbol H^{\rm mm},\boldsymbol W^{\rm mm}$.
 
     Logged CE - H and norms plus :func:`snapshot_metrics`.
-
-    Used in: a05, a06, a07.
     """
     snaps = snapshot_metrics(hist, ref, chunk_bytes=chunk_bytes)
     return ConvergenceCurves(
@@ -240,8 +236,6 @@ def support_group_order(support: np.ndarray | sp.sparray | sp.spmatrix) -> tuple
     the new order (0, 0, 1, 1, 1, 2, ...).
 
     Makes the subspace-collapse blocks of Paper A, Prop. 1 visible in the heatmaps of Paper A, Figs. 1 and 4.
-
-    Used in: a04, a05, a06.
     """
     S = (support.toarray() if sp.issparse(support) else np.asarray(support)) > 0
     if S.ndim != 2 or S.shape[1] == 0:
@@ -265,8 +259,6 @@ def support_group_labels(support: np.ndarray | sp.sparray | sp.spmatrix) -> np.n
     subspace collapse (Paper A, Theorem 2 / Fig. 5: contexts with equal supports get collinear
     :math:`\boldsymbol h_j^{\rm mm}` and identical :math:`\boldsymbol L^{\rm mm}` columns).
     With ``order, group = support_group_order(S)``: ``labels[order] = group``.
-
-    Used in: a04.
     """
     order, group = support_group_order(support)
     labels = np.empty(group.size, dtype=np.int64)
@@ -282,8 +274,6 @@ def word_order(support: np.ndarray | sp.sparray | sp.spmatrix,
     adjacent, so ``corr(W^T)`` shows the same blocks as ``corr(H)``.
 
     Row order of the heatmaps of Paper A, Figs. 1 and 4.
-
-    Used in: a04, a05, a06, a07.
     """
     S = (support.toarray() if sp.issparse(support) else np.asarray(support)) > 0
     cols = np.arange(S.shape[1]) if context_order is None else np.asarray(context_order)

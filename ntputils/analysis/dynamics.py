@@ -77,8 +77,6 @@ def saxe_factors(t: float | np.ndarray, sigma: np.ndarray, delta: float) -> np.n
 
 def saxe_singular_values(t: float | np.ndarray, sigma: np.ndarray, delta: float) -> np.ndarray:
     """Singular values ``sigma_i a_i(t)`` of ``L(t)`` under the aligned initialization (paper B, Prop. 1).
-
-    Used in: b02, b03.
     """
     return _check(sigma) * saxe_factors(t, sigma, delta)
 
@@ -94,8 +92,6 @@ def half_time(sigma: np.ndarray, delta: float) -> np.ndarray:
 
     ``a_i(t) = 1/2`` <=> ``t = log(sigma_i e^{2 delta} - 1) / (2 sigma_i)``; defined when the mode
     starts below its target (``sigma_i e^{2 delta} > 1``), otherwise ``ValueError``.
-
-    Used in: b02.
     """
     sigma = _check(sigma)
     arg = sigma * np.exp(2.0 * delta) - 1.0
@@ -108,8 +104,6 @@ def aligned_init(U: np.ndarray, Vt: np.ndarray, d: int, delta: float, seed: int 
                  ) -> tuple[np.ndarray, np.ndarray]:
     """``W(0) = e^{-delta} U R^T``, ``H(0) = e^{-delta} R V^T``; ``R`` (d x r) random with ``R^T R = I``
     (the aligned small initialization of paper B, Prop. 1).
-
-    Used in: b02, b03.
     """
     r = U.shape[1]
     if d < r:
@@ -129,8 +123,6 @@ def predicted_learning_times(sigma: np.ndarray, depth: np.ndarray | None = None)
 
     With ``depth`` (1-based concept depths of classes, :func:`concept_depth`) returns the predicted
     learning time of every class, ``T_c = 1/sigma_{depth(c)}`` (paper B sec. 4.4, Fig. 3).
-
-    Used in: b05.
     """
     T = 1.0 / _check(sigma)
     if depth is None:
@@ -148,8 +140,6 @@ def concept_energy(masks: np.ndarray, U: np.ndarray) -> np.ndarray:
     ``s~_c = (I - 1 1^T / V) 1_{S_c}`` is the centered indicator of ``S_c`` (rows of ``masks``, see
     :func:`ntputils.analysis.confusion.support_masks`); ``U`` (V x r) holds the word-analyzer vectors
     of S~. Rows sum to 1 when ``s~_c`` lies in span(U) (true for the support of any context of the data).
-
-    Used in: b05.
     """
     masks = np.asarray(masks, dtype=np.float64)
     U = np.asarray(U, dtype=np.float64)
@@ -166,8 +156,6 @@ def concept_energy(masks: np.ndarray, U: np.ndarray) -> np.ndarray:
 def concept_depth(energy: np.ndarray, level: float = 0.9) -> np.ndarray:
     """Smallest (1-based) ``k`` with ``sum_{i<=k} E[c, i] >= level`` for every class (r if never reached)
     (paper B sec. 4.4, Fig. 3; ``E`` from :func:`concept_energy`).
-
-    Used in: b05.
     """
     energy = np.asarray(energy, dtype=np.float64)
     if energy.ndim != 2:
@@ -184,8 +172,6 @@ def concept_depth(energy: np.ndarray, level: float = 0.9) -> np.ndarray:
 def singular_value_curves(Ls: Sequence[np.ndarray] | np.ndarray, k: int | None = None) -> np.ndarray:
     """Singular values ``s_1(L_t) >= s_2(L_t) >= ...`` of each logit snapshot ``L_t``: array (len(Ls), k)
     (k = min(V, m) if None); paper B sec. 4.4, Figs. 12-19.
-
-    Used in: b02.
     """
     arr = np.asarray(Ls, dtype=np.float64)
     if arr.ndim != 3 or arr.shape[0] == 0:
@@ -204,8 +190,6 @@ def mode_amplitudes(Ls: Sequence[np.ndarray] | np.ndarray, U: np.ndarray, Vt: np
 
     Unlike the sorted singular values, these follow each concept by identity, so curves of different
     modes may cross. Under the aligned dynamics of Prop. 1 they equal ``sigma_k a_k(t)``.
-
-    Used in: b03.
     """
     arr = np.asarray(Ls, dtype=np.float64)
     U = np.asarray(U, dtype=np.float64)
@@ -222,8 +206,6 @@ def crossing_times(t: np.ndarray, curves: np.ndarray, levels: np.ndarray | float
     ``curves`` is (T, K) sampled at the increasing times ``t`` (T,); ``levels`` is (K,) or a scalar.
     A curve already at or above its level at ``t[0]`` crosses at ``t[0]``. With ``levels = sigma / 2``
     these are the measured half-times of paper B, Prop. 1 (Figs. 12-19).
-
-    Used in: b02.
     """
     t = np.asarray(t, dtype=np.float64)
     c = np.asarray(curves, dtype=np.float64)
@@ -252,8 +234,6 @@ def learning_times(t: np.ndarray, curves: np.ndarray, limits: np.ndarray | float
     ``= crossing_times(t, curves, level * limits)`` (linear interpolation, ``nan`` if never). The default
     90% of the limit is the learning time of paper B App. D, Fig. 13 (``limits = sigma`` for the mode
     amplitudes ``u_k^T L_t v_k``); ``level=0.5`` gives the half-times of Prop. 1.
-
-    Used in: b03.
     """
     if not 0 < level <= 1:
         raise ValueError(f"level must lie in (0, 1], got {level}")
@@ -266,8 +246,6 @@ def class_learning_times(confusions: np.ndarray, steps: Sequence[int], disjoint:
     (paper B sec. 4.4, Fig. 3): the first recorded step from which the class stays learned
     (:func:`ntputils.analysis.confusion.learned_classes`, recall >= ``threshold`` and no context of a
     disjoint class predicted as the class) to the end of training; ``nan`` = never.
-
-    Used in: b05.
     """
     return first_step_holding(steps, learned_classes(confusions, disjoint, threshold))
 
@@ -277,8 +255,6 @@ def fit_inverse_sigma(times: np.ndarray, sigma: np.ndarray) -> tuple[float, floa
 
     Prop. 1 predicts the half-time ``t_k = (2 delta + log sigma_k) / (2 sigma_k)`` for the aligned
     initialization of scale ``e^{-delta}``: slope ``a ~ delta`` (time of the halved loss).
-
-    Used in: b02.
     """
     T = np.asarray(times, dtype=np.float64)
     x = 1.0 / np.asarray(sigma, dtype=np.float64)
@@ -299,8 +275,6 @@ def complement_norm(L: np.ndarray, U: np.ndarray, Vt: np.ndarray) -> float:
     """``||L - U U^T L V V^T||_F``: the logits outside ``span{u_i v_j^T}`` (paper B App. D, Fig. 12 right).
 
     ``U`` (V x r) and ``Vt`` (r x m) have orthonormal columns / rows (the SVD factors of S~).
-
-    Used in: b02, b03.
     """
     L = np.asarray(L, dtype=np.float64)
     U = np.asarray(U, dtype=np.float64)
@@ -313,8 +287,6 @@ def complement_norm(L: np.ndarray, U: np.ndarray, Vt: np.ndarray) -> float:
 
 def relative_error(A: np.ndarray, B: np.ndarray) -> float:
     """``||A - B||_F / ||B||_F`` (B is the reference and must be non-zero; paper B App. D, Fig. 12).
-
-    Used in: b02, b03.
     """
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
@@ -334,8 +306,6 @@ def richardson(curves: Sequence[np.ndarray]) -> np.ndarray:
     times. With the error expansion ``c_1 eta + c_2 eta^2 + O(eta^3)``: two curves give
     ``2 f(eta/2) - f(eta)`` (error ``O(eta^2)``); three give
     ``(8 f(eta/4) - 6 f(eta/2) + f(eta)) / 3`` (error ``O(eta^3)``).
-
-    Used in: b02.
     """
     if len(curves) not in (2, 3):
         raise ValueError(f"richardson takes 2 or 3 curves (steps eta, eta/2[, eta/4]), got {len(curves)}")

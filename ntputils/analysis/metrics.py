@@ -106,8 +106,6 @@ def sim(A: np.ndarray, B: np.ndarray, C: float = SIM_C) -> float:
     \sigma_Y+C)$, $C=10^{-5}$, Paper A, Fig. 6d-e.
 
     ``sim(A, B) = SIM(corr(A), corr(B))``. A and B need the same number of columns.
-
-    Used in: a04 (as ``metrics.sim``), a06, a07.
     """
     A = np.asarray(A)
     B = np.asarray(B)
@@ -120,8 +118,6 @@ def sim(A: np.ndarray, B: np.ndarray, C: float = SIM_C) -> float:
 def normalized_distance(A: np.ndarray, B: np.ndarray) -> float:
     r"""$\big\lVert\boldsymbol A/\lVert\boldsymbol A\rVert_F-\boldsymbol B/\lVert\boldsymbol
     B\rVert_F\big\rVert_F$, the direction error of Paper A, Thm. 1 (0 = same direction, 2 = opposite).
-
-    Used in: a04, a05, a06, a07, b01, c01, c02.
     """
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
@@ -162,8 +158,6 @@ def group_cosine_stats(A: np.ndarray, groups: np.ndarray) -> dict[str, float]:
     distinct pairs ``i != k``: ``within_mean`` / ``within_min`` of ``corr(A)[i, k]`` for equal labels,
     ``between_mean`` for different labels (NaN where there is no such pair). Collapse of every
     group onto one direction means ``within_min -> 1``.
-
-    Used in: a04 (as ``metrics.group_cosine_stats``).
     """
     within, between = _group_pairs(A, groups)
     return {
@@ -181,8 +175,6 @@ def group_contrast(A: np.ndarray, group: Sequence[int] | np.ndarray) -> tuple[fl
     :attr:`ntputils.analysis.network_runs.ContextSelection.group`), subspace collapse means a *within*
     mean near 1; for the proxy ``S~`` with single-token supports the *between* mean is ``-1/(V-1)``.
     Raises if a mean is undefined (no such pairs).
-
-    Used in: a07.
     """
     within, between = _group_pairs(A, group)
     if not within.size or not between.size:

@@ -86,8 +86,6 @@ def geometry_reference(data: NTPData, theory: bool = True, solver: str = "fast",
     support pattern (:func:`ntputils.geometry.max_margin_cached`); ``solver="fast"`` is the certified
     first-order solver of :mod:`ntputils.geometry.maxmargin_admm` (seconds for V x m = 64 x 35,644),
     ``"cvxpy"`` the SCS reference. The solver's info dict is stored in ``reference.info["lmm"]``.
-
-    Used in: a06, a07.
     """
     if not theory:
         return GeometryReference.from_data(data)
@@ -160,8 +158,6 @@ def train_and_compare(kind: str, data: NTPData, ref: GeometryReference | None = 
         interrupted one is resumed (bit-identical on CPU).
     device, num_threads, progress: passed to :func:`ntputils.training.loop.train_ntp` (not part of the key:
         they do not change the result on CPU).
-
-    Used in: a06, a07, c01.
     """
     unknown = sorted(set(train_config) - set(TRAIN_ARGUMENTS))
     if unknown:
@@ -196,8 +192,6 @@ def history_subset(hist: History, columns: Sequence[int] | np.ndarray) -> Histor
     snapshot contexts (``hist.meta["snapshot_contexts"]``, default all). The result records them in
     ``meta["snapshot_contexts"]``, so :func:`~ntputils.analysis.convergence.convergence_curves`
     restricts the targets to the same contexts. Scalars (CE, norms over all contexts) are shared unchanged.
-
-    Used in: a07.
     """
     cols = np.asarray(columns, dtype=np.int64)
     if cols.ndim != 1 or cols.size == 0:
@@ -247,8 +241,6 @@ def support_group_selection(data: NTPData, n_contexts: int = 100, per_group: int
     column first, again as the reversed stable sort) until ``n_contexts`` are collected (the last
     group may overshoot, as in the authors' loop). Contexts of one group are adjacent, so
     ``corr(S~)`` of the selection is block diagonal up to the overlaps between supports.
-
-    Used in: a07.
     """
     if min(n_contexts, per_group, min_group) < 1:
         raise ValueError("n_contexts, per_group and min_group must be positive")

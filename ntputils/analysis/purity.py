@@ -128,8 +128,6 @@ def lexical_labels(words: Sequence[str], classify: Callable[[str], set[str]] | N
     line-initial words, which the SVD of real text separates strongly.
 
     Lexical classes for the semantic categories of Paper B, Fig. 4.
-
-    Used in: b04, b07, c02.
     """
     if classify is None:
         from ntputils.data.corpora import classify
@@ -196,8 +194,6 @@ def cluster_purity(members: Iterable[int], labels: ClassLabels, cls: str | None 
     r"""$\lvert C\cap c\rvert/\lvert C\rvert$ for the best class $c=\arg\max_c(\lvert C\cap c\rvert/\lvert
     C\rvert-\lvert c\rvert/V)$ or the given ``cls``: our measure of the semantics Paper B, Fig. 4 reads from
     word clouds.
-
-    Used in: b04.
     """
     idx = _members(members, len(labels.words))
     pur = class_purities(idx, labels)
@@ -215,8 +211,6 @@ class RandomBaseline:
     so the baseline of a size does not depend on which other sizes were asked for.
 
     Random-cluster baseline for the clusters of Paper B, Sec. 5.2 (beyond the paper).
-
-    Used in: b04, b07, c02.
     """
 
     labels: ClassLabels
@@ -274,8 +268,6 @@ def purity_table(clusters: Mapping[str, Iterable[int]], labels: ClassLabels, bas
     and ``members`` (the first ``preview`` members, in the given order). Returns a ``pandas.DataFrame``.
 
     Purity of the orthant and k-means clusters of Paper B, Sec. 5.2 (Figs. 4, 5).
-
-    Used in: b04.
     """
     import pandas as pd
 
@@ -305,8 +297,6 @@ def summarize_purity(table, min_size: int = 10) -> dict[str, float]:
     ``mean purity`` and ``mean random p95`` (over tested clusters; NaN when none is tested).
 
     Purity of the orthant and k-means clusters of Paper B, Sec. 5.2 (Figs. 4, 5).
-
-    Used in: b04, b07, c02.
     """
     tested = table[table["size"] >= min_size]
     nan = float("nan")
@@ -320,8 +310,6 @@ def partition_purity(clusters: Iterable[Iterable[int]], labels: ClassLabels) -> 
     """Size-weighted best-class purity ``sum_C |C| purity(C, c*_C) / sum_C |C|`` over non-empty clusters.
 
     Compares orthant and k-means partitions, Paper B, Sec. 5.1 (Figs. 5, 20, 21).
-
-    Used in: b04.
     """
     total = weighted = 0.0
     for members in clusters:
@@ -338,8 +326,6 @@ def random_partition_purity(sizes: Iterable[int], baseline: RandomBaseline) -> f
     """Expected :func:`partition_purity` of random clusters with the given sizes (mean over the draws).
 
     Baseline for the partitions of Paper B, Sec. 5.1 (beyond the paper).
-
-    Used in: b04.
     """
     sizes = [int(s) for s in sizes if s > 0]
     if not sizes:
@@ -353,8 +339,6 @@ def best_cluster_for_class(clusters: Mapping[Hashable, Iterable[int]], labels: C
 
     Ties go to the larger cluster, then to the first in ``clusters`` order (deterministic). Used to pick
     the clusters of paper B Figs. 4-6 reproducibly instead of by hand.
-
-    Used in: b04.
     """
     labels.index(cls)
     best: tuple[Hashable, Purity] | None = None
@@ -401,8 +385,6 @@ def best_of_n(clusters: Mapping[Hashable, Iterable[int]], baseline: RandomBaseli
     where every $R_{t,i}$ is an independent draw of ``baseline`` (a draw index picked at random per
     candidate and bootstrap round ``t``). The claim holds when ``observed`` exceeds the 95th percentile.
     Used for the clusters of Paper B Figs. 4, 5 picked among all orthants / k-means clusters.
-
-    Used in: b04, b07.
     """
     labels = baseline.labels
     col = labels.index(cls)
@@ -431,8 +413,6 @@ def block_support_density(S, rows: Iterable[int], columns: Iterable[int]) -> flo
 
     For a word cluster and a context cluster with the same sign pattern (paper B Fig. 6) this measures
     how often the words are observed next tokens of the contexts; compare with the density of S.
-
-    Used in: b04.
     """
     r = np.asarray(list(rows) if not isinstance(rows, np.ndarray) else rows, dtype=np.intp)
     c = np.asarray(list(columns) if not isinstance(columns, np.ndarray) else columns, dtype=np.intp)

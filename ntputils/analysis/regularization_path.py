@@ -30,7 +30,7 @@ def direction_error(A: np.ndarray, B: np.ndarray) -> float:
     (:func:`ntputils.analysis.metrics.normalized_distance`), ``NaN`` when :math:`\boldsymbol A=0` (the path is
     exactly zero for :math:`\lambda\ge\lambda_{\max}`).
 
-    Paper A, Theorem 1 (convergence in direction). Used in: a03.
+    Paper A, Theorem 1 (convergence in direction).
     """
     return normalized_distance(A, B) if np.linalg.norm(A) > 0 else np.nan
 
@@ -55,8 +55,6 @@ def logit_geometry(L: np.ndarray, S: np.ndarray, L_in: np.ndarray, L_target: np.
     ``W``, ``H`` are the factors (e.g. trained by GD); if not given, the balanced factors of Lemma 1
     (:func:`ntputils.geometry.mm_embeddings` of ``L``) are used, and the Gram distances are ``NaN`` when
     :math:`\boldsymbol L=0`.
-
-    Used in: a03 (regularization path and GD snapshots).
     """
     L_F = project_F(L, S)
     out = {"proj_error": np.linalg.norm(L_F - L_in), "norm_L": np.linalg.norm(L),
@@ -83,8 +81,6 @@ def path_quantities(nd, path: Iterable[tuple[float, np.ndarray, dict]],
     on the data ``nd``; ``L_target`` is :math:`\boldsymbol L^{\rm mm}`. Paper A, Theorem 1 (the
     :math:`\lambda\to0` path of :math:`\min\mathcal L(\boldsymbol L)+\lambda\|\boldsymbol L\|_*`) and
     Theorem 2 (balanced factors).
-
-    Used in: a03.
     """
     Sd = nd.S.toarray()
     Lin = in_support_logits(nd.P)

@@ -12,8 +12,6 @@ $$\mathrm{overlap}_k=\tfrac1k\|\boldsymbol A_k^\top\boldsymbol B_k\|_F^2\in[0,1]
 
 is 1 iff the two subspaces coincide. For a uniformly random $k$-dimensional subspace of an
 $n$-dimensional space, $\mathbb E[\mathrm{overlap}_k]=k/n$ exactly (the chance level).
-
-Used in: c02.
 """
 
 from __future__ import annotations
@@ -65,8 +63,6 @@ def subspace_overlap(A: np.ndarray, B: np.ndarray, ks: Sequence[int], ambient_di
     ``ambient_dim``: the dimension of the space random subspaces are drawn from for the chance level
     (default: the number of rows; ``n - 1`` for vectors orthogonal to $\mathbb 1$, e.g. the word analyzers
     of a centered matrix).
-
-    Used in: c02.
     """
     A, B = _orthonormal(A, "A"), _orthonormal(B, "B")
     n = A.shape[0]
@@ -97,8 +93,6 @@ class Agreement:
 def clustering_agreement(a: np.ndarray, b: np.ndarray, draws: int = 200, seed: int = 0) -> Agreement:
     """ARI of labelings ``a`` and ``b`` of the same items, and the ARI of ``a`` with ``draws`` random
     permutations of ``b`` (same cluster sizes, no relation to ``a``): the chance level.
-
-    Used in: c02.
     """
     from sklearn.metrics import adjusted_rand_score
 

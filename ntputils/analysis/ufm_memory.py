@@ -18,8 +18,6 @@ snapshots to its end holds, at its peak, all snapshots plus the largest transien
 :func:`ufm_runs_bytes` adds them up. It is an estimate for refusing parameters that cannot fit (a large
 ``d`` used to fail only after the first run); ``tests/test_ufm_memory.py`` checks that it is not below
 the measured peak of the Fig. 6 step.
-
-Used in: a05.
 """
 
 from __future__ import annotations
@@ -65,8 +63,6 @@ def ufm_runs_bytes(shapes: Iterable[tuple[int, int]], d: int, n_snapshots: int, 
     """Peak bytes of training one NTP-UFM run per ``(V, m)`` in ``shapes`` with embedding dimension ``d``,
     keeping ``n_snapshots`` snapshots of every run to the end, then computing each run's Fig. 6 series and
     the chance levels of its similarities: every run's snapshots plus the largest single transient.
-
-    Used in: a05.
     """
     shapes = [(int(V), int(m)) for V, m in shapes]
     if not shapes:

@@ -13,8 +13,6 @@ and outcome) and one per recorded value. A table whose producing code changed si
 chapter's code cells or the ``ntputils`` modules it imports, :func:`ntputils.book.sweep_table.published`)
 is **stale**: it is still shown, under a red STALE line with the command that refreshes it.
 :func:`paper_tables` gives the scorecard the outcomes of every committed paper-profile run.
-
-Used in: a02, a03, a04, a05, a06, a07, b01, b02, b03, b04, b05, b06, c02 (the last section of each page).
 """
 
 from __future__ import annotations

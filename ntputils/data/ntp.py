@@ -174,8 +174,6 @@ def _validate_counts(counts: sp.sparray | sp.spmatrix | np.ndarray) -> sp.csc_ar
     paper B Sec. 3.1). Raises ``ValueError`` for a shape that is not 2-D or empty ("empty corpus"),
     non-numeric, negative or non-integer entries, or a context without next token (an empty column,
     found by the same rule as :func:`validate_support`).
-
-    Used in: none of the chapters directly (through :func:`from_counts`).
     """
     if sp.issparse(counts):
         mat = sp.csc_array(counts)
@@ -262,8 +260,6 @@ def from_counts(
     ``contexts`` defaults to the 1-tuples ``(j,)`` (abstract contexts). Raises ``ValueError`` for an
     empty corpus, non-2-D input, negative or non-integer counts, a context without next token,
     or label lists whose lengths do not match the shape.
-
-    Used in: b02, b03.
     """
     mat = _validate_counts(counts)
     V, m = mat.shape

@@ -38,8 +38,6 @@ def step_imbalanced_support(V: int, R: int) -> np.ndarray:
     the one-hot STEP-imbalanced support, Paper B, Eq. (11), Fig. 13.
 
     V x (R+1)V/2; majority contexts first.
-
-    Used in: a04, b03.
     """
     _check_step(V, R)
     h = V // 2
@@ -60,8 +58,6 @@ def step_closed_form(V: int, R: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     $\sigma=\sqrt R,\sqrt{(R+1)/2},1$ with a DCT-II $\boldsymbol U$, Paper B, Fig. 13 (App. D.1).
 
     Closed form with the ``1/sqrt(R)`` fix of the first block of ``V^T`` (module docstring).
-
-    Used in: b03, b06.
     """
     _check_step(V, R)
     h = V // 2
@@ -82,8 +78,6 @@ def step_closed_form(V: int, R: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
 def step_weights(V: int, R: int) -> np.ndarray:
     r"""$\boldsymbol\Omega=\mathrm{diag}(R^{-1/2}\mathbb 1_{RV/2},\mathbb 1_{V/2})$, Paper B, Eq. (12): the
     diagonal, $1/\sqrt R$ on majority contexts, 1 on minority contexts.
-
-    Used in: b03.
     """
     _check_step(V, R)
     h = V // 2
@@ -92,8 +86,6 @@ def step_weights(V: int, R: int) -> np.ndarray:
 
 def one_hot_balanced_support(V: int, per_class: int) -> np.ndarray:
     """Balanced one-hot supports ``S = I_V (x) 1_k^T`` (paper B A.4): all singular values of S~ are equal.
-
-    Used in: b03.
     """
     if V < 2 or per_class < 1:
         raise ValueError(f"need V >= 2 and per_class >= 1, got V={V}, per_class={per_class}")
@@ -104,8 +96,6 @@ def all_subsets_support(V: int, k: int) -> np.ndarray:
     """Supports = all k-subsets of [V] (one context each), a symmetric case where L^mm = S~.
 
     A symmetric case of Paper B, Sec. 3.2 (footnote 3), where the proxy S~ is exact.
-
-    Used in: a04.
     """
     if not 1 <= k < V:
         raise ValueError(f"need 1 <= k < V, got k={k}, V={V}")
@@ -125,8 +115,6 @@ def random_supports(V: int, m: int, min_size: int = 1, max_size: int = 3, seed: 
     ``~ 1/rank^s`` when ``zipf_exponent = s`` is given (Gumbel-top-k sampling). For large sparse Zipf
     supports drawn like real NTP data (support sizes themselves heavy-tailed) see
     :func:`zipf_supports`; the two generators draw different random numbers and are kept apart.
-
-    Used in: a04, b02.
     """
     if not 1 <= min_size <= max_size < V:
         raise ValueError(f"need 1 <= min_size <= max_size < V, got {min_size}, {max_size}, V={V}")
@@ -155,8 +143,6 @@ def random_ntp_data(V: int, m: int, min_size: int = 1, max_size: int = 3, max_co
     :class:`ntputils.data.NTPData`.
 
     Test instances for Paper A, Thm. 1 and Prop. 1.
-
-    Used in: a02, a03.
     """
     from ntputils.data.ntp import from_counts
 

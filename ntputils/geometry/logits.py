@@ -65,8 +65,6 @@ def centered_support(S: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
 
     Entry ``[z, j]`` is ``1 - |S_j|/V`` in the support and ``-|S_j|/V`` outside; columns sum to 0.
     For large sparse S use :func:`concepts` instead, which never forms this dense matrix.
-
-    Used in: a01, a04, b01, b02, b03, b05, b06, c02.
     """
     _binary(S)
     Sd = _dense(S).astype(np.float64)
@@ -84,8 +82,6 @@ def in_support_logits(P: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
 
     ``P`` holds the soft labels (columns are distributions). The result lies in F and reproduces
     every in-support log-odds: ``L^in[z,j] - L^in[z',j] = log(p_{j,z}/p_{j,z'})``.
-
-    Used in: a01, a03.
     """
     _real_values(P, "P")
     Pc = sp.csc_array(P if sp.issparse(P) else np.asarray(P), dtype=np.float64)
@@ -113,8 +109,6 @@ def project_F(L: np.ndarray, S: np.ndarray | sp.sparray | sp.spmatrix) -> np.nda
 
     ``L - project_F(L, S)`` is the component in the orthogonal complement F^perp (equal logits on
     every support), where ``L^mm`` lives.
-
-    Used in: a03, a04.
     """
     L = _real_values(np.asarray(L), "L").reshape(np.shape(L))
     _binary(S)
@@ -168,8 +162,6 @@ def margin_violation(L: np.ndarray, S: np.ndarray | sp.sparray | sp.spmatrix) ->
 
 def nuclear_norm(A: np.ndarray) -> float:
     """``||A||_*``: the sum of singular values (the objective of Paper A, Eq. (NTP-SVM)).
-
-    Used in: a02, a04, a05, a07.
     """
     A = require_finite(A, "nuclear_norm: the matrix")
     return float(np.linalg.svd(np.asarray(A, dtype=np.float64), compute_uv=False).sum())
@@ -188,8 +180,6 @@ def svd_factors(A: np.ndarray, rank_tol: float = 1e-9, k: int | None = None
 
     Signs follow :func:`ntputils.geometry.spectral.fix_signs` (largest-|entry| of each ``u_k`` positive,
     ties to the lowest index), so figures are stable across runs and machines.
-
-    Used in: a04, b01, b02, b03, b05, b06.
     """
     A = require_finite(_dense(A), "svd_factors: the matrix")
     U, s, Vt = np.linalg.svd(A, full_matrices=False)
@@ -210,8 +200,6 @@ def mm_embeddings(L: np.ndarray, rank_tol: float = 1e-6) -> tuple[np.ndarray, np
     The rank cut keeps singular values ``> rank_tol * sigma_max`` (the authors' code cuts at
     1e-6); it drops only numerical noise of first-order solvers. The factors are the SVD factors
     of paper A Thm. 2 with R = I; any rotation ``W R^T, R H`` gives the same corr / Gram matrices.
-
-    Used in: a02, a03, a04, c01.
     """
     U, s, Vt = svd_factors(L, rank_tol=rank_tol)
     r = np.sqrt(s)
@@ -229,8 +217,6 @@ def concepts(S: np.ndarray | sp.sparray | sp.spmatrix, k: int, **opts
     context-analyzer vector (paper B sec. 4). Centering is applied implicitly as a linear
     operator on sparse S (:func:`ntputils.geometry.spectral.centered_topk_svd`); signs follow
     :func:`fix_signs`.
-
-    Used in: b04.
     """
     from ntputils.geometry import spectral
 

@@ -191,8 +191,6 @@ def max_margin_logits(
     opts:
         forwarded to the solver (``eps``, ``max_iters`` for cvxpy; ``tol``, ``device``,
         ``warm_start``... for the fast solver).
-
-    Used in: a05, b01.
     """
     if solver not in MAX_MARGIN_SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; valid: {MAX_MARGIN_SOLVERS}")
@@ -237,8 +235,6 @@ def max_margin_cached(S: np.ndarray | sp.sparray | sp.spmatrix, solver: str = "c
     (:func:`ntputils.data.corpora.cache.load_verified`), the shape of ``S``, feasibility (the margin
     violation of the stored ``L`` is at most ``max(1e-6, 10 x`` the stored violation) and, for
     ``V m <= 10^6``, its nuclear norm (relative 1e-8). Otherwise it is recomputed with a warning.
-
-    Used in: a03, a04, a05, c01, c02.
     """
     from ntputils.data.corpora.cache import CacheWarning, load_verified, save_verified
 

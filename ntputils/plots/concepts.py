@@ -108,8 +108,6 @@ def organism_svd_figure(U: np.ndarray, sigma: np.ndarray, Vt: np.ndarray, words:
     organism data (Paper B, Fig. 1): (A) :math:`\boldsymbol U` (rows: words), (B) the singular values
     :math:`\sigma_k` as labelled bars, (C) :math:`\boldsymbol V` (rows: attributes), with a colorbar shared
     by :math:`\boldsymbol U` and :math:`\boldsymbol V`.
-
-    Used in: b01.
     """
     r = sigma.size
     fig, axes = plt.subplots(1, 3, figsize=(16, 6.5), gridspec_kw={"width_ratios": [1.0, 0.8, 1.0]},
@@ -144,8 +142,6 @@ def organism_embeddings_figure(Pw: np.ndarray, Ph: np.ndarray, word_colors: Sequ
     :math:`\boldsymbol H`, triangles) in 3-D PCA coordinates ``Pw``, ``Ph`` (Paper B, Fig. 2A), coloured by
     category (:data:`ORGANISM_GROUP_COLORS`). ``word_labels``/``ctx_labels`` map a point's index to its text
     (a context label is shortened to its first name). One 3-D panel.
-
-    Used in: b01.
     """
     fig = plt.figure(figsize=(9, 7.5))
     ax = fig.add_subplot(projection="3d")
@@ -189,8 +185,6 @@ def organism_orthants_figure(X: np.ndarray, levels: Sequence[np.ndarray], labels
     (blue) :math:`\supset[+1,+1,-1]` feline (gold) (Paper B, Fig. 2B, whose signs are all :math:`-1`).
     ``levels`` are the member indices of the three configurations (a point takes the colour of the finest
     one it belongs to); ``labels`` maps a point's index to its text. One 3-D panel.
-
-    Used in: b01.
     """
     fig = plt.figure(figsize=(9, 7.5))
     ax = fig.add_subplot(projection="3d")
@@ -222,8 +216,6 @@ def concept_plane_figure(panels: Sequence[tuple[str, np.ndarray, Sequence[np.nda
     ``marker`` ``"^"`` marks context embeddings
     (:math:`\boldsymbol v^{\rm d}_k=\boldsymbol H\boldsymbol v_k`), anything else word embeddings
     (:math:`\boldsymbol u^{\rm d}_k=\boldsymbol W^\top\boldsymbol u_k`).
-
-    Used in: b01.
     """
     fig, axes = plt.subplots(1, len(panels), figsize=(15, 6.5), layout="constrained")
     for ax, (title, P2, directions, _, colors, marker) in zip(axes, panels, strict=True):
@@ -256,8 +248,6 @@ def organism_data_figure(P: np.ndarray, words: Sequence[str], attributes: Sequen
     r"""The training data :math:`\boldsymbol P^\top` of the organism dataset (Paper B, Fig. 2C): rows are the
     contexts "The organism that [attribute] is", columns the subjects (next tokens), entries
     :math:`\hat p_{j,z}`, with a colorbar. One panel.
-
-    Used in: b01.
     """
     fig, ax = plt.subplots(figsize=(10, 6.5))
     im = ax.imshow(P.T, cmap="Greens", vmin=0, aspect="auto")

@@ -103,8 +103,6 @@ def heatmap(ax: Axes, M: np.ndarray, *, cmap: str, vmin: float | None = None, vm
     ``yticks`` give candidate positions, e.g. block starts).
 
     The heatmaps of Paper A, Figs. 1, 3 and 4.
-
-    Used in: a01, a02, a03, a04.
     """
     M = np.asarray(M, dtype=np.float64)
     if M.ndim != 2:
@@ -141,8 +139,6 @@ def corr_heatmap(ax: Axes, A: np.ndarray, labels: Sequence[str] | None = None, *
     ``is_corr=True`` means ``A`` already is a correlation matrix.
 
     The corr panels of Paper A, Figs. 1, 3 and 4.
-
-    Used in: a04.
     """
     C = np.asarray(A, dtype=np.float64) if is_corr else corr(A)
     if C.ndim != 2 or C.shape[0] != C.shape[1]:
@@ -170,8 +166,6 @@ def logit_heatmap(ax: Axes, L: np.ndarray, *, word_labels: Sequence[str] | None 
     Default colour range: the 1st to 99th percentile of the entries.
 
     The logit panels of Paper A, Fig. 4.
-
-    Used in: a02, a04, a06.
     """
     L = np.asarray(L, dtype=np.float64)
     if L.ndim != 2:
@@ -204,8 +198,6 @@ def geometry_comparison(panels: Mapping[str, tuple[np.ndarray, np.ndarray]], *,
     panel after the first is annotated with its ``SIM`` to the first column (paper A Fig. 6 metric).
     Context labels go on the first column's y axis (candidate positions ``context_ticks``, e.g. the
     first context of every support group); word labels on the first column's y axis and every x axis.
-
-    Used in: a04, a05, a06, a07.
     """
     if not panels:
         raise ValueError("geometry_comparison needs at least one panel")
@@ -235,8 +227,6 @@ def nearest_snapshots(hist: History, steps: Sequence[int]) -> list[int]:
     """Indices (into ``hist.snap_steps``) of the snapshots closest to the requested steps.
 
     Selects the snapshots of Paper A, Fig. 4.
-
-    Used in: a07.
     """
     if not hist.snap_steps:
         raise ValueError("history has no snapshots")
@@ -255,8 +245,6 @@ def snapshot_grid(hist: History, ref: GeometryReference, steps: Sequence[int], *
     (``proxy``) ``S~`` (contexts), ``S~^T`` (words), ``S~`` (logits). Logit panels use their own colour
     range (they grow during training); ``L^mm`` and ``S~`` use [-0.5, 1] as the authors' plots.
     ``context_labels`` / ``word_labels`` (original item order) label the first column's axes.
-
-    Used in: a05.
     """
     cols: list[tuple[str, np.ndarray, np.ndarray, np.ndarray, tuple[float | None, float | None]]] = []
     for i in nearest_snapshots(hist, steps):
@@ -307,8 +295,6 @@ def plot_ce_gap(ax: Axes, runs: Mapping[str, History | ConvergenceCurves],
     """Fig. 6(a): CE - H against step + 1, log-log.
 
     Paper A, Fig. 6a.
-
-    Used in: a07.
     """
     for i, (label, run) in enumerate(runs.items()):
         s, v = _scalar_curve(run, "ce_minus_H")
@@ -324,8 +310,6 @@ def plot_norms(ax: Axes, runs: Mapping[str, History | ConvergenceCurves],
     """Fig. 6(b): ``||W_k||_F`` (dashed) and ``||H_k||_F`` (solid), log-log.
 
     Paper A, Fig. 6b.
-
-    Used in: a07.
     """
     for i, (label, run) in enumerate(runs.items()):
         c = _color(colors, label, i)
@@ -366,8 +350,6 @@ def plot_sim_curves(ax: Axes, runs: Mapping[str, ConvergenceCurves], target: str
     """Fig. 6(d) (``target="proxy"``: vs S~) or 6(e) (``"mm"``: vs H^mm, W^mm); H solid, W dashed.
 
     Paper A, Fig. 6d-e.
-
-    Used in: a07.
     """
     if target not in ("proxy", "mm"):
         raise ValueError(f"unknown target {target!r}; valid: 'proxy', 'mm'")
@@ -411,8 +393,6 @@ def convergence_panels(runs: Mapping[str, ConvergenceCurves], panels: Sequence[s
     """Paper A Fig. 6: the chosen panels (names in :data:`CONVERGENCE_PANELS`), one curve per run.
 
     Panels fill a grid of ``ncols`` columns (default: all in one row); unused cells are hidden.
-
-    Used in: a05, a06.
     """
     unknown = [p for p in panels if p not in CONVERGENCE_PANELS]
     if unknown or not panels:
@@ -444,8 +424,6 @@ def legend_below(fig: Figure, ncol: int = 3, mark_dashed: bool = True, fontsize:
     visible. Returns ``fig``.
 
     Figure legibility of Paper A, Figs. 3 and 6 (chapters a05, a06, a07).
-
-    Used in: a05, a06, a07.
     """
     handles, labels = [], []
     for ax in fig.axes:

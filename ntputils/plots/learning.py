@@ -35,8 +35,6 @@ def support_svd_figure(S: np.ndarray, U: np.ndarray, s: np.ndarray, Vt: np.ndarr
     :math:`\widetilde{\boldsymbol S}=\boldsymbol U\boldsymbol\Sigma
     \boldsymbol V^\top` of its centering (Paper B, Fig. 12 top): four panels (``S``, ``U``, the singular
     values :math:`\sigma_k` as bars, ``V^T``) and a colorbar shared by ``U`` and ``V^T``.
-
-    Used in: b02.
     """
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.6), gridspec_kw={"width_ratios": [12, 7, 7, 12]},
                              layout="constrained")
@@ -76,8 +74,6 @@ def gd_dynamics_figure(t: np.ndarray, curves: Mapping[str, Mapping[str, np.ndarr
     \boldsymbol L_t\boldsymbol V\boldsymbol V^\top\|_F`). ``closed_form`` is
     :math:`\sigma_k a_k(t)` of eq. (7)
     (:math:`T\times r`, dashed). Four panels.
-
-    Used in: b02.
     """
     r = closed_form.shape[1]
     fig, axes = plt.subplots(1, 4, figsize=(19, 4.4), layout="constrained")
@@ -110,8 +106,6 @@ def closed_form_error_figure(t: np.ndarray, etas: Sequence[float], curves: Seque
     curve per
     step size :math:`\eta`) and of its Richardson extrapolation :math:`\eta\to0` to the closed form of
     Paper B, eq. (7) (the check behind Fig. 12). One panel.
-
-    Used in: b02.
     """
     fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
     for eta, c in zip(etas, curves, strict=True):
@@ -135,8 +129,6 @@ def learning_times_figure(t_sq: np.ndarray, sv_sq: np.ndarray, T_sq: np.ndarray,
     :math:`T_k\approx\tfrac{1}{\sigma_k}\log(\cdot)`, learning in the order of :math:`\sigma_k`).
     ``fit = (slope, intercept, R^2)`` of the least-squares line of the square-loss :math:`T_k` on
     :math:`1/\sigma_k`. Three panels.
-
-    Used in: b02.
     """
     slope_sq, icpt_sq, r2_sq = fit
     r = sigma.size
@@ -178,8 +170,6 @@ def rank_limited_figure(t: np.ndarray, sv: np.ndarray, sigma: np.ndarray, d: int
     to the top :math:`\sigma_1,\dots,\sigma_d` of :math:`\widetilde{\boldsymbol S}` (Eckart-Young;
     Paper B, Fig. 19). ``sv`` is :math:`T\times(\ge d)`; every :math:`\sigma_k` is drawn as a grey line
     (dashed for the top :math:`d`). One panel.
-
-    Used in: b02.
     """
     cmap = plt.get_cmap("viridis")
     fig, ax = plt.subplots(figsize=(7.5, 4.3), layout="constrained")
@@ -257,8 +247,6 @@ def step_support_svd_figure(S: np.ndarray, R: int, U: np.ndarray, s: np.ndarray,
     values :math:`\sigma_k` as bars coloured by tier with the numerical SVD ``s_numerical`` as black
     ticks, ``V^T``) and a colorbar shared by ``U`` and ``V^T``. ``tier_of_mode[k]`` is the 0-based tier
     (1 red, 2 purple, 3 blue) of mode ``k``.
-
-    Used in: b03.
     """
     V, m = S.shape
     r = s.size
@@ -304,8 +292,6 @@ def step_dynamics_figure(t: np.ndarray, curves: Mapping[str, np.ndarray], tier_o
     eq. (7) (dashed). With ``overlay`` (:math:`T\times r`, Fig. 13 bottom: the amplitudes of the unweighted
     logits :math:`\boldsymbol L=\boldsymbol W\boldsymbol H'\boldsymbol\Omega^{-1}`) the amplitudes are
     redrawn black and the overlay is drawn in the tier colours.
-
-    Used in: b03.
     """
     colors = _tier_colors(tier_of_mode)
     sv = curves["amplitudes"]
@@ -356,8 +342,6 @@ def weighting_comparison_figure(t: np.ndarray, runs: Sequence[tuple[np.ndarray, 
     square loss (Paper B, Eq. 10, with GD on :math:`(\boldsymbol W,\boldsymbol H)`; not a figure of the
     paper, a companion of Paper B, Fig. 13), one panel per ``(amplitudes, title)`` of ``runs`` (shared y
     axis), coloured by tier.
-
-    Used in: b03.
     """
     colors = _tier_colors(tier_of_mode)
     fig, axes = plt.subplots(1, len(runs), figsize=(17, 4.2), layout="constrained", sharey=True)
@@ -378,8 +362,6 @@ def balanced_vs_step_figure(s_balanced: np.ndarray, s_step: np.ndarray, tier_of_
     :math:`\mathbb I_V\otimes\mathbb 1_k^\top` (one tier, green) next to those of the STEP-imbalanced one with
     ratio :math:`R` (three tiers, tier colours) (App. A.4; not a figure of the paper, a companion of
     Paper B, Fig. 13). One panel.
-
-    Used in: b03.
     """
     fig, ax = plt.subplots(figsize=(6.5, 3.4), layout="constrained")
     ax.bar(np.arange(1, s_balanced.size + 1) - 0.2, s_balanced, width=0.4, color="tab:green",

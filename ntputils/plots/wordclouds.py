@@ -29,8 +29,6 @@ def is_layout(token: str) -> bool:
 
     Paper B's clouds (Sec. 5.1, Figs. 4-7) show words; such tokens are real next tokens but carry no word,
     so :class:`CloudRenderer` leaves them out of the image (the cluster and its purity keep them).
-
-    Used in: b04.
     """
     body = display_token(token)
     body = body[len(TOKEN_START):] if body.startswith(TOKEN_START) else body
@@ -58,8 +56,6 @@ class CloudPanel(NamedTuple):
     """One word cloud of a grid: title, words and weights (typicality); empty words = empty orthant.
 
     Word clouds of Paper B, Sec. 5.1; size proportional to typicality, Paper B, Def. 1.
-
-    Used in: b04, b07.
     """
 
     title: str
@@ -74,8 +70,6 @@ def cluster_panel(title: str, indices: Sequence[int], weights: Sequence[float], 
     With ``labels`` a second title line gives the best class and its purity, e.g. ``noun 0.90``.
 
     Word clouds of Paper B, Sec. 5.1 (Figs. 4-7).
-
-    Used in: b04, b07.
     """
     idx = np.asarray(indices, dtype=np.intp)
     w = np.asarray(weights, dtype=np.float64)
@@ -97,8 +91,6 @@ class CloudRenderer:
     same input gives the same image. ``n_rendered`` counts images actually drawn (cache misses).
 
     Word clouds of Paper B, Sec. 5.1 (Figs. 4-7).
-
-    Used in: b04, b07.
     """
 
     width: int = 300

@@ -19,8 +19,6 @@ def log_spaced_steps(steps: int, num: int = 40, include_zero: bool = True) -> li
     """Integers ``0, 1, 2, ... , steps`` spaced log-uniformly (about ``num`` distinct values).
 
     ``steps`` itself is always included; ``0`` (the initialization) when ``include_zero``.
-
-    Used in: a05.
     """
     if steps < 0:
         raise ValueError(f"steps must be >= 0, got {steps}")

@@ -218,8 +218,6 @@ def confusion_matrix(labels: np.ndarray | torch.Tensor, preds: np.ndarray | torc
     training snapshot, gives a stack of matrices ``(..., k, k)``). CPU tensors and arrays are accepted.
     The one confusion counter of the package: the training loop records it at snapshot steps, and
     :mod:`ntputils.analysis.confusion` re-exports it.
-
-    Used in: b05.
     """
     true = np.asarray(labels, dtype=np.intp)
     pred = np.asarray(preds, dtype=np.intp)
@@ -311,8 +309,6 @@ def _config_hash(config: dict, ts: TrainingSet, model: NTPModel) -> str:
     """Key (16 hex digits, :func:`ntputils.hashing.digest`) of the run: training arguments, model config,
     data tensors (inputs, ``Q = [pi_j p_{j,z}]``) and the *initial* weights; a checkpoint resumes only
     under the same key.
-
-    Used in: none of the chapters directly (through :func:`train_ntp`).
     """
     return digest(config, _fingerprint(ts.inputs, ts.Q),
                   _fingerprint(*[t for _, t in sorted(model.state_dict().items())]))
@@ -383,8 +379,6 @@ def train_ntp(
 
     Minimizes the NTP objective of Paper B, Eq. (1); networks of Paper A, Figs. 1, 3 and 6
     and Paper B, Fig. 3.
-
-    Used in: b05.
     """
     _check_options(steps, optimizer, reduction, schedule, batch_size)
     dtype = _resolve_dtype(dtype)
@@ -514,8 +508,6 @@ def train_classifier(model: NTPModel, inputs: torch.Tensor, labels: torch.Tensor
     The inputs play the role of contexts (uniform ``pi``), so ``H`` holds the penultimate features,
     ``W`` the last layer, and ``meta["confusion"]`` the confusion matrices at the snapshot steps.
     Defaults: full-batch gradient descent, lr 0.01 (PROPOSED: paper B Fig. 9 does not state them).
-
-    Used in: b06.
     """
     return train_ntp(model, (inputs, labels), steps=steps, lr=lr, optimizer=optimizer,
                      weight_decay=weight_decay, schedule=schedule, **kwargs)

@@ -147,8 +147,6 @@ def prefix_context_embeddings(model: torch.nn.Module, windows: np.ndarray | torc
     n(L-1) contexts cost n forward passes (GPT-2 positions start at 0 for every window).
 
     H of Paper B, Sec. 5.1 (last-layer representations of the prefixes).
-
-    Used in: b07.
     """
     ids = torch.as_tensor(np.asarray(windows), dtype=torch.long)
     if ids.ndim != 2 or ids.shape[1] < 2:
@@ -197,8 +195,6 @@ def sample_windows(token_stream: np.ndarray | Sequence[np.ndarray], n_sequences:
     boundary. Drawn without replacement when there are enough starts (paper B: 50k x 11 tokens of
     OpenWebText; the paper's sampling is UNKNOWN -- this is the PROPOSED "random offsets in random
     documents", uniform over positions).
-
-    Used in: b07.
     """
     if length < 1 or n_sequences < 1:
         raise ValueError(f"length and n_sequences must be >= 1, got {length}, {n_sequences}")
@@ -227,8 +223,6 @@ def prefix_contexts(windows: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndar
     :func:`ntputils.data.from_pairs` to merge them into distinct contexts with counts.
 
     The simplified OpenWebText contexts of Paper B, Sec. 5.1 (prefixes of 11-token sequences).
-
-    Used in: b07.
     """
     w = np.asarray(windows)
     if w.ndim != 2 or w.shape[1] < 2:
@@ -252,8 +246,6 @@ class FallbackConfig:
     32 x 32 tokens); the model is cached, so later calls only load.
 
     Stand-in for GPT-2 of Paper B, Sec. 5.1 when it cannot be loaded.
-
-    Used in: b07.
     """
 
     bpe_vocab: int = 2048
@@ -422,8 +414,6 @@ def load_pretrained_lm(name_or_path: str | os.PathLike | None = None, *, fallbac
     """GPT-2 (see :func:`load_gpt2`) if available, else (``fallback=True``) :func:`train_fallback_lm`.
 
     Paper B, Sec. 5.1 and App. F.2.
-
-    Used in: b07.
     """
     try:
         model = load_gpt2(name_or_path, device=device)

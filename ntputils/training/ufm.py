@@ -70,8 +70,6 @@ def ce_loss(L: torch.Tensor, P: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
     """``sum_j pi_j CE(softmax(l_j), p_j) = -sum_j pi_j sum_z P[z,j] log softmax(l_j)_z``.
 
     The NTP objective of Paper B, Eq. (1) in the logit domain; Paper A, Def. 1.
-
-    Used in: a01.
     """
     return -(pi * (P * torch.log_softmax(L, dim=0)).sum(dim=0)).sum()
 
@@ -145,8 +143,6 @@ def train(
 
     Logged scalars: ``loss``, ``norm_W``, ``norm_H``, ``norm_L`` and, for CE, ``ce`` and
     ``ce_minus_H`` (CE minus the empirical entropy).
-
-    Used in: a02, a03, a04, a05, a06, b01, b02, b03, c01.
     """
     if loss not in LOSSES:
         raise ValueError(f"unknown loss {loss!r}; valid: {LOSSES}")
@@ -288,8 +284,6 @@ def nuclear_prox_gradient(
     "objective", "ce", "nuclear_norm", "converged"}``.
 
     The regularization path of Paper A, Def. 2 and Lemma 1.
-
-    Used in: a02.
     """
     if lam <= 0:
         raise ValueError(f"lam must be > 0 (lam = 0 has no finite minimizer), got {lam}")
@@ -339,8 +333,6 @@ def lambda_max(data: NTPData) -> float:
 
     the gradient of the CE at :math:`\boldsymbol L=\boldsymbol 0` (uniform softmax :math:`\tfrac1V`). Below it
     :math:`\boldsymbol L_\lambda\ne0` (the top end of the regularization path of Paper A, Theorem 1).
-
-    Used in: a02 (upper bound of the compared lambdas), a03 (top of the regularization path).
     """
     return np.linalg.norm((1.0 / data.V - data.P.toarray()) * data.pi, 2)
 
@@ -357,8 +349,6 @@ def regularization_path(
     Solved from the largest to the smallest ``lam`` with warm starts; returns ``(lam, L_lam, info)``
     in the order of ``lams``. ``info`` holds the optimality residual (see
     :func:`nuclear_prox_gradient`); a path point that misses ``tol`` has ``converged = False``.
-
-    Used in: a03.
     """
     lams = [float(x) for x in lams]
     if not lams:

@@ -12,8 +12,6 @@ shuffling; BPE training draws no random numbers) from the texts in memory and ca
 model under ``cache_dir("corpora", "tokenizers")``, keyed by a hash of the texts and the options; the returned
 ``SentencePieceProcessor`` is rebuilt from the cached bytes. :func:`piece_strings` shows the pieces
 with ``#`` for the word-start mark ``▁``.
-
-Used in: a07 (through :func:`ntputils.data.corpora.tinystories100.tinystories_bpe64`).
 """
 
 from __future__ import annotations

@@ -79,8 +79,6 @@ def organism_table() -> dict[str, tuple[str, ...]]:
     """A copy of :data:`ORGANISM_TABLE` (attribute -> subjects), for printing as Fig. 2C.
 
     Paper B, Fig. 2C.
-
-    Used in: b01.
     """
     return {a: tuple(s) for a, s in ORGANISM_TABLE.items()}
 
@@ -89,8 +87,6 @@ def organism_classes() -> dict[str, tuple[str, ...]]:
     """A copy of :data:`ORGANISM_CLASSES` (support-class name -> subjects).
 
     The support classes of Paper B, Fig. 2C and Fig. 3.
-
-    Used in: b01, b05.
     """
     return {c: tuple(s) for c, s in ORGANISM_CLASSES.items()}
 
@@ -99,8 +95,6 @@ def organism_attribute_classes() -> list[str]:
     """Class name of every context (column) of :func:`organism`, in column order.
 
     The classes of the confusion matrices of Paper B, Fig. 3.
-
-    Used in: b01, b05.
     """
     return [ATTRIBUTE_CLASS[a] for a in ORGANISM_TABLE]
 
@@ -112,8 +106,6 @@ def organism() -> NTPData:
     ``context_vocab``; ``vocab`` lists the subjects (animals first). rank(S~) = 6.
 
     Paper B, Sec. 4.1, Figs. 1-3.
-
-    Used in: b01, b02, b05.
     """
     attributes = list(ORGANISM_TABLE)
     row = {s: i for i, s in enumerate(SUBJECTS)}

@@ -112,8 +112,6 @@ def synthetic_entropy_floor(support_size: int = 3, max_count: int = 2, m: int = 
     H(1/4, 1/4, 1/2) = 1.0397).
 
     Paper A, "Synthetic" (m = 16, n = 72, H = 1.0166 reported); chapters a01, a05.
-
-    Used in: a05.
     """
     if min(support_size, max_count, m) < 1:
         raise ValueError("support_size, max_count and m must be positive")
@@ -158,8 +156,6 @@ def synthetic_recipe_search(seeds: int = 300, support_sizes: Sequence[int | str]
     over ``seeds`` = 0..seeds-1 for every combination (cached on disk).
 
     Paper A, "Synthetic" (m = 16, V = 30, n = 72, H = 1.0166 reported); chapter a05.
-
-    Used in: a05.
     """
     if seeds < 1:
         raise ValueError("seeds must be positive")
@@ -200,8 +196,6 @@ def paper_a_synthetic(seed: int = 1634, support_size: int = 3, max_count: int = 
     H = 1.0636. Note that H = 1.0166 is *below* the smallest value this recipe can produce (every
     support has 3 tokens with counts in {1, 2}, so each context has entropy >= H(1,1,2) = 1.0397):
     the published numbers come from a variant of the recipe (e.g. a different template file).
-
-    Used in: a01, a02, a03, a04, a05, a06, c01.
     """
     if support_size < 1 or max_count < 1:
         raise ValueError("support_size and max_count must be positive")
@@ -338,8 +332,6 @@ def paper_a_tinystories_details(seed: int = 1634, n_lines: int = 2000, n_context
     """:func:`paper_a_tinystories` with the construction record (origins of the variants, base counts).
 
     Paper A, Figs. 1 and 6.
-
-    Used in: a05.
     """
     if n_lines < 1 or n_contexts < 1 or max_count < 1:
         raise ValueError("n_lines, n_contexts and max_count must be positive")
@@ -383,7 +375,5 @@ def paper_a_tinystories(seed: int = 1634, n_lines: int = 2000, n_contexts: int =
     TinyStories-train); ``layout="paragraphs"`` as the first 2,000 lines of the official
     ``TinyStories-train.txt`` (one paragraph per line), which has far fewer frequent contexts. Chapter a05
     tabulates both against the paper.
-
-    Used in: a04, a05, a06, c01.
     """
     return paper_a_tinystories_details(seed, n_lines, n_contexts, layout, max_count, use_cache, wordnet).data

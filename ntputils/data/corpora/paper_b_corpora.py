@@ -90,8 +90,6 @@ def corpus_texts(name: str, tokenizer: str = "bpe") -> list[str]:
     at ``<unk>`` (:func:`split_at_unknown`).
 
     The corpora of Paper B, Sec. 5.1 (TinyStories, WikiText-2).
-
-    Used in: b04, b07.
     """
     if name == "tinystories":
         return readers.read_tinystories()
@@ -215,8 +213,6 @@ def paper_b_text(name: str = "tinystories", V: int = 1000, m: int = 10000,
     columns = the ``m`` selected contexts (token-id tuples into ``context_vocab``, the whole tokenizer
     vocabulary). See the module docstring for the recipe and the OOV policy (drop). Built once per
     parameter set and cached.
-
-    Used in: b04, c02.
     """
     if name not in CORPORA:
         raise ValueError(f"unknown corpus {name!r}; valid: {CORPORA}")

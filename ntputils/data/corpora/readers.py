@@ -199,8 +199,6 @@ def read_tinystories(
 
     Without a local folder, the first ``max_stories`` (default 5,042) stories of the official
     ``roneneldan/TinyStories`` train split are streamed from the hub.
-
-    Used in: b04.
     """
     if max_stories is not None and max_stories < 1:
         raise ValueError(f"max_stories must be positive, got {max_stories}")
@@ -311,8 +309,6 @@ def read_template_sentences(path: str | Path | None = None, verify: bool | None 
     """The 160 template sentences of paper A's "Synthetic" data (``verysmallset.txt``), one per item.
 
     Shipped only as a local file (it comes with the authors' code, not with a hub dataset).
-
-    Used in: a01.
     """
     folder = _resolve_dir(path, TEMPLATES_DIR)
     file = folder / "verysmallset.txt"

@@ -53,8 +53,6 @@ def tinystories_bpe64(n_stories: int = 100, vocab_size: int = 64, context_length
     consecutive tokens inside a story becomes a (context, next token) pair. The authors took their
     stories from the shard ``data00.json`` of ``TinyStories_all_data``, which is not in the shared data:
     we use the opening of ``TinyStories-train.txt``.
-
-    Used in: a07.
     """
     if min(n_stories, vocab_size, context_length, tokenizer_stories) < 1:
         raise ValueError("n_stories, vocab_size, context_length and tokenizer_stories must be positive")

@@ -46,8 +46,6 @@ WORD_START = "#"
 
 def words_stripped(text: str) -> list[str]:
     """Lower-case, remove ASCII punctuation, split on whitespace (paper A "Synthetic").
-
-    Used in: a01.
     """
     return text.lower().translate(_PUNCT_TABLE).split()
 

@@ -20,8 +20,6 @@ is skipped, as in the authors' code, *after* the cut at 10). The authors took th
 ``set`` -- an order that changes with the interpreter's string-hash seed -- so their choice among more
 than 10 lemma names is not reproducible; we take WordNet's own order (synsets by sense frequency, lemmas
 in synset order), which is deterministic.
-
-Used in: a04, a05, a06 (through :func:`ntputils.data.corpora.paper_a.paper_a_tinystories`).
 """
 
 from __future__ import annotations

@@ -97,8 +97,6 @@ def imbalanced_digits(
     default is paper B Fig. 9's Maj1, Maj2 (100 each), Min1, Min2 (10 each) -- which digits the
     paper used is UNKNOWN. ``source`` is ``"sklearn"`` (8x8) or ``"mnist"`` (28x28, the official
     files under ``mnist_root``, default ``$NTP_DATA_DIR/mnist``).
-
-    Used in: b06.
     """
     if len(classes) != len(per_class) or len(classes) < 2:
         raise ValueError(f"classes {list(classes)} and per_class {list(per_class)} need equal lengths >= 2")

@@ -22,8 +22,6 @@ def build_model(kind: str, *, seed: int = 0, **config) -> NTPModel:
     """Construct ``kind`` ("transformer" | "lstm" | "cnn") from config fields, initialized under ``seed``.
 
     The global torch RNG is left untouched, so the same ``seed`` always gives the same weights.
-
-    Used in: b05, b06.
     """
     if kind not in MODELS:
         raise ValueError(f"unknown model kind {kind!r}; expected one of {sorted(MODELS)}")
