@@ -153,19 +153,17 @@ def test_cache_logic_without_kernels(tmp_path, monkeypatch, capsys):
     keys = cli.KeyCalculator(project)
     assert keys.is_current(chapter)
     # what the run executed of ntputils: a docstring edit keeps it current, a code edit does not
-    from ntputils.book.fingerprint import PackageTree, run_key
+    from ntputils.book.fingerprint import run_key
 
     nb = json.loads(project.executed(chapter).read_text())
     meta = nb["metadata"]["ntpbook"]
     meta["trace"] = {"functions": ["m.py:f"], "modules": ["m.py"]}
-    one = PackageTree.from_files("ntputils", {"m.py": b"def f():\n    return 1\n"})
-    meta["trace_key"] = run_key(meta["key"], meta["trace"], one)
+    meta["trace_key"] = run_key(meta["key"], meta["trace"], {"m.py": b"def f():\n    return 1\n"})
     project.executed(chapter).write_text(json.dumps(nb))
     for source, current in [(b"def f():\n    return 1\n", True),
                             (b"def f():\n    'doc'\n    return 1  # c\n", True),
                             (b"def f():\n    return 2\n", False), (b"def g():\n    return 1\n", False)]:
-        tree = PackageTree.from_files("ntputils", {"m.py": source})
-        assert cli.KeyCalculator(project, tree).is_current(chapter) == current, source
+        assert cli.KeyCalculator(project, {"m.py": source}).is_current(chapter) == current, source
     chapter.source.write_text(GOOD.replace("> 0", ">= 1"))
     assert not cli.KeyCalculator(project).is_current(chapter)  # source changed
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["numpy==1.0"]\n')
@@ -381,214 +379,122 @@ CHAPTER_B = ("from ntputils import only_b\nfrom ntputils.sub import f\n\n"
              "def g():\n    import ntputils.book.cli  # the runner is never part of a key\n")
 
 
-def _tiny_keys(package_dir: Path) -> dict[str, str]:
-    from ntputils.book.fingerprint import PackageTree, chapter_key, ntputils_digest
-
-    tree = PackageTree.from_dir(package_dir)
-    return {name: chapter_key(text, {"profile": "cpu"}, ntputils_digest(text, tree), [])
-            for name, text in {"A": CHAPTER_A, "B": CHAPTER_B}.items()}
-
-
-def test_chapter_key_covers_exactly_the_modules_it_imports(tmp_path):
-    from ntputils.book.fingerprint import PackageTree, chapter_modules
-
-    package_dir = tmp_path / "ntputils"
-    for rel, text in TINY_PACKAGE.items():
-        (package_dir / rel).parent.mkdir(parents=True, exist_ok=True)
-        (package_dir / rel).write_text(text)
-    tree = PackageTree.from_dir(package_dir)
-    assert chapter_modules(CHAPTER_A, tree) == ["__init__.py", "base.py", "only_a.py"]
-    assert chapter_modules(CHAPTER_B, tree) == ["__init__.py", "base.py", "lazy.py", "only_b.py",
-                                                "sub/__init__.py", "sub/deep.py"]
-    before = _tiny_keys(package_dir)
-    assert before == _tiny_keys(package_dir)  # deterministic
-    for rel, changed in [("only_b.py", {"B"}), ("sub/deep.py", {"B"}), ("lazy.py", {"B"}),
-                         ("only_a.py", {"A"}), ("base.py", {"A", "B"}), ("__init__.py", {"A", "B"}),
-                         ("unused.py", set()), ("book/cli.py", set()), ("book/__init__.py", set())]:
-        original = (package_dir / rel).read_text()
-        (package_dir / rel).write_text(original + "# touched\n")
-        after = _tiny_keys(package_dir)
-        assert {name for name in before if after[name] != before[name]} == changed, rel
-        (package_dir / rel).write_text(original)
-    assert _tiny_keys(package_dir) == before
-
-
 def test_cache_of_a_chapter_survives_edits_of_modules_it_did_not_run(tmp_path):
-    """The CLI path: after editing a module only chapter B's run executed, A is current and B is stale."""
-    from ntputils.book.fingerprint import PackageTree, run_key
+    """The CLI path: after editing a module only chapter B's run executed, A is current and B is stale;
+    an edit of the runner (``book/``, which B's run called) re-executes nothing."""
+    from ntputils.book.fingerprint import run_key
 
     traces = {"a01_good": {"functions": [], "modules": ["__init__.py", "base.py", "only_a.py"]},
-              "a02_failing": {"functions": [], "modules": ["__init__.py", "lazy.py", "only_b.py"]}}
+              "a02_failing": {"functions": ["book/cli.py:main"],
+                              "modules": ["__init__.py", "book/cli.py", "lazy.py", "only_b.py"]}}
     package_dir = tmp_path / "pkg" / "ntputils"
     for rel, text in TINY_PACKAGE.items():
         (package_dir / rel).parent.mkdir(parents=True, exist_ok=True)
         (package_dir / rel).write_text(text)
     project = make_project(tmp_path / "proj", {"a01_good": GOOD + CHAPTER_A, "a02_failing": GOOD + CHAPTER_B})
-    keys = cli.KeyCalculator(project, PackageTree.from_dir(package_dir))
+    keys = cli.KeyCalculator(project, package_dir)
     for chapter in project.chapters():
         _, key = keys.key(chapter, {"profile": "cpu"})
         meta = {"key": key, "status": "ok", "parameters": {"profile": "cpu"}, "trace": traces[chapter.name],
-                "trace_key": run_key(key, traces[chapter.name], keys.tree)}
+                "trace_key": run_key(key, traces[chapter.name], package_dir)}
         project.executed(chapter).write_text(json.dumps({"cells": [], "metadata": {"ntpbook": meta}}))
-    assert all(cli.KeyCalculator(project, PackageTree.from_dir(package_dir)).is_current(c)
-               for c in project.chapters())
+    (package_dir / "book" / "cli.py").write_text("def main():\n    return 2\n")
+    assert all(cli.KeyCalculator(project, package_dir).is_current(c) for c in project.chapters())
     (package_dir / "lazy.py").write_text("from . import base\nY = 3\n")
-    keys = cli.KeyCalculator(project, PackageTree.from_dir(package_dir))
+    keys = cli.KeyCalculator(project, package_dir)
     current = {c.name: keys.is_current(c) for c in project.chapters()}
     assert current == {"a01_good": True, "a02_failing": False}
 
 
-LAZY_PACKAGE = {
-    "__init__.py": b"",
-    "lazy.py": b"",
-    "pkg/__init__.py": (b"from ntputils.lazy import lazy_exports\n"
-                        b"_LAZY = {'f': 'ntputils.pkg.one', 'g': 'ntputils.pkg.two'}\n"
-                        b"__getattr__, __dir__ = lazy_exports(__name__, _LAZY)\n"),
-    "pkg/one.py": b"from ntputils import base\n",
-    "pkg/two.py": b"",
-    "pkg/three.py": b"",
-    "base.py": b"",
-}
+# ---------------------------------------------------------------- the committed tables a run read
+
+READER = '''\
+# %% [markdown]
+# # Renders committed table {name}
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+device = "cpu"
+
+# %%
+from ntputils.chapter import published
+
+try:
+    print(published("{name}")["provenance"]["name"])
+except FileNotFoundError as err:
+    print(err)
+'''
+QUIET = '''\
+# %% [markdown]
+# # Renders no table
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+device = "cpu"
+
+# %%
+print(1)
+'''
 
 
-@pytest.mark.parametrize(("chapter", "expected"), [
-    ("from ntputils.pkg import f\n", {"pkg/one.py", "base.py"}),
-    ("from ntputils import pkg\nx = pkg.g\n", {"pkg/two.py"}),
-    ("from ntputils import pkg as p\ndef h():\n    return p.three.x, p.f\n",
-     {"pkg/three.py", "pkg/one.py", "base.py"}),
-    ("import ntputils.pkg\nntputils.pkg.g()\n", {"pkg/two.py"}),
-    ("from ntputils.pkg import three\n", {"pkg/three.py"}),
-    ("from ntputils.pkg import *\n", {"pkg/one.py", "pkg/two.py", "base.py"}),
-    ("from ntputils import pkg\n", set()),
-])
-def test_lazy_reexports_add_only_the_module_that_defines_the_name(chapter, expected):
-    from ntputils.book.fingerprint import PackageTree, chapter_modules
-
-    tree = PackageTree.from_files("ntputils", LAZY_PACKAGE)
-    assert set(chapter_modules(chapter, tree)) == {"__init__.py", "lazy.py", "pkg/__init__.py"} | expected
+def publish_table(root: Path, name: str, rows: int = 1) -> Path:
+    folder = root / "results" / "sweeps" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "provenance.json").write_text(json.dumps({"name": name, "chapter": "x", "axes": {"seed": [0]}}))
+    (folder / "table.csv").write_text("point_id,seed,profile,kind,metric,value,seconds\n"
+                                      + "p,0,cpu,record,m,1,0.5\n" * rows)
+    return folder
 
 
-def _real_tree_files() -> dict[str, bytes]:
-    package_dir = REPO / "ntputils"
-    files = {}
-    for path in package_dir.rglob("*.py"):
-        try:
-            files[path.relative_to(package_dir).as_posix()] = path.read_bytes()
-        except FileNotFoundError:  # moved away by someone else meanwhile
-            pass
-    return files
+def test_tables_current_compares_exactly_the_tables_a_run_read(tmp_path):
+    from ntputils.book.fingerprint import table_digest
+
+    (tmp_path / "notebooks").mkdir()
+    keys = cli.KeyCalculator(Project(tmp_path))
+    s1 = publish_table(tmp_path, "s1")
+    publish_table(tmp_path, "s2")
+    meta = {"tables": {"s1": table_digest(s1), "new": None}}
+    assert keys.tables_current(meta) and keys.tables_current({}) and keys.tables_current({"tables": {}})
+    publish_table(tmp_path, "s2", rows=2)  # a table the run did not read
+    assert keys.tables_current(meta)
+    publish_table(tmp_path, "new")  # a table it looked for and did not find
+    assert not keys.tables_current(meta)
+    meta["tables"]["new"] = table_digest(tmp_path / "results" / "sweeps" / "new")
+    (s1 / "notes.md").write_text("a note beside the table\n")  # any file of the folder counts
+    assert not keys.tables_current(meta)
 
 
-def _real_chapter_sets(files: dict[str, bytes]) -> tuple[dict[str, str], dict[str, set[str]]]:
-    from ntputils.book.fingerprint import PackageTree, chapter_modules
+def test_publishing_a_table_reexecutes_exactly_the_chapters_that_read_it(tmp_path, capsys):
+    """Real papermill runs: ``published`` notes each table it reads (found or not) with its digest, the
+    runner keeps that list with the run, and the build key covers exactly those tables: a newly published
+    or republished table re-executes its readers and nothing else, so no page shows an old table as
+    current."""
+    from ntputils.book.fingerprint import table_digest
 
-    tree = PackageTree.from_files("ntputils", files)
-    texts = {p.stem: p.read_text() for p in sorted((REPO / "notebooks").glob("*.py"))}
-    return texts, {name: set(chapter_modules(text, tree)) for name, text in texts.items()}
+    project = make_project(tmp_path, {"a01_reader": READER.replace("{name}", "s1"), "a02_quiet": QUIET})
+    reader, quiet = project.chapters()
 
+    def build() -> list[str]:
+        capsys.readouterr()
+        assert cli.build(project, make_html=False) == 0
+        return sorted(line.split()[1] for line in capsys.readouterr().out.splitlines()
+                      if line.startswith("[run]"))
 
-def _real_keys(texts: dict[str, str], files: dict[str, bytes]) -> dict[str, str]:
-    from ntputils.book.fingerprint import PackageTree, chapter_key, ntputils_digest
-
-    tree = PackageTree.from_files("ntputils", files)
-    return {name: chapter_key(text, {}, ntputils_digest(text, tree), []) for name, text in texts.items()}
-
-
-def test_real_b04_key_changes_exactly_with_the_modules_it_imports():
-    """On the real repository (a snapshot of its sources, edited in memory): editing a module of
-    b04's set changes the keys of exactly the chapters whose sets contain it -- b04's among them --
-    and editing the runner changes no key. One module is edited per distinct set of importers."""
-    files = _real_tree_files()
-    texts, sets = _real_chapter_sets(files)
-    b04 = next(name for name in sets if name.startswith("b04_"))
-    assert sets[b04] and "chapter.py" in sets[b04] and "__init__.py" in sets[b04]
-    assert not any(rel.startswith("book/") for s in sets.values() for rel in s)
-    by_importers: dict[frozenset[str], str] = {}
-    for rel in sorted(sets[b04]):
-        by_importers.setdefault(frozenset(name for name, s in sets.items() if rel in s), rel)
-    before = _real_keys(texts, files)
-    for rel in sorted(by_importers.values()) + ["book/cli.py"]:
-        edited = dict(files)
-        edited[rel] = files.get(rel, b"") + b"\n# touched\n"
-        after = _real_keys(texts, edited)
-        changed = {name for name in texts if after[name] != before[name]}
-        assert changed == {name for name, s in sets.items() if rel in s}, rel
-        assert (b04 in changed) == (rel != "book/cli.py"), rel
-
-
-def test_real_module_imported_by_one_chapter_reexecutes_only_that_chapter():
-    """The issue's example: touching a module that only one chapter imports re-executes only it."""
-    files = _real_tree_files()
-    texts, sets = _real_chapter_sets(files)
-    only = {name: sorted(s - set().union(*(t for other, t in sets.items() if other != name)))
-            for name, s in sets.items()}
-    # the subpackages re-export lazily (ntputils.lazy), so a03 does not import every analysis module
-    a03 = next(name for name in sets if name.startswith("a03_"))
-    assert "analysis/regularization_path.py" in only[a03], (only[a03], sorted(sets[a03]))
-    before = _real_keys(texts, files)
-    for name, rels in only.items():
-        for rel in rels:
-            edited = dict(files)
-            edited[rel] = files[rel] + b"\n# touched\n"
-            after = _real_keys(texts, edited)
-            assert {n for n in texts if after[n] != before[n]} == {name}, rel
-
-
-def test_data_digest_enters_the_keys_of_chapters_that_read_data(tmp_path, monkeypatch):
-    """Editing a data file changes the data part of the build key and the sweep point identity of a
-    chapter importing a data reader, and of no other chapter."""
-    from ntputils.book.fingerprint import PackageTree, chapter_data_digest
-    from ntputils.book.sweep_spec import code_hash
-
-    (tmp_path / "mnist").mkdir()
-    data = tmp_path / "mnist" / "train-labels-idx1-ubyte.gz"
-    data.write_bytes(b"first")
-    monkeypatch.setenv("NTP_DATA_DIR", str(tmp_path))
-    tree = PackageTree.from_dir()
-    reader = "from ntputils.data.mnist import load_mnist\n"
-    other = "from ntputils.geometry import centered_support\n"
-    nb = type("Nb", (), {"cells": []})()
-    before = (chapter_data_digest(reader, tree), code_hash(reader, nb, tree, []))
-    assert chapter_data_digest(other, tree) is None
-    data.write_bytes(b"second, longer")  # a new size: the (path, size, mtime) memo re-hashes
-    after = (chapter_data_digest(reader, tree), code_hash(reader, nb, tree, []))
-    assert before[0] != after[0] and before[1] != after[1]
-    assert chapter_data_digest(other, tree) is None
-
-
-def test_a_chapter_key_follows_only_the_tables_it_names(tmp_path):
-    from ntputils.book.fingerprint import published_results_digest
-
-    sweeps = tmp_path / "results" / "sweeps"
-    for name in ("s1", "s2", "a05-paper", "b01-paper"):
-        (sweeps / name).mkdir(parents=True)
-        (sweeps / name / "table.csv").write_text("metric,value\n")
-    reads_s1 = 'from ntputils.book.sweep_table import published\npublished("s1", project)\n'
-    shows_paper = "from ntputils.chapter import show_paper_profile\nshow_paper_profile('a05', rec, profile)\n"
-    keys = lambda: (published_results_digest(reads_s1, tmp_path, "c09"),  # noqa: E731
-                    published_results_digest(shows_paper, tmp_path, "a05"))
-    before = keys()
-    (sweeps / "s2" / "table.csv").write_text("metric,value\nx,1\n")
-    (sweeps / "b01-paper" / "table.csv").write_text("metric,value\nx,1\n")
-    assert keys() == before  # tables the chapters do not read
-    (sweeps / "s1" / "table.csv").write_text("metric,value\nx,2\n")
-    assert keys()[0] != before[0] and keys()[1] == before[1]
-    (sweeps / "a05-paper" / "provenance.json").write_text("{}")
-    assert keys()[1] != before[1]
-
-
-def test_published_results_enter_the_keys_of_chapters_that_render_them(tmp_path):
-    from ntputils.book.fingerprint import published_results_digest
-
-    renders = "from ntputils.chapter import published\npub = published(name)\n"
-    assert published_results_digest("import numpy\n", tmp_path) is None
-    empty = published_results_digest(renders, tmp_path)
-    table = tmp_path / "results" / "sweeps" / "s" / "table.csv"
-    table.parent.mkdir(parents=True)
-    table.write_text("point,metric,value\n")
-    first = published_results_digest(renders, tmp_path)
-    table.write_text("point,metric,value\na,b,1\n")
-    assert len({empty, first, published_results_digest(renders, tmp_path)}) == 3
+    assert build() == ["a01_reader", "a02_quiet"]
+    assert read_meta(project.executed(reader))["tables"] == {"s1": None}
+    assert read_meta(project.executed(quiet))["tables"] == {}
+    assert build() == []
+    publish_table(tmp_path, "s2")
+    assert build() == []  # a table no run read
+    s1 = publish_table(tmp_path, "s1")
+    assert not cli.KeyCalculator(project).is_current(reader)  # its page would show the old table
+    assert build() == ["a01_reader"]
+    assert read_meta(project.executed(reader))["tables"] == {"s1": table_digest(s1)}
+    publish_table(tmp_path, "s1", rows=2)
+    assert build() == ["a01_reader"]
+    assert build() == []
 
 
 def test_only_builds_the_html_of_what_exists_and_names_the_rest(tmp_path, monkeypatch, capsys):

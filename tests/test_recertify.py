@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ntputils.book.fingerprint import PackageTree, chapter_code_digest, merge_traces, trace_digest
+from ntputils.book.fingerprint import chapter_code_digest, merge_traces, trace_digest
 from ntputils.book.recertify import differences
 from ntputils.book.sweep_table import sample_points
 
@@ -49,7 +49,7 @@ TRACE = {"functions": ["m.py:called", "m.py:Box", "m.py:Box.get"], "modules": ["
 
 
 def digest(source: bytes, trace=TRACE) -> str:
-    return trace_digest(trace, PackageTree.from_files("pkg", {"m.py": source}))
+    return trace_digest(trace, {"m.py": source})
 
 
 @pytest.mark.parametrize("edit", [
@@ -83,9 +83,20 @@ def test_runner_entries_do_not_count_and_traces_merge():
     files = {"m.py": MOD, "book/show.py": b"def show():\n    return 1\n"}
     trace = merge_traces([TRACE, {"functions": ["book/show.py:show"], "modules": ["book/show.py"]}])
     assert trace["functions"] == sorted([*TRACE["functions"], "book/show.py:show"])
-    before = trace_digest(trace, PackageTree.from_files("pkg", files))
+    before = trace_digest(trace, files)
     files["book/show.py"] = b"def show():\n    return 2\n"
-    assert trace_digest(trace, PackageTree.from_files("pkg", files)) == before
+    assert trace_digest(trace, files) == before
+
+
+def test_run_key_reads_traced_sources_from_a_folder_or_a_mapping(tmp_path):
+    from ntputils.book.fingerprint import run_key
+
+    (tmp_path / "m.py").write_bytes(MOD)
+    trace = {"functions": ["m.py:called"], "modules": ["m.py"]}
+    assert run_key("k", trace, tmp_path) == run_key("k", trace, {"m.py": MOD})
+    edited = {"m.py": MOD.replace(b"SCALE = 2", b"SCALE = 3")}
+    assert run_key("k", trace, edited) != run_key("k", trace, tmp_path)
+    assert run_key("k", None).startswith("untraced:")
 
 
 def test_chapter_code_digest_ignores_comments_and_docstrings_not_code():

@@ -23,11 +23,10 @@ import pandas as pd
 import pytest
 
 from ntputils.book import cli
-from ntputils.book.imports import PackageTree
 from ntputils.book.project import Project
 from ntputils.book.sweep import point_dir, read_attempts, sweep_dir
 from ntputils.book.sweep_cluster import ALLOWED_FAILURES, read_slurm_config, slurm_cluster
-from ntputils.book.sweep_spec import SweepSpecError, package_code_digest, parse_axes, plan_sweep
+from ntputils.book.sweep_spec import SweepSpecError, parse_axes, plan_sweep
 from ntputils.book.sweep_table import collect, markdown
 
 REPO = Path(__file__).resolve().parents[1]
@@ -173,21 +172,6 @@ def test_point_ids_follow_code_cells_and_parameters_not_prose(tmp_path):
     assert not {p.id for p in changed.points} & {p.id for p in plan.points}
     assert changed.code_hash != plan.code_hash
     assert plan_sweep(project, "t01", ["x=1"], profile="paper").points[0].resolved["profile"] == "paper"
-
-
-def test_package_code_digest_ignores_docstrings_and_comments_not_code():
-    mod = b'"""Module doc."""\n\n\ndef f(x):\n    """Used in: a05."""\n    return x + 1  # add one\n'
-    chapter = "from ntputils.m import f\n"
-
-    def digest(text: bytes) -> str:
-        return package_code_digest(chapter, PackageTree.from_files("ntputils", {"__init__.py": b"",
-                                                                                 "m.py": text}))
-
-    base = digest(mod)
-    assert digest(mod.replace(b"Used in: a05.", b"Used in: a05, c01.")) == base
-    assert digest(mod.replace(b"# add one", b"# plus 1").replace(b"\n\n\n", b"\n\n")) == base
-    assert digest(mod.replace(b"x + 1", b"x + 2")) != base
-    assert package_code_digest("import numpy\n", PackageTree.from_files("ntputils", {"m.py": mod})) != base
 
 
 # ------------------------------------------------------------------------------------------ cluster

@@ -1,6 +1,6 @@
-"""Keys from what a run did, not from a reading of its imports: a sweep point's identity (chapter code,
-data, pins, parameters), its adoption on resume (the trace it stored still hashes the same under the
-current code) and a build key's committed tables (those the run read through ``published``)."""
+"""A sweep point's identity (chapter code, data, pins, parameters; not the library's source) and its
+adoption on resume: a finished point is adopted only while the trace it stored hashes the same under the
+current code, else it is re-run."""
 
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ntputils.book import cli
-from ntputils.book.execute import read_meta
-from ntputils.book.fingerprint import run_key, table_digest, trace_digest
+from ntputils.book.fingerprint import trace_digest
 from ntputils.book.project import Project
 from ntputils.book.sweep import classify, point_current, point_dir
 from ntputils.book.sweep_spec import plan_sweep
@@ -65,9 +63,6 @@ def chapter_project(root: Path, chapters: dict[str, str]) -> Project:
     return Project(root)
 
 
-# ----------------------------------------------------------------------------------------------
-# sweep points
-# ----------------------------------------------------------------------------------------------
 def test_point_identity_is_chapter_code_data_pins_and_parameters(tmp_path, monkeypatch):
     monkeypatch.setenv("NTP_DATA_DIR", str(tmp_path / "data"))
     (tmp_path / "data" / "mnist").mkdir(parents=True)
@@ -179,98 +174,3 @@ def test_resume_reruns_exactly_the_points_whose_called_code_changed(copied_packa
     assert all(r["results"]["value"]["value"] in (2, 4) for r in after.values())
     assert "2 done" in sweep().stdout  # current again
     assert book("sweep-table", "t01-s", "--publish").returncode == 0
-
-
-# ----------------------------------------------------------------------------------------------
-# build keys: the committed tables a run read
-# ----------------------------------------------------------------------------------------------
-READER = '''\
-# %% [markdown]
-# # Renders committed table {name}
-
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "cpu"
-
-# %%
-from ntputils.chapter import published
-
-try:
-    print(published("{name}")["provenance"]["name"])
-except FileNotFoundError as err:
-    print(err)
-'''
-QUIET = '''\
-# %% [markdown]
-# # Renders no table
-
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "cpu"
-
-# %%
-print(1)
-'''
-
-
-def publish_table(root: Path, name: str, rows: int = 1) -> Path:
-    folder = root / "results" / "sweeps" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "provenance.json").write_text(json.dumps({"name": name, "chapter": "x", "axes": {"seed": [0]}}))
-    (folder / "table.csv").write_text("point_id,seed,profile,kind,metric,value,seconds\n"
-                                      + "p,0,cpu,record,m,1,0.5\n" * rows)
-    return folder
-
-
-def test_tables_current_compares_exactly_the_tables_a_run_read(tmp_path):
-    project = chapter_project(tmp_path, {})
-    keys = cli.KeyCalculator(project)
-    s1 = publish_table(tmp_path, "s1")
-    publish_table(tmp_path, "s2")
-    meta = {"tables": {"s1": table_digest(s1), "new": None}}
-    assert keys.tables_current(meta) and keys.tables_current({}) and keys.tables_current({"tables": {}})
-    publish_table(tmp_path, "s2", rows=2)  # a table the run did not read
-    assert keys.tables_current(meta)
-    publish_table(tmp_path, "new")  # a table it looked for and did not find
-    assert not keys.tables_current(meta)
-    meta["tables"]["new"] = table_digest(tmp_path / "results" / "sweeps" / "new")
-    (s1 / "notes.md").write_text("a note beside the table\n")  # any file of the folder counts
-    assert not keys.tables_current(meta)
-
-
-def test_publishing_a_table_reexecutes_exactly_the_chapters_that_read_it(tmp_path, capsys):
-    """Real papermill runs: the run notes what ``published`` read (found or not) and the build key holds
-    exactly those tables, so a newly published table re-executes its reader, and nothing else."""
-    project = chapter_project(tmp_path, {"a01_reader": READER.replace("{name}", "s1"), "a02_quiet": QUIET})
-    reader, quiet = project.chapters()
-
-    def build() -> list[str]:
-        capsys.readouterr()
-        assert cli.build(project, make_html=False) == 0
-        return sorted(line.split()[1] for line in capsys.readouterr().out.splitlines()
-                      if line.startswith("[run]"))
-
-    assert build() == ["a01_reader", "a02_quiet"]
-    assert read_meta(project.executed(reader))["tables"] == {"s1": None}
-    assert read_meta(project.executed(quiet))["tables"] == {}
-    assert build() == []
-    publish_table(tmp_path, "s2")
-    assert build() == []  # a table no run read
-    s1 = publish_table(tmp_path, "s1")
-    assert not cli.KeyCalculator(project).is_current(reader)  # its page would show the old table
-    assert build() == ["a01_reader"]
-    assert read_meta(project.executed(reader))["tables"] == {"s1": table_digest(s1)}
-    publish_table(tmp_path, "s1", rows=2)
-    assert build() == ["a01_reader"]
-    assert build() == []
-
-
-def test_run_key_reads_traced_sources_from_a_folder_or_a_mapping(tmp_path):
-    (tmp_path / "m.py").write_text(FIXTURE)
-    trace = {"functions": ["m.py:scaled"], "modules": ["m.py"]}
-    assert run_key("k", trace, tmp_path) == run_key("k", trace, {"m.py": FIXTURE.encode()})
-    assert run_key("k", trace, {"m.py": FIXTURE.replace("SCALE = 2", "SCALE = 3").encode()}) != run_key(
-        "k", trace, tmp_path)
-    assert run_key("k", None).startswith("untraced:")
