@@ -1,4 +1,4 @@
-"""No chapter's prose types a measured number (issue 13): the scanner of ``ntputils.prose_lint`` on samples and on
+"""No chapter's prose types a measured number: the scanner of ``ntputils.prose_lint`` on samples and on
 every chapter source. Run ``python -m ntputils.prose_lint`` for the full report."""
 
 from __future__ import annotations
