@@ -265,6 +265,7 @@ def test_html_build_and_browser_check(tmp_path):
     assert (project.html_dir / "book" / "status.html").exists()
     if shutil.which("chromium") is None:
         pytest.skip("chromium not installed")
+    pytest.importorskip("playwright")
     from ntputils.book.browser import check_book
 
     results, shot = check_book(project, screenshot="a01", out=lambda *a: None)

@@ -440,7 +440,8 @@ def test_a_scheduler_that_accepts_but_never_answers_fails_within_the_timeout(pro
 
 def test_slurm_without_sbatch_fails_at_once_naming_it(project, capsys, tmp_path, monkeypatch):
     cfg = tmp_path / "slurm.yaml"
-    cfg.write_text("queue: q\ncores: 2\nmemory: 4GB\nwalltime: '01:00:00'\n")
+    cfg.write_text("jobqueue:\n  slurm:\n    queue: q\n    cores: 2\n    memory: 4GB\n"
+                   "    walltime: '01:00:00'\n")
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))

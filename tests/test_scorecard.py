@@ -1,6 +1,20 @@
 """The reproduction scorecard is generated from the chapters' records (ntputils.book.scorecard)."""
 
-from ntputils.book.scorecard import CATALOGUE, ITEM_IDS, evidence, item_status, render_scorecard
+from pathlib import Path
+
+import yaml
+
+from ntputils.book.scorecard import (
+    CATALOGUE,
+    CATALOGUE_FILE,
+    ITEM_IDS,
+    evidence,
+    item_status,
+    read_catalogue,
+    render_scorecard,
+)
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_catalogue_covers_every_figure_of_both_papers():
@@ -11,6 +25,21 @@ def test_catalogue_covers_every_figure_of_both_papers():
     assert len(ITEM_IDS) == len(CATALOGUE)  # ids are unique
     for item, _title, chapters, why in CATALOGUE:
         assert chapters or why, f"{item}: no chapter and no reason"
+
+
+def test_catalogue_file_has_only_known_fields_and_real_chapters(tmp_path):
+    """``book/scorecard_items.yaml`` is edited by hand: a misspelt field (read as absent) or chapter fails."""
+    entries = yaml.safe_load(CATALOGUE_FILE.read_text())
+    for e in entries:
+        assert {"id", "title"} <= set(e) <= {"id", "title", "chapters", "why"}, e
+    prefixes = {p.name.split("_")[0] for p in (REPO / "notebooks").glob("*.py")}
+    assert {c for *_, chapters, _why in CATALOGUE for c in chapters} <= prefixes
+    assert CATALOGUE_FILE.parent == REPO / "book" and len(CATALOGUE) == len(entries)
+    mine = tmp_path / "items.yaml"
+    mine.write_text('- id: "X:Fig 1"\n  title: "Paper X Fig. 1: a test"\n  chapters: [a01, a02]\n'
+                    '- id: "X:Fig 2"\n  title: "Paper X Fig. 2"\n  why: "a schematic"\n')
+    assert read_catalogue(mine) == [("X:Fig 1", "Paper X Fig. 1: a test", ("a01", "a02"), ""),
+                                    ("X:Fig 2", "Paper X Fig. 2", (), "a schematic")]
 
 
 def _states():

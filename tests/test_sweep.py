@@ -19,13 +19,14 @@ import sys
 import time
 from pathlib import Path
 
+import dask.config
 import pandas as pd
 import pytest
 
 from ntputils.book import cli
 from ntputils.book.project import Project
 from ntputils.book.sweep import point_dir, read_attempts, sweep_dir
-from ntputils.book.sweep_cluster import ALLOWED_FAILURES, read_slurm_config, slurm_cluster
+from ntputils.book.sweep_cluster import ALLOWED_FAILURES, connect, read_slurm_config, slurm_cluster
 from ntputils.book.sweep_spec import SweepSpecError, parse_axes, plan_sweep
 from ntputils.book.sweep_table import collect, markdown
 
@@ -191,26 +192,68 @@ def test_unreachable_scheduler_fails_quickly_with_a_clear_message(tmp_path, caps
     assert not list((tmp_path / "sweeps" / "t01").glob("points/*"))
 
 
+SLURM_YAML = ("jobqueue:\n  slurm:\n    queue: compute\n    cores: 4\n    memory: 16GB\n"
+              "    walltime: '02:00:00'\n")
+
+
 def test_slurm_job_script_has_the_requested_resources(tmp_path):
+    """``--slurm FILE`` is a dask config file merged over dask's config (here an account and a queue
+    as ``~/.config/dask/`` or ``DASK_JOBQUEUE__SLURM__*`` would set them): the file wins, the rest stays."""
     cfg_path = tmp_path / "slurm.yaml"
-    cfg_path.write_text("queue: compute\ncores: 4\nmemory: 16GB\nwalltime: '02:00:00'\naccount: proj42\n")
-    cfg = read_slurm_config(cfg_path)
-    assert cfg["processes"] == 4 and cfg["jobs"] == 1
-    assert cfg["lifetime"] == "6480s"  # walltime minus a tenth: workers retire before SLURM kills them
-    cluster = slurm_cluster(cfg)
-    try:
+    cfg_path.write_text(SLURM_YAML)
+    import dask_jobqueue  # noqa: F401 - registers the jobqueue.* defaults before they are set over
+
+    with dask.config.set({"jobqueue.slurm.account": "proj42", "jobqueue.slurm.queue": "elsewhere"}):
+        cfg = read_slurm_config(cfg_path)
+    assert dask.config.get("jobqueue.slurm.cores", None) is None  # read, not set: connect() scopes it
+    with dask.config.set(cfg), slurm_cluster() as cluster:
         script = cluster.job_script()
-    finally:
-        cluster.close()
     for line in ["#SBATCH -p compute", "#SBATCH -A proj42", "#SBATCH --cpus-per-task=4",
                  "#SBATCH -t 02:00:00", "--nworkers 4", "--nthreads 1", "--lifetime 6480s",
                  "export OMP_NUM_THREADS=1"]:
-        assert line in script, (line, script)
+        assert line in script, (line, script)  # lifetime: walltime minus a tenth, before SLURM kills them
     assert "#SBATCH --mem=15G" in script or "#SBATCH --mem=16G" in script, script
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("queue: q\ncores: 4\nmemory: 4GB\nwalltime: '01:00:00'\n", "no `jobqueue: slurm:` section"),
+    ("jobqueue:\n  slurm:\n    cores: 4\n    walltime: '01:00:00'\n", "cores and memory"),
+    (SLURM_YAML.replace("'02:00:00'", "soon"), "walltime must be"),
+    ("jobqueue: [\n", "malformed"),
+])
+def test_slurm_config_that_dask_jobqueue_refuses_exits_2_before_anything_runs(tmp_path, capsys, text,
+                                                                              message):
+    make_project(tmp_path)
     bad = tmp_path / "bad.yaml"
-    bad.write_text("queue: q\ncores: 4\nwalltime: '01:00:00'\ngpus: 2\n")
+    bad.write_text(text)
     code = cli.main(["--root", str(tmp_path), "sweep", "t01", "-p", "x=1", "--slurm", str(bad)])
-    assert code == cli.EXIT_USAGE
+    out = capsys.readouterr().out
+    assert code == cli.EXIT_USAGE and f"SLURM config {bad}" in out and message in out, out
+    assert not (tmp_path / "sweeps").exists()
+
+
+def test_slurm_sweep_submits_the_configured_number_of_jobs(tmp_path, monkeypatch):
+    """A fake ``sbatch`` records what :func:`connect` submits: ``ntpbook.slurm-jobs`` jobs, each with
+    the file's settings (dask-jobqueue reads them when it makes a job, so they stay set meanwhile)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "submitted"
+    log.mkdir()
+    (bin_dir / "sbatch").write_text(f'#!/bin/sh\ncp "$1" {log}/job$$\necho "Submitted batch job $$"\n')
+    for tool in ("squeue", "scancel"):
+        (bin_dir / tool).write_text("#!/bin/sh\nexit 0\n")
+    for tool in bin_dir.iterdir():
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    cfg_path = tmp_path / "slurm.yaml"
+    cfg_path.write_text(SLURM_YAML + "ntpbook:\n  slurm-jobs: 3\n")
+    with connect(slurm=cfg_path):
+        deadline = time.time() + 20
+        while len(list(log.iterdir())) < 3 and time.time() < deadline:
+            time.sleep(0.1)
+    scripts = [p.read_text() for p in sorted(log.iterdir())]
+    assert len(scripts) == 3, scripts
+    assert all("#SBATCH -p compute" in s and "--lifetime 6480s" in s for s in scripts), scripts
 
 
 def test_killed_worker_is_retried_and_every_point_runs_exactly_once(tmp_path):

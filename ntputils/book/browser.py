@@ -1,36 +1,18 @@
-"""Browser test of the built book: headless Chromium loads every page from ``file://`` (no network).
+"""Browser test of the built book: Playwright drives Debian's headless Chromium over every page (``file://``).
 
-Per page it asserts that
-  * every ``<img>`` in the article resolves to an existing file and actually loaded (``naturalWidth > 0``);
-    a chapter page shows at least as many images as its executed notebook has image outputs, and a
-    chapter that plots has image outputs at all (the ``MPLBACKEND`` trap drops figures silently);
-  * every math element (``span.math`` / ``div.math``) was typeset by the bundled MathJax
-    (contains an ``<mjx-container>``) and MathJax reported no TeX error (``<mjx-merror>``);
-  * no error is shown: no error output (``.output.traceback``/``.output.error``), no docutils
-    ``system-message``/``problematic`` node, no cell output containing
-    ``Traceback (most recent call last)`` (prose is not inspected, so text *about* tracebacks is fine);
-  * the page requests nothing over http(s) and has no uncaught JavaScript exception;
-  * a chapter page is not stale (:func:`staleness`): its notebook exists and is current (or is the last
-    good run of a chapter whose latest run failed, and then the page shows the "latest run failed"
-    banner), and the page shows that notebook's run (its run id), not an older build.
-It saves a screenshot of one chapter to ``_build/screenshots/<chapter>.png``.
-
-Chromium is driven through the DevTools protocol over ``--remote-debugging-pipe`` (file descriptors
-3/4, NUL-separated JSON), so no extra Python package is needed.
+Per page: article images exist and loaded (a chapter shows as many as its notebook's image outputs), math is
+typeset by the bundled MathJax without TeX errors, no error or traceback output is shown, nothing is requested
+over http(s) (such requests are blocked), no JavaScript exception, and a chapter page is not stale
+(:func:`staleness`). A screenshot of one chapter goes to ``_build/screenshots/<chapter>.png``.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
-import select
-import shlex
 import shutil
-import subprocess
-import tempfile
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,16 +21,14 @@ from urllib.parse import unquote, urlparse
 from ntputils.book.project import Project
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-features=NetworkTimeServiceQuerying", "--disable-dev-shm-usage", "--hide-scrollbars",
-    "--mute-audio", "--remote-debugging-pipe",
-)
+CHROMIUM_FLAGS = ["--disable-gpu", "--disable-quic"]  # on top of Playwright's own (headless, no sandbox, ...)
+VIEWPORT = {"width": 1280, "height": 1600}
+SCREENSHOT_CLIP = {"x": 0, "y": 0, "width": 100_000, "height": 12_000}  # trimmed to the page's size
 SKIP_DIRS = {"_static", "_sources", "_images", "_downloads", "_panels_static"}
 IMAGE_MIMES = ("image/png", "image/jpeg", "image/svg+xml", "image/gif")
 PAGE_TIMEOUT_S = 60.0
 META_REFRESH = re.compile(r'<meta[^>]+http-equiv="refresh"[^>]+content="\d+;\s*url=([^"]+)"', re.IGNORECASE)
+NETWORK = re.compile(r"^https?://")
 
 # Runs inside each page after the load event; returns a JSON-able report.
 CHECK_JS = r"""
@@ -84,18 +64,13 @@ CHECK_JS = r"""
 
 
 class ChromiumError(RuntimeError):
-    """Chromium could not be started or stopped answering."""
+    """Chromium (or Playwright) is missing, could not be started or stopped answering."""
 
 
 #: report lists -> the label each item is shown with
-PROBLEM_LABELS = {
-    "merror": "MathJax error",
-    "errors": "error shown",
-    "traceback_outputs": "traceback in output",
-    "external": "network request",
-    "js_exceptions": "JavaScript exception",
-    "failed_loads": "resource failed to load",
-}
+PROBLEM_LABELS = {"merror": "MathJax error", "errors": "error shown",
+                  "traceback_outputs": "traceback in output", "external": "network request",
+                  "js_exceptions": "JavaScript exception", "failed_loads": "resource failed to load"}
 
 
 def find_chromium(explicit: str | None = None) -> str:
@@ -106,128 +81,31 @@ def find_chromium(explicit: str | None = None) -> str:
     raise ChromiumError("no Chromium found; install it (Debian: apt-get install -y chromium) or set CHROMIUM")
 
 
-class Browser:
-    """A headless Chromium driven over the DevTools pipe (one page target, flattened session)."""
+def page_loader(context: Any) -> tuple[Any, Callable[[str], dict[str, Any]]]:
+    """One tab of ``context`` (reused: a new tab per page doubles the time) and ``load(url)``, which navigates
+    it, waits for the load event, runs :data:`CHECK_JS` and adds the http(s) requests (blocked), the other
+    failed loads and the uncaught JavaScript exceptions of that page to the report."""
+    tab = context.new_page()
+    seen: dict[str, list[str]] = {}
 
-    def __init__(self, binary: str, width: int = 1280, height: int = 1600):
-        self.profile = tempfile.mkdtemp(prefix="ntpbook-chromium-")
-        cmd_r, self._cmd_w = os.pipe()  # we write commands -> Chromium reads fd 3
-        self._res_r, res_w = os.pipe()  # Chromium writes fd 4 -> we read
-        argv = [binary, *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}", f"--window-size={width},{height}"]
-        shell = f"exec {shlex.join(argv)} 3<&{cmd_r} 4>&{res_w}"
-        self.log = open(Path(self.profile) / "chromium.log", "w")  # noqa: SIM115 - closed in close()
-        self.proc = subprocess.Popen(["bash", "-c", shell], pass_fds=(cmd_r, res_w), stdin=subprocess.DEVNULL,
-                                     stdout=self.log, stderr=subprocess.STDOUT)
-        os.close(cmd_r)
-        os.close(res_w)
-        self._buf = b""
-        self._next_id = 0
-        self.events: list[dict[str, Any]] = []
-        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Network"):
-            self.call(f"{domain}.enable", session=True)
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=True)
+    def block(route: Any) -> None:
+        seen["external"].append(route.request.url)
+        route.abort()
 
-    # --------------------------------------------------------------------- protocol
-    def _read_message(self, deadline: float) -> dict[str, Any]:
-        while b"\0" not in self._buf:
-            left = deadline - time.time()
-            if left <= 0:
-                raise ChromiumError("timed out waiting for Chromium")
-            ready, _, _ = select.select([self._res_r], [], [], left)
-            if ready:
-                chunk = os.read(self._res_r, 1 << 20)
-                if not chunk:
-                    raise ChromiumError(f"Chromium exited (see {self.log.name})")
-                self._buf += chunk
-        raw, _, self._buf = self._buf.partition(b"\0")
-        return json.loads(raw)
+    def failure(request: Any) -> None:  # blocked ones are network requests; aborted = cancelled
+        if not NETWORK.match(request.url) and request.failure != "net::ERR_ABORTED":
+            seen["failed_loads"].append(f"{request.failure} ({request.resource_type})")
 
-    def call(self, method: str, params: dict[str, Any] | None = None, session: bool = False,
-             timeout: float = PAGE_TIMEOUT_S) -> dict[str, Any]:
-        """Send one command and return its result (events that arrive meanwhile are kept)."""
-        self._next_id += 1
-        msg: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
-        if session:
-            msg["sessionId"] = self.session
-        os.write(self._cmd_w, json.dumps(msg).encode() + b"\0")
-        deadline = time.time() + timeout
-        while True:
-            reply = self._read_message(deadline)
-            if reply.get("id") == self._next_id:
-                if "error" in reply:
-                    raise ChromiumError(f"{method}: {reply['error']}")
-                return reply.get("result", {})
-            self.events.append(reply)
+    tab.route(NETWORK, block)
+    tab.on("requestfailed", failure)
+    tab.on("pageerror", lambda err: seen["js_exceptions"].append(err.stack or str(err)))
 
-    def wait_event(self, method: str, timeout: float = PAGE_TIMEOUT_S) -> dict[str, Any]:
-        deadline = time.time() + timeout
-        while True:
-            for i, ev in enumerate(self.events):
-                if ev.get("method") == method:
-                    return self.events.pop(i)
-            self.events.append(self._read_message(deadline))
+    def load(url: str) -> dict[str, Any]:
+        seen.update(external=[], failed_loads=[], js_exceptions=[])
+        tab.goto(url, wait_until="load")
+        return {**tab.evaluate(CHECK_JS), **seen, "external": sorted(set(seen["external"]))}
 
-    # --------------------------------------------------------------------- pages
-    def load(self, url: str) -> dict[str, Any]:
-        """Navigate, wait for the load event, run :data:`CHECK_JS`; add network/JS problems."""
-        self.events.clear()
-        self.call("Page.navigate", {"url": url}, session=True)
-        self.wait_event("Page.loadEventFired")
-        result = self.call("Runtime.evaluate", {"expression": CHECK_JS, "awaitPromise": True,
-                                                "returnByValue": True}, session=True)
-        if "exceptionDetails" in result:
-            raise ChromiumError(f"check script failed on {url}: {result['exceptionDetails']}")
-        report = result["result"]["value"]
-        requests = [e["params"]["request"]["url"] for e in self.events
-                    if e.get("method") == "Network.requestWillBeSent"]
-        report["external"] = sorted({u for u in requests if u.startswith(("http://", "https://"))})
-        report["failed_loads"] = [
-            f"{e['params'].get('errorText')} ({e['params'].get('type')})" for e in self.events
-            if e.get("method") == "Network.loadingFailed" and not e["params"].get("canceled")
-        ]
-        report["js_exceptions"] = [
-            e["params"]["exceptionDetails"].get("exception", {}).get("description")
-            or e["params"]["exceptionDetails"].get("text") for e in self.events
-            if e.get("method") == "Runtime.exceptionThrown"
-        ]
-        return report
-
-    def screenshot(self, path: Path, max_height: int = 12000) -> None:
-        """A PNG of the whole page (up to ``max_height`` CSS pixels tall)."""
-        metrics = self.call("Page.getLayoutMetrics", session=True)
-        size = metrics.get("cssContentSize") or metrics["contentSize"]
-        clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], max_height), "scale": 1}
-        params = {"format": "png", "clip": clip, "captureBeyondViewport": True}
-        data = self.call("Page.captureScreenshot", params, session=True)["data"]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(base64.b64decode(data))
-
-    def close(self) -> None:
-        try:
-            self.call("Browser.close", timeout=10)
-        except (ChromiumError, OSError):
-            pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        for fd in (self._cmd_w, self._res_r):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self.log.close()
-        shutil.rmtree(self.profile, ignore_errors=True)
-
-    def __enter__(self) -> Browser:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    return tab, load
 
 
 # ------------------------------------------------------------------------- expectations
@@ -244,50 +122,35 @@ class PageResult:
 
 def html_pages(html_dir: Path) -> list[Path]:
     """Every built ``*.html`` page (assets folders left out)."""
-    pages = []
-    for path in sorted(html_dir.rglob("*.html")):
-        rel = path.relative_to(html_dir)
-        if not (set(rel.parts[:-1]) & SKIP_DIRS):
-            pages.append(path)
-    return pages
+    return [path for path in sorted(html_dir.rglob("*.html"))
+            if not set(path.relative_to(html_dir).parts[:-1]) & SKIP_DIRS]
 
 
 def notebook_expectations(nb_path: Path) -> tuple[int, bool]:
     """(number of image outputs shown, whether the code plots with matplotlib) of an executed notebook."""
-    nb = json.loads(nb_path.read_text())
-    images = 0
-    plots = False
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") != "code":
-            continue
-        source = "".join(cell.get("source", []))
-        plots = plots or "plt." in source or "matplotlib" in source
-        tags = cell.get("metadata", {}).get("tags", [])
-        if "remove-output" in tags or "remove-cell" in tags:
-            continue
-        for out in cell.get("outputs", []):
-            if any(m in out.get("data", {}) for m in IMAGE_MIMES):
-                images += 1
+    cells = [c for c in json.loads(nb_path.read_text()).get("cells", []) if c.get("cell_type") == "code"]
+    plots = any("plt." in src or "matplotlib" in src for src in ("".join(c.get("source", [])) for c in cells))
+    hidden = {"remove-output", "remove-cell"}
+    shown = [c for c in cells if not hidden & set(c.get("metadata", {}).get("tags", []))]
+    outputs = [o for c in shown for o in c.get("outputs", [])]
+    images = sum(any(m in o.get("data", {}) for m in IMAGE_MIMES) for o in outputs)
     return images, plots
+
+
+def _nonempty_file(path: Path) -> bool:
+    return path.is_file() and path.stat().st_size > 0
 
 
 def evaluate(page: Path, report: dict[str, Any], notebook: Path | None) -> PageResult:
     """Turn one page report into problems (failures) and notes."""
     res = PageResult(page, images=len(report["images"]), mjx=report["mjx"])
     for img in report["images"]:
-        src = img["src"]
-        parsed = urlparse(src)
+        src, parsed = img["src"], urlparse(img["src"])
         if parsed.scheme in ("http", "https"):
             res.problems.append(f"image from the network: {src}")
-            continue
-        if parsed.scheme == "data":
-            target_ok = True
-        else:
-            target = (page.parent / unquote(parsed.path)).resolve()
-            target_ok = target.is_file() and target.stat().st_size > 0
-            if not target_ok:
-                res.problems.append(f"image file missing: {src}")
-        if target_ok and not img["loaded"]:
+        elif parsed.scheme != "data" and not _nonempty_file((page.parent / unquote(parsed.path)).resolve()):
+            res.problems.append(f"image file missing: {src}")
+        elif not img["loaded"]:
             res.problems.append(f"image did not load: {src}")
     if report["untypeset"]:
         first = report["untypeset"][0]
@@ -344,47 +207,53 @@ def staleness(project: Project, page: Path, keys) -> list[str]:
 def check_book(project: Project, screenshot: str | None = "a01", chromium: str | None = None,
                out=print) -> tuple[list[PageResult], Path | None]:
     """Load every page of ``_build/html``; return the per-page results and the screenshot path."""
-    html_dir = project.html_dir
+    html_dir, book_rel = project.html_dir, project.book_dir.relative_to(project.root)
     pages = html_pages(html_dir)
     if not pages:
         raise ChromiumError(f"no HTML pages under {html_dir}; run `make book` first")
-    shot_page = None
-    if screenshot:
-        book_rel = project.book_dir.relative_to(project.root)
-        candidates = sorted((html_dir / book_rel).glob(f"{screenshot}*.html"))
-        if not candidates:
-            raise ChromiumError(f"no built page for chapter {screenshot!r} under {html_dir / book_rel}")
-        shot_page = candidates[0]
-    shot_path = project.build_dir / "screenshots" / f"{screenshot}.png" if screenshot else None
-    results = []
+    candidates = sorted((html_dir / book_rel).glob(f"{screenshot}*.html")) if screenshot else [None]
+    if not candidates:
+        raise ChromiumError(f"no built page for chapter {screenshot!r} under {html_dir / book_rel}")
+    shot_page, shot_path = candidates[0], project.build_dir / "screenshots" / f"{screenshot}.png"
+    binary = find_chromium(chromium)
+    try:
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import sync_playwright
+    except ImportError as err:
+        raise ChromiumError("Playwright is not installed: pip install -e '.[dev]'") from err
     from ntputils.book.cli import KeyCalculator
 
-    keys = KeyCalculator(project)
-    with Browser(find_chromium(chromium)) as browser:
-        for page in pages:
-            rel = page.relative_to(html_dir)
-            redirect = META_REFRESH.search(page.read_text(errors="replace")[:4000])
-            if redirect:  # e.g. index.html -> book/intro.html: the target is checked as its own page
-                target = (page.parent / unquote(urlparse(redirect.group(1)).path)).resolve()
-                missing = [] if target.is_file() else [f"redirect target missing: {target}"]
-                res = PageResult(page, problems=missing)
+    keys, results = KeyCalculator(project), []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=binary, args=CHROMIUM_FLAGS)
+            context = browser.new_context(viewport=VIEWPORT)
+            context.set_default_timeout(PAGE_TIMEOUT_S * 1000)
+            tab, load = page_loader(context)
+            for page in pages:
+                rel = page.relative_to(html_dir)
+                redirect = META_REFRESH.search(page.read_text(errors="replace")[:4000])
+                if redirect:  # e.g. index.html -> book/intro.html: the target is checked as its own page
+                    target = (page.parent / unquote(urlparse(redirect.group(1)).path)).resolve()
+                    results.append(PageResult(page, problems=[] if target.is_file() else
+                                              [f"redirect target missing: {target}"]))
+                    out(f"[{'ok  ' if target.is_file() else 'FAIL'}] {rel}: redirect to {redirect.group(1)}")
+                    continue
+                nb = project.root / rel.with_suffix(".ipynb")
+                res = evaluate(page, load(page.as_uri()), nb if nb.exists() else None)
+                res.problems += staleness(project, page, keys)
                 results.append(res)
-                out(f"[{'ok  ' if not res.problems else 'FAIL'}] {rel}: redirect to {redirect.group(1)}")
-                continue
-            nb = project.root / rel.with_suffix(".ipynb")
-            report = browser.load(page.as_uri())
-            res = evaluate(page, report, nb if nb.exists() else None)
-            res.problems += staleness(project, page, keys)
-            results.append(res)
-            state = "ok  " if not res.problems else "FAIL"
-            out(f"[{state}] {rel}: {res.images} image(s), {res.mjx} typeset math"
-                + (f"; {'; '.join(res.notes)}" if res.notes else ""))
-            for p in res.problems:
-                out(f"         - {p}")
-            if page == shot_page and shot_path is not None:
-                browser.screenshot(shot_path)
-                out(f"         screenshot: {shot_path}")
-    return results, shot_path
+                out(f"[{'ok  ' if not res.problems else 'FAIL'}] {rel}: {res.images} image(s), {res.mjx} "
+                    "typeset math" + (f"; {'; '.join(res.notes)}" if res.notes else ""))
+                for p in res.problems:
+                    out(f"         - {p}")
+                if page == shot_page:
+                    tab.screenshot(path=shot_path, full_page=True, clip=SCREENSHOT_CLIP)
+                    out(f"         screenshot: {shot_path}")
+            browser.close()
+    except PlaywrightError as err:
+        raise ChromiumError(f"Chromium via Playwright: {err}") from err
+    return results, shot_path if screenshot else None
 
 
 def run_browser_check(project: Project, screenshot: str | None = "a01", chromium: str | None = None) -> int:

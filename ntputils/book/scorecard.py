@@ -1,90 +1,30 @@
-"""The reproduction scorecard ``book/scorecard.md``: one row per figure and numbered result of both papers.
-
-Generated before every HTML build from the records of the executed notebooks (never typed): each
-:func:`ntputils.chapter.compare` (a pre-registered empirical claim) and each non-sanity
-:func:`ntputils.chapter.check` (a mathematical fact) names the scorecard items it is evidence for
-(``item="A:Fig 6"``). An item's status:
-
-* ``deviates``: at least one of its pre-registered claims deviates (the reason is shown);
-* ``reproduced``: every claim judged is reproduced and every check passed;
-* ``not run``: its claims need a run this profile does not do (e.g. the paper profile on a GPU);
-* ``not reproduced`` also when a chapter covers it but its claims are ``not reproduced`` (what they need,
-  e.g. GPT-2's weights, is not available to the build; the reason is shown);
-* ``unscored``: a chapter covers it and ran, but no claim or check of that chapter names it yet;
-* ``failed``: a chapter that covers it failed and no good run of it is kept (nothing to judge);
-* ``not executed``: a chapter that covers it has no executed notebook (never built);
-* ``not reproduced``: no chapter reproduces it (the catalogue says why).
-
-When a chapter's latest run failed but its last good run is kept (the page shows it under a banner),
-the item keeps that run's verdict, marked "last good run; latest run failed" (:data:`LAST_GOOD`).
-
-A chapter whose shown run had ``-p`` overrides (``steps=500, d=32``) is not the book's run: an item it
-gives evidence for is ``not the book's run`` (:data:`NOT_BOOKS_RUN`, counted apart), with the overrides
-and that run's verdict in its note, until the chapter is rebuilt with the profile's defaults.
+"""The reproduction scorecard ``book/scorecard.md``, generated before every HTML build from the executed
+chapters' records: one row per item of ``book/scorecard_items.yaml`` (the papers' figures and numbered
+results), its status from the ``compare`` claims and non-sanity ``check`` facts naming it (``item="A:Fig 6"``,
+:func:`item_status`). A chapter shown from its last good run keeps that run's verdict (:data:`LAST_GOOD`);
+one last run with ``-p`` overrides makes its items :data:`NOT_BOOKS_RUN`.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from ntputils.book.project import Chapter, Project
 
-#: (item id, what the paper shows, chapters that reproduce it, why not, if no chapter does)
-CATALOGUE: list[tuple[str, str, tuple[str, ...], str]] = [
-    ("A:Fig 1", "Paper A Fig. 1: corr(H), corr(W^T) and logits of NTP-UFM and a transformer vs theory "
-     "(Synthetic)", ("a05", "a06"), ""),
-    ("A:Fig 2", "Paper A Fig. 2: L_lambda = L^in + a diverging component converging in direction to L^mm",
-     ("a03",), ""),
-    ("A:Fig 3", "Paper A Fig. 3: a 12-layer transformer on 100 TinyStories stories vs the proxy S~",
-     ("a07",), ""),
-    ("A:Fig 4", "Paper A Fig. 4: NTP-UFM L_k, corr(W_k^T), corr(H_k) align with the prediction", ("a05",),
-     ""),
-    ("A:Fig 5", "Paper A Fig. 5: NTP-UFM training curves (CE - H, norms, projections)", ("a05",), ""),
-    ("A:Fig 6", "Paper A Fig. 6: Synthetic / Simplified TinyStories x UFM / TF convergence metrics",
-     ("a05", "a06"), ""),
-    ("A:Lemma 1", "Paper A Lemma 1: NTP-UFM with ridge = CE + lambda ||L||_* (d >= V)", ("a02",), ""),
-    ("A:Thm 1", "Paper A Thm. 1: the regularization path, P_F(L_lambda) -> L^in, direction -> L^mm",
-     ("a03",), ""),
-    ("A:Thm 2", "Paper A Thm. 2: the rate of the path (CE - H ~ lambda)", ("a03",), ""),
-    ("A:Cor 1", "Paper A Cor. 1 (statement not available)", (),
-     "only its name is in the available paper text; the statement cannot be reconstructed (see a06)"),
-    ("A:Prop 1", "Paper A Prop. 1: subspace collapse, L^mm = S~ in symmetric cases", ("a04",), ""),
-    ("A:proxy", "Paper A: the centered support S~ as a proxy of L^mm (distance 0.163 on STS)", ("a04", "a07"),
-     ""),
-    ("B:Fig 1", "Paper B Fig. 1: SVD of S~ on the organism data", ("b01",), ""),
-    ("B:Fig 2", "Paper B Fig. 2: trained embeddings cluster by concept; orthant hierarchy", ("b01",), ""),
-    ("B:Fig 3", "Paper B Fig. 3: transformer confusion progression (broad classes first)", ("b05",), ""),
-    ("B:Fig 4", "Paper B Fig. 4: orthant clusters on Simplified TinyStories / WikiText", ("b04",), ""),
-    ("B:Fig 5", "Paper B Fig. 5: k-means on the top word analyzers", ("b04",), ""),
-    ("B:Fig 6", "Paper B Fig. 6: context-word cluster pairs with identical sign patterns", ("b04",), ""),
-    ("B:Fig 7", "Paper B Fig. 7: orthant clusters of GPT-2's decoder", ("b07",), ""),
-    ("B:Fig 8", "Paper B Fig. 8: illustration of setup and terminology", (),
-     "a schematic without data: nothing to compute"),
-    ("B:Fig 9", "Paper B Fig. 9: CNN confusion progression on imbalanced MNIST", ("b06",), ""),
-    ("B:Fig 10", "Paper B Fig. 10: concept representations of words and contexts", ("b01",), ""),
-    ("B:Fig 11", "Paper B Fig. 11: hierarchical orthant clusters on Simplified TinyStories", ("b04",), ""),
-    ("B:Fig 12", "Paper B Fig. 12: square-loss UFM dynamics on a synthetic example", ("b02",), ""),
-    ("B:Fig 13", "Paper B Fig. 13: STEP imbalance, square and reweighted dynamics", ("b03",), ""),
-    ("B:Fig 14", "Paper B Fig. 14: single concept dimensions are not interpretable", ("b04",), ""),
-    ("B:Fig 15", "Paper B Fig. 15: GPT-2 orthant clusters, p = 4", ("b07",), ""),
-    ("B:Fig 16", "Paper B Fig. 16: GPT-2 orthant clusters, p = 5", ("b07",), ""),
-    ("B:Fig 17", "Paper B Fig. 17: GPT-2 orthant clusters, p = 6", ("b07",), ""),
-    ("B:Fig 18", "Paper B Fig. 18: singular values of the logits, square vs CE", ("b02",), ""),
-    ("B:Fig 19", "Paper B Fig. 19: d < V, square loss learns the top singular values", ("b02",), ""),
-    ("B:Fig 20", "Paper B Fig. 20: 32-means clusters, Simplified TinyStories", ("b04",), ""),
-    ("B:Fig 21", "Paper B Fig. 21: 64-means clusters, WikiText", ("b04",), ""),
-    ("B:Fig 22", "Paper B Fig. 22: orthant clusters p = 4, Simplified TinyStories", ("b04",), ""),
-    ("B:Fig 23", "Paper B Fig. 23: orthant clusters p = 5, Simplified TinyStories", ("b04",), ""),
-    ("B:Fig 24", "Paper B Fig. 24: orthant clusters p = 5, WikiText", ("b04",), ""),
-    ("B:Fig 25", "Paper B Fig. 25: orthant clusters p = 6, WikiText", ("b04",), ""),
-    ("B:Prop 1", "Paper B Prop. 1: square-loss dynamics, concepts learned in order of sigma", ("b02", "b03"),
-     ""),
-    ("B:STEP", "Paper B App. D.1: STEP closed forms of the SVD of S~", ("b03",), ""),
-    ("B:orthant", "Paper B Def. 1: orthant clustering with typicality", ("b01", "b04"), ""),
-    ("B:kmeans", "Paper B Sec. 4: k-means on the word analyzers", ("b04",), ""),
-    ("B:GPT-2", "Paper B Sec. 5.1: semantics in a pretrained model", ("b07",), ""),
-]
+CATALOGUE_FILE = Path(__file__).resolve().parents[2] / "book" / "scorecard_items.yaml"
+
+
+def read_catalogue(path: Path = CATALOGUE_FILE) -> list[tuple[str, str, tuple[str, ...], str]]:
+    """(item id, what the paper shows, chapters that reproduce it, why not if none does) per entry."""
+    return [(e["id"], e["title"], tuple(e.get("chapters", ())), e.get("why", ""))
+            for e in yaml.safe_load(path.read_text())]
+
+
+CATALOGUE = read_catalogue()
 ITEM_IDS = {item for item, *_ in CATALOGUE}
 NOT_BOOKS_RUN = "not the book's run"
 STATUSES = ("reproduced", "deviates", "not run", "unscored", "failed", "not executed", "not reproduced",
@@ -122,9 +62,10 @@ def evidence(states: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]
 
 def item_status(rows: list[dict[str, Any]], chapters: tuple[str, ...],
                 runs: dict[str, str] | None = None) -> str:
-    """The item's status from its evidence ``rows``; ``runs`` (chapter prefix -> one of
-    :data:`RUN_STATES`; ``None``: every chapter ran) tells an item without evidence whose chapter failed
-    or was never executed from one truly unscored."""
+    """The item's status from its evidence ``rows``: ``deviates`` if a claim deviates, else ``reproduced``,
+    ``not reproduced`` (what the claims need is not available) or ``not run``. Without evidence: ``not
+    reproduced`` (no chapter), else from ``runs`` (chapter prefix -> :data:`RUN_STATES`; ``None``: every
+    chapter ran) ``failed``, ``not executed`` or ``unscored`` (no claim or check names it yet)."""
     if not rows:
         if not chapters:
             return "not reproduced"

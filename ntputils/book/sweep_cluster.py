@@ -1,15 +1,7 @@
-"""Where sweep points run: an embedded ``LocalCluster``, a running scheduler, or SLURM (dask-jobqueue).
-
-* default: ``distributed.LocalCluster(processes=True, threads_per_worker=1)`` -- papermill changes
-  the process's working directory, so one point per worker *process*, never threads;
-* ``--scheduler tcp://HOST:8786``: ``distributed.Client(address, timeout=...)`` to a scheduler
-  started with ``dask scheduler`` and workers started with ``dask worker tcp://HOST:8786
-  --nworkers N --nthreads 1`` (each worker needs this checkout and its environment at the same path);
-* ``--slurm CONFIG.yaml``: ``dask_jobqueue.SLURMCluster`` from a small YAML (:func:`slurm_cluster`).
-
-In every case the scheduler retries a task whose worker died up to
-``distributed.scheduler.allowed-failures`` times (:data:`ALLOWED_FAILURES`) before giving up with
-``KilledWorker``; such points count as infrastructure failures, not as results.
+"""Where sweep points run: a ``LocalCluster`` of single-threaded worker *processes* (papermill changes
+the working directory), a running scheduler (``--scheduler``, bounded connect), or SLURM (``--slurm``:
+dask-jobqueue's ``SLURMCluster`` with dask's ``jobqueue.slurm`` config). A task whose worker died is
+retried :data:`ALLOWED_FAILURES` times, then counts as an infrastructure failure, not a result.
 """
 
 from __future__ import annotations
@@ -26,9 +18,6 @@ from typing import Any
 
 ALLOWED_FAILURES = 3
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-SLURM_REQUIRED = ("queue", "cores", "memory", "walltime")
-SLURM_OPTIONAL = ("account", "jobs", "processes", "lifetime", "job_extra_directives", "local_directory",
-                  "log_directory", "python", "job_script_prologue", "interface")
 
 
 class ClusterError(RuntimeError):
@@ -85,106 +74,91 @@ def worker_env(threads: int = 1) -> dict[str, str]:
 
 
 def _seconds(text: str) -> int:
-    """``"HH:MM:SS"``, ``"MM:SS"`` or ``"D-HH:MM:SS"`` (SLURM walltime) -> seconds."""
-    days = 0
-    if "-" in text:
-        d, text = text.split("-", 1)
-        days = int(d)
-    parts = [int(p) for p in text.split(":")]
-    while len(parts) < 3:
-        parts.insert(0, 0)
-    h, m, s = parts
-    return ((days * 24 + h) * 60 + m) * 60 + s
+    """SLURM's walltime ``[D-]HH:MM:SS`` (or ``MM:SS``) -> seconds; ``ValueError`` otherwise."""
+    days, _, hms = text.rpartition("-")
+    try:
+        h, m, s = ([0, 0] + [int(p) for p in hms.split(":")])[-3:]
+        return ((int(days or 0) * 24 + h) * 60 + m) * 60 + s
+    except ValueError:
+        raise ValueError(f"walltime must be [D-]HH:MM:SS, got {text!r}") from None
+
+
+def slurm_job_kwargs() -> dict[str, Any]:
+    """What a sweep adds to dask's ``jobqueue.slurm`` settings: one single-threaded worker per core unless
+    ``processes`` is set, capped BLAS threads, and (unless ``worker-extra-args`` has one) ``--lifetime``
+    the walltime less the larger of 5 minutes and a tenth of it, so SLURM never kills a point unannounced
+    (a retired worker's tasks move to the others)."""
+    import dask.config
+
+    def get(key: str) -> Any:
+        return dask.config.get(f"jobqueue.slurm.{key}")
+
+    extra = list(get("worker-extra-args") or [])
+    if not any(str(arg).startswith("--lifetime") for arg in extra):
+        wall = _seconds(str(get("walltime")))
+        extra += ["--lifetime", f"{max(60, min(wall - 300, int(wall * 0.9)))}s", "--lifetime-stagger", "60s"]
+    prologue = [f"export {k}={v}" for k, v in worker_env().items()] + list(get("job-script-prologue") or [])
+    return {"processes": get("processes") or get("cores"), "worker_extra_args": extra,
+            "job_script_prologue": prologue}
 
 
 def read_slurm_config(path: Path) -> dict[str, Any]:
-    """The SLURM YAML: ``queue``, ``cores``, ``memory``, ``walltime`` (required); ``account``, ``jobs``
-    (default 1), ``processes`` (default ``cores``: one single-threaded worker per core), ``lifetime``
-    (default: the walltime less the larger of 5 minutes and a tenth of it) and a few
-    pass-through dask-jobqueue options. Raises :class:`ClusterError` naming what is wrong."""
-    import yaml
+    """Dask's config (dask-jobqueue's defaults, ``~/.config/dask/``, ``DASK_CONFIG``, ``DASK_*`` variables)
+    with the dask config file ``path`` merged over it, for ``dask.config.set``. ``path`` must set
+    ``jobqueue.slurm``; the settings are checked by writing a job script (dask-jobqueue's own checks).
+    Raises :class:`ClusterError`."""
+    import dask.config
+    from dask_jobqueue.slurm import SLURMJob  # its import registers the jobqueue.* defaults
 
+    if not Path(path).is_file():
+        raise ClusterError(f"--slurm {path}: no such file")
     try:
-        cfg = yaml.safe_load(Path(path).read_text()) or {}
-    except (OSError, yaml.YAMLError) as err:
-        raise ClusterError(f"cannot read the SLURM config {path}: {err}") from None
-    if not isinstance(cfg, dict):
-        raise ClusterError(f"the SLURM config {path} must be a mapping")
-    missing = [k for k in SLURM_REQUIRED if k not in cfg]
-    unknown = [k for k in cfg if k not in SLURM_REQUIRED + SLURM_OPTIONAL]
-    if missing or unknown:
-        raise ClusterError(f"SLURM config {path}: missing {missing}, unknown {unknown}; "
-                           f"keys: {', '.join(SLURM_REQUIRED + SLURM_OPTIONAL)}")
-    if not isinstance(cfg["cores"], int) or cfg["cores"] < 1:
-        raise ClusterError(f"SLURM config {path}: cores must be a positive int, got {cfg['cores']!r}")
-    try:
-        wall = _seconds(str(cfg["walltime"]))
-    except ValueError:
-        msg = f"SLURM config {path}: walltime must be HH:MM:SS, got {cfg['walltime']!r}"
-        raise ClusterError(msg) from None
-    if wall < 120:
-        raise ClusterError(f"SLURM config {path}: walltime {cfg['walltime']} is under 2 minutes")
-    cfg.setdefault("jobs", 1)
-    cfg.setdefault("processes", cfg["cores"])
-    if "lifetime" not in cfg:
-        cfg["lifetime"] = f"{max(60, min(wall - 300, int(wall * 0.9)))}s"
+        own = dask.config.collect([str(path)], env={})  # dask's YAML reader; raises ValueError
+        if not isinstance(dask.config.get("jobqueue.slurm", None, config=own), dict):
+            raise ValueError("no `jobqueue: slurm:` section (it is a dask config file, see README.md)")
+        cfg = dask.config.merge(dask.config.config, own)
+        with dask.config.set(cfg):
+            SLURMJob("tcp://check:8786", name="check", **slurm_job_kwargs()).job_script()
+    except (ValueError, TypeError) as err:
+        raise ClusterError(f"SLURM config {path}: {err}") from None
     return cfg
 
 
-def slurm_cluster(cfg: dict[str, Any]):
-    """A ``dask_jobqueue.SLURMCluster`` for ``cfg`` (see :func:`read_slurm_config`); not yet scaled.
-
-    Workers are single-threaded processes (``processes`` per job, ``cores`` cores per job) and retire
-    gracefully after ``--lifetime`` (shorter than the walltime, so SLURM never kills a running point
-    unannounced; a retired worker's tasks move to the others).
-    """
+def slurm_cluster():
+    """A ``dask_jobqueue.SLURMCluster`` from dask's ``jobqueue.slurm`` settings (set them, e.g. with
+    :func:`read_slurm_config`, for the cluster's whole life) and :func:`slurm_job_kwargs`; not yet scaled."""
     from dask_jobqueue import SLURMCluster
 
-    kwargs = {k: cfg[k] for k in ("account", "local_directory", "log_directory", "python", "interface")
-              if k in cfg}
-    prologue = [f"export {k}={v}" for k, v in worker_env().items()]
-    prologue += list(cfg.get("job_script_prologue", []))
-    return SLURMCluster(
-        queue=cfg["queue"], cores=cfg["cores"], processes=cfg["processes"], memory=str(cfg["memory"]),
-        walltime=str(cfg["walltime"]), job_extra_directives=list(cfg.get("job_extra_directives", [])),
-        worker_extra_args=["--lifetime", str(cfg["lifetime"]), "--lifetime-stagger", "60s"],
-        job_script_prologue=prologue, **kwargs)
+    return SLURMCluster(**slurm_job_kwargs())
 
 
 @contextlib.contextmanager
 def connect(*, workers: int = 2, scheduler: str | None = None, slurm: Path | None = None,
             timeout: float = 10.0) -> Iterator[Any]:
-    """A ``distributed.Client`` on the chosen cluster (closed, with its cluster, on exit).
-
-    Raises :class:`ClusterError` when the scheduler is unreachable within ``timeout`` seconds or the
-    SLURM config is invalid.
-    """
+    """A ``distributed.Client`` on the chosen cluster (closed, with its cluster, on exit); ``--slurm``
+    starts ``ntpbook.slurm-jobs`` jobs (dask config, default 1). Raises :class:`ClusterError` when the
+    scheduler is unreachable within ``timeout`` seconds or the SLURM config is invalid."""
     import dask
     from distributed import Client, LocalCluster
 
-    with dask.config.set(dask_config()):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(dask.config.set(dask_config()))
         if scheduler:
             check_scheduler_address(scheduler)
-            timeout = check_connect_timeout(timeout)
-            client = _bounded_client(scheduler, timeout)
-            try:
-                yield client
-            finally:
-                client.close()
-            return
-        if slurm:
-            check_slurm_tools()
-            cluster = slurm_cluster(read_slurm_config(slurm))
-            cluster.scale(jobs=int(read_slurm_config(slurm)["jobs"]))
+            client = _bounded_client(scheduler, check_connect_timeout(timeout))
         else:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, env=worker_env(), silence_logs=40)
-        client = Client(cluster)
-        try:
+            if slurm:
+                check_slurm_tools()
+                stack.enter_context(dask.config.set(read_slurm_config(slurm)))
+                cluster = stack.enter_context(slurm_cluster())
+                cluster.scale(jobs=int(dask.config.get("ntpbook.slurm-jobs", 1)))
+            else:
+                cluster = stack.enter_context(LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                    env=worker_env(), silence_logs=40))
+            client = Client(cluster)
+        with client:
             yield client
-        finally:
-            client.close()
-            cluster.close()
 
 
 def _unreachable(scheduler: str, timeout: float, why: str) -> ClusterError:
