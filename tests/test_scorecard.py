@@ -5,9 +5,7 @@ from pathlib import Path
 import yaml
 
 from ntputils.book.scorecard import (
-    CATALOGUE,
     CATALOGUE_FILE,
-    ITEM_IDS,
     evidence,
     item_status,
     read_catalogue,
@@ -15,6 +13,8 @@ from ntputils.book.scorecard import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
+CATALOGUE = read_catalogue()
+ITEM_IDS = {item for item, *_ in CATALOGUE}
 
 
 def test_catalogue_covers_every_figure_of_both_papers():

@@ -24,8 +24,6 @@ def read_catalogue(path: Path = CATALOGUE_FILE) -> list[tuple[str, str, tuple[st
             for e in yaml.safe_load(path.read_text())]
 
 
-CATALOGUE = read_catalogue()
-ITEM_IDS = {item for item, *_ in CATALOGUE}
 NOT_BOOKS_RUN = "not the book's run"
 STATUSES = ("reproduced", "deviates", "not run", "unscored", "failed", "not executed", "not reproduced",
             NOT_BOOKS_RUN)
@@ -139,10 +137,11 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
     ``overrides``: chapter prefix -> the ``-p`` overrides of its run (its items: :data:`NOT_BOOKS_RUN`)."""
     ev = evidence(states)
     pev = paper_evidence(paper or {})
-    unknown = sorted(set(ev) - ITEM_IDS)
+    catalogue = read_catalogue()
+    unknown = sorted(set(ev) - {item for item, *_ in catalogue})
     counts: dict[str, int] = defaultdict(int)
     rows = []
-    for item, title, chapters, why in CATALOGUE:
+    for item, title, chapters, why in catalogue:
         rs = ev.get(item, [])
         status = item_status(rs, chapters, runs)
         note = _run_note(chapters, runs or {}, rs)
