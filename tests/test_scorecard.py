@@ -195,3 +195,14 @@ def test_the_paper_profile_decides_with_the_cpu_run():
     stale = render_scorecard(_states(), {"a05": "a05_ufm_training"}, _paper("deviates", stale=True))
     fig5 = next(line for line in stale.splitlines() if line.startswith("| Paper A Fig. 5:"))
     assert "| **reproduced** |" in fig5
+
+
+def test_the_build_reports_unknown_item_names_and_unscored_items():
+    from ntputils.book.scorecard import coverage_problems
+
+    problems = coverage_problems(_states(), {"a05": "ok", "a06": "ok"})
+    assert "scorecard: a record names the unknown item 'A:Fig 99' (a05_ufm_training)" in problems
+    # A:Fig 1 (chapters a05, a06): both ran, only a sanity line names it
+    assert any(p.startswith("scorecard: 'A:Fig 1' is unscored: a05, a06 ran") for p in problems)
+    assert not any("'A:Fig 5'" in p or "'A:Fig 6'" in p for p in problems)  # named by claims
+    assert not any("'A:Fig 1'" in p for p in coverage_problems(_states(), {"a05": "ok"}))  # a06 never ran

@@ -245,13 +245,29 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
     return "\n".join(lines)
 
 
-def write_scorecard(project: Project, chapters: list[Chapter]) -> None:
-    """Write ``book/scorecard.md`` from the executed notebooks of ``chapters`` (if the toc lists it)."""
+def coverage_problems(states: dict[str, dict[str, Any]], runs: dict[str, str]) -> list[str]:
+    """What the build reports about the catalogue: item names in records that it does not list (a typo in
+    ``item=``), and items whose chapters all ran but name them in no claim or check (unscored)."""
+    ev = evidence(states)
+    catalogue = read_catalogue()
+    known = {i for i, *_ in catalogue}
+    out = [f"scorecard: a record names the unknown item {item!r} "
+           f"({', '.join(sorted({r['chapter'] for r in rs}))})"
+           for item, rs in sorted(ev.items()) if item not in known]
+    out += [f"scorecard: {item!r} is unscored: {', '.join(chapters)} ran but no claim or check names it"
+            for item, _title, chapters, _why in catalogue
+            if chapters and not ev.get(item) and item_status([], chapters, runs) == "unscored"]
+    return out
+
+
+def write_scorecard(project: Project, chapters: list[Chapter]) -> list[str]:
+    """Write ``book/scorecard.md`` from the executed notebooks of ``chapters`` (if the toc lists it);
+    return :func:`coverage_problems` for the build to print."""
     from ntputils.book.execute import overrides_text
     from ntputils.book.status import chapter_state
 
     if not project.in_toc(project.scorecard_page):
-        return
+        return []
 
     states, links, runs, overrides = {}, {}, {}, {}
     for c in chapters:
@@ -272,3 +288,4 @@ def write_scorecard(project: Project, chapters: list[Chapter]) -> None:
     from ntputils.book.paper_profile import paper_tables
 
     project.scorecard_page.write_text(render_scorecard(states, links, paper_tables(project), runs, overrides))
+    return coverage_problems(states, runs)
