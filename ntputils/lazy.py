@@ -3,8 +3,8 @@ imported on first use.
 
 A subpackage lists what it re-exports in a literal dict ``_LAZY = {"name": "ntputils.pkg.submodule"}``
 and ends with ``__getattr__, __dir__ = lazy_exports(__name__, _LAZY)``. ``from ntputils.pkg import
-name`` (or ``pkg.name``) then imports only ``_LAZY["name"]``, so a chapter executes -- and its cache key
-covers (:mod:`ntputils.book.imports` reads the same dict) -- only the modules it uses. Attribute access
+name`` (or ``pkg.name``) then imports only ``_LAZY["name"]``, so a chapter executes -- and its run-time
+trace records -- only the modules it uses. Attribute access
 to a submodule (``pkg.submodule``) imports it, as an eager ``__init__`` would have.
 
 A re-exported name must not equal the name of a submodule of its package (importing the submodule

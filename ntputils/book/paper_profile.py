@@ -10,7 +10,7 @@ and its table (recorded values and pre-registered claims, with provenance: commi
 time) is committed under ``results/sweeps/a05-paper/``. :func:`beside_cpu` puts that table next to the
 values the current (cpu) run recorded: one row per claim (rule, cpu measured and outcome, paper measured
 and outcome) and one per recorded value. A table whose producing code changed since it was made (the
-chapter's code cells or the ``ntputils`` modules it imports, :func:`ntputils.book.sweep_table.published`)
+chapter's code cells or the ``ntputils`` code its run executed, :func:`ntputils.book.sweep_table.published`)
 is **stale**: it is still shown, under a red STALE line with the command that refreshes it.
 :func:`paper_tables` gives the scorecard the outcomes of every committed paper-profile run.
 """
