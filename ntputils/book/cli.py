@@ -1,4 +1,4 @@
-"""Command line: ``python -m ntputils.book build|list|status|browser|sweep|sweep-table``.
+"""Command line: ``python -m ntputils.book build|list|status|browser|sweep|sweep-table|sweep-report``.
 
 ``build [--profile cpu|paper] [--only CHAPTER ...] [-p NAME=VALUE ...] [--force] [--jobs N] [--no-html]
 [--partial]`` executes every selected chapter whose cache key changed (all of them, even after a
@@ -11,7 +11,8 @@ ill-typed parameter, bad option), 3 another build holds a selected chapter's loc
 (Ctrl-C: running chapters are stopped, previous results kept); SIGTERM and SIGHUP (a closed terminal)
 take the same path and exit 143 and 129. A build killed outright (SIGKILL) takes its workers and
 kernels with it (:mod:`ntputils.book.execute`); the next build removes its work folders.
-``sweep`` / ``sweep-table``: parameter sweeps on Dask, see :mod:`ntputils.book.sweep`.
+``sweep`` / ``sweep-table``: parameter sweeps on Dask, see :mod:`ntputils.book.sweep`; ``sweep-report``:
+a scratch sweep's pictures, see :mod:`ntputils.book.sweep_report`.
 """
 
 from __future__ import annotations
@@ -441,6 +442,11 @@ def parser() -> argparse.ArgumentParser:
                     help="with --publish: replace a committed all-ok table even if this sweep has "
                          "failed points")
 
+    sr = sub.add_parser("sweep-report", help="draw a scratch sweep (sweeps/NAME) with the book's sweeps "
+                                             "page: an executed notebook and an HTML page")
+    sr.add_argument("name", help="sweep name")
+    sr.add_argument("--out", type=Path, default=None, metavar="DIR", help="default: sweeps/NAME/report/")
+
     rc = sub.add_parser("recertify", help="re-run a sample of a committed table's points under the current "
                                           "code; if every value is unchanged, move it to the current code")
     rc.add_argument("names", nargs="*", metavar="NAME", help="committed tables (results/sweeps/NAME)")
@@ -519,6 +525,10 @@ def _main(argv: list[str] | None = None) -> int:
         from ntputils.book.sweep_table import table_command
 
         return table_command(project, args.name, args.format, args.publish, args.force)
+    if args.command == "sweep-report":
+        from ntputils.book.sweep_report import report_command
+
+        return report_command(project, args.name, args.out)
     if args.command == "recertify":
         from ntputils.book.recertify import recertify_command
 

@@ -1,4 +1,5 @@
-"""Every figure-drawing helper of both papers: matrices/heatmaps, curves, word clouds (top math layer)."""
+"""Every figure-drawing helper of both papers: matrices/heatmaps, curves, word clouds, sweep tables (top
+math layer)."""
 
 from ntputils.lazy import lazy_exports
 
@@ -43,6 +44,9 @@ _LAZY = {
     "CloudRenderer": "ntputils.plots.wordclouds",
     "cluster_panel": "ntputils.plots.wordclouds",
     "display_token": "ntputils.plots.wordclouds",
+    "constant_metrics": "ntputils.plots.sweeps",
+    "metric_figures": "ntputils.plots.sweeps",
+    "points_figure": "ntputils.plots.sweeps",
 }
 
 __all__ = [
@@ -85,6 +89,9 @@ __all__ = [
     "organism_orthants_figure",
     "concept_plane_figure",
     "organism_data_figure",
+    "constant_metrics",
+    "metric_figures",
+    "points_figure",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

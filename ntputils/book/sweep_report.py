@@ -1,0 +1,107 @@
+"""``sweep-report NAME [--out DIR]``: the pictures of the book's sweeps page for one scratch sweep.
+
+The page (chapter ``c03``, :data:`PAGE`) runs through the runner's worker (papermill, as a build runs
+a chapter) with ``names=[NAME]`` and ``scratch=True``: it reads ``sweeps/NAME/`` (the table, collected
+again from the points first when they are there, and the plan's axes) instead of ``results/sweeps/``.
+Written to ``DIR`` (default ``sweeps/NAME/report/``): the executed notebook ``NAME.ipynb`` and a
+standalone ``NAME.html`` (the page's prose and outputs, figures inlined). This module draws nothing: the
+page does (the runner imports no math layer).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from html import escape
+from pathlib import Path
+
+from ntputils.book.execute import worker_env
+from ntputils.book.project import ROOT_ENV, Project, ProjectError
+from ntputils.book.worker import HIDDEN, strip_ansi
+
+PAGE = "c03"
+STYLE = ("body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;line-height:1.45}"
+         "pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap}img{max-width:100%}"
+         "pre.error{background:#fde8e8}table{border-collapse:collapse}td{padding:0 .6em}")
+
+
+def report_command(project: Project, name: str, out: Path | None = None) -> int:
+    """Run the page on sweep ``name`` and write ``NAME.ipynb`` and ``NAME.html`` into ``out``; return the
+    exit code (0; 1 the page failed, its error printed; 2 no such sweep or no page)."""
+    from ntputils.book.sweep import sweep_dir
+    from ntputils.book.sweep_table import SweepTableError, check_name, write_table
+
+    try:
+        folder = sweep_dir(project, check_name(name))
+        if not (folder / "sweep.json").is_file():
+            raise FileNotFoundError(f"no sweep named {name!r} under {folder.parent}")
+        (chapter,) = project.select([PAGE])
+    except (SweepTableError, FileNotFoundError, ProjectError, ValueError) as err:
+        print(f"error: {err}")
+        return 2
+    if (folder / "points").is_dir():
+        with contextlib.suppress(OSError):  # a read-only sweep folder: the table it has
+            write_table(project, name)
+    out = (out or folder / "report").resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    executed, page = out / f"{name}.ipynb", out / f"{name}.html"
+    work = Path(tempfile.mkdtemp(prefix=f"sweep-report-{name}-"))
+    try:
+        spec = {"source": str(chapter.source), "input": str(work / "input.ipynb"), "output": str(executed),
+                "result": str(work / "result.json"), "parameters": {"names": [name], "scratch": True},
+                "cwd": str(project.root)}
+        (work / "spec.json").write_text(json.dumps(spec, indent=1))
+        env = worker_env(project, work / "record.json", None)
+        env[ROOT_ENV] = str(project.root)  # the page reads this project's sweeps/
+        with (out / f"{name}.log").open("w") as log:
+            subprocess.run([sys.executable, "-m", "ntputils.book.worker", str(work / "spec.json")],
+                           cwd=project.root, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
+        result = json.loads((work / "result.json").read_text()) if (work / "result.json").is_file() else {}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if result.get("status") != "ok":
+        print(f"error: the sweeps page failed on {name}: {result.get('ename', 'no result')}: "
+              f"{result.get('evalue', '')} (log: {out / f'{name}.log'})")
+        return 1
+    import nbformat
+
+    page.write_text(notebook_html(nbformat.read(executed, as_version=4), f"sweep {name}"))
+    print(f"wrote {executed} and {page}")
+    return 0
+
+
+def notebook_html(nb, title: str) -> str:
+    """A standalone HTML page of an executed notebook: its markdown cells rendered and its code cells'
+    outputs (images inlined, HTML as is, text in ``<pre>``); code and hidden cells left out."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table")
+    parts = []
+    for cell in nb.cells:
+        if set(HIDDEN["tags"]) & set(cell.metadata.get("tags", [])):
+            continue
+        if cell.cell_type == "markdown":
+            parts.append(md.render(cell.source))
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            data = output.get("data", {})
+            if output.output_type == "stream":
+                parts.append(f"<pre>{escape(output.text)}</pre>")
+            elif output.output_type == "error":
+                parts.append(f'<pre class="error">{escape(strip_ansi(chr(10).join(output.traceback)))}</pre>')
+            elif "image/png" in data:
+                png = data["image/png"]
+                png = png if isinstance(png, str) else base64.b64encode(png).decode()
+                parts.append(f'<p><img src="data:image/png;base64,{png.strip()}"></p>')
+            elif "text/html" in data:
+                parts.append(data["text/html"])
+            elif "text/markdown" in data:
+                parts.append(md.render(data["text/markdown"]))
+            elif "text/plain" in data:
+                parts.append(f"<pre>{escape(data['text/plain'])}</pre>")
+    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{escape(title)}</title>'
+            f"<style>{STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")

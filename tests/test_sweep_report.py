@@ -1,0 +1,87 @@
+"""``python -m ntputils.book sweep-report NAME``: a real tiny scratch sweep (2 workers, one failing
+point) drawn by the book's sweeps page (``notebooks/c03_sweeps.py``, copied into a throw-away project)
+into an executed notebook and a standalone HTML page."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ntputils.book import cli
+
+REPO = Path(__file__).resolve().parents[1]
+
+TINY = '''\
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+device = "cpu"
+x = 1
+fail_at = -1
+
+# %%
+import json
+import os
+from pathlib import Path
+
+from ntputils.chapter import RECORD_ENV
+
+if x == fail_at:
+    raise RuntimeError(f"x = {x} fails on purpose")
+outcome = "reproduced" if x < 3 else "deviates"
+REC = {"profile": profile, "seed": seed, "device": "cpu", "checks": [],
+       "comparisons": [{"key": "small_x", "claim": "x is small", "rule": "<= 2", "outcome": outcome,
+                        "measured": x, "items": []}],
+       "results": {"square": {"value": x ** 2 + 0.1 * seed}, "size": {"value": 7}}}
+Path(os.environ[RECORD_ENV]).write_text(json.dumps(REC))
+'''
+
+
+def env() -> dict[str, str]:
+    e = os.environ.copy()
+    e.pop("MPLBACKEND", None)
+    return e
+
+
+def test_sweep_report_draws_a_scratch_sweep(tmp_path, capsys):
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "t01_tiny.py").write_text(TINY)
+    shutil.copy(REPO / "notebooks" / "c03_sweeps.py", tmp_path / "notebooks")
+    sweep = subprocess.run([sys.executable, "-m", "ntputils.book", "--root", str(tmp_path), "sweep", "t01",
+                            "-p", "x=1,2,3,4", "-p", "seed=0,1", "-p", "fail_at=4", "--name", "tiny",
+                            "--workers", "2", "--no-progress"],
+                           env=env(), capture_output=True, text=True, timeout=300)
+    assert sweep.returncode == 1 and "6 ok, 2 error" in sweep.stdout, sweep.stdout + sweep.stderr
+
+    out = tmp_path / "elsewhere"
+    code = cli.main(["--root", str(tmp_path), "sweep-report", "tiny", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed + (out / "tiny.log").read_text()
+    assert (tmp_path / "sweeps" / "tiny" / "table.parquet").is_file()  # collected from the points
+    nb = json.loads((out / "tiny.ipynb").read_text())
+    injected = next(c for c in nb["cells"] if "injected-parameters" in c["metadata"].get("tags", []))
+    source = "".join(injected["source"])
+    assert 'names = ["tiny"]' in source and "scratch = True" in source
+    html = (out / "tiny.html").read_text()
+    # the two pictures: the recorded value against x (size is constant: listed), the points x claims grid
+    assert len(re.findall(r'<img src="data:image/png;base64,[A-Za-z0-9+/=]{100,}', html)) == 2
+    assert "scratch sweep tiny of t01_tiny: 8 points" in html
+    assert "swept: x = [1, 2, 3, 4], seed = [0, 1], fail_at = [4]" in html
+    assert "points: 8 (2 failed); recorded values: 2; pre-registered claims: 1; checks: 0" in html
+    assert "the same at every point (not drawn): 1" in html and "<code>size</code> = 7" in html
+    assert "<h1>Every committed sweep, drawn</h1>" in html and "_ntpbook_tracing" not in html
+    assert "Traceback" not in html
+
+
+def test_sweep_report_of_no_such_sweep_exits_2(tmp_path, capsys):
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(REPO / "notebooks" / "c03_sweeps.py", tmp_path / "notebooks")
+    assert cli.main(["--root", str(tmp_path), "sweep-report", "nothing"]) == cli.EXIT_USAGE
+    assert "error: no sweep named 'nothing'" in capsys.readouterr().out
+    assert cli.main(["--root", str(tmp_path), "sweep-report", "../up"]) == cli.EXIT_USAGE
+    assert not (tmp_path / "sweeps").exists()
