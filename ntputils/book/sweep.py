@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book.environment import git_commit, machine, package_versions
-from ntputils.book.execute import META_KEY, trace_path
+from ntputils.book.execute import META_KEY, run_papermill, trace_path
 from ntputils.book.execute import worker_env as kernel_env
 from ntputils.book.project import POINT_ENV, Project
 from ntputils.book.sweep_cluster import ClusterError, connect
@@ -143,8 +143,6 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     results; only infrastructure (a dying process) escapes, and Dask retries it.
     """
     import nbformat
-
-    from ntputils.book.worker import run as run_papermill
 
     directory = Path(task["dir"])
     directory.mkdir(parents=True, exist_ok=True)
