@@ -35,6 +35,7 @@ test: lint pytest
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache   # the package's layers (.importlinter)
+	$(PY) -m ntputils.prose_lint >/dev/null || $(PY) -m ntputils.prose_lint   # no typed number in the prose
 
 # fixed test order here (pytest-randomly is installed for the matrix); 5 = no tests collected
 pytest: $(STAMP)

@@ -223,6 +223,66 @@ def trace_overhead() -> list[str]:
     return [machine_line(payload), "", *rows, ""]
 
 
+FIGURES_DIR = BOOK_PAGE.parent / "images"
+
+
+def timing_figure(prefix: str, out: Path, size_of, xlabel: str) -> bool:
+    """Seconds per solve against problem size (log-log), one marker series per method, from every
+    ``<prefix>_*.json``; a run that timed out is drawn at its limit with an open marker. Returns whether
+    there was anything to draw."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for payload in load(prefix) if payload["file"] != "lmm_budget.json" for r in payload["rows"]]
+    rows = [r | {"seconds": r["seconds"] if r.get("seconds") is not None else r.get("wall_seconds")}
+            for r in rows]
+    rows = [r for r in rows if r["seconds"] is not None]
+    if not rows:
+        return False
+    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=110)
+    for i, method in enumerate(dict.fromkeys(r["method"] for r in rows)):
+        mine = sorted((r for r in rows if r["method"] == method), key=size_of)
+        done = [r for r in mine if r.get("status") == "ok"]
+        late = [r for r in mine if r.get("status") != "ok"]
+        color = f"C{i}"
+        ax.plot([size_of(r) for r in done], [r["seconds"] for r in done], "o", color=color, label=method)
+        if late:
+            ax.plot([size_of(r) for r in late], [r["seconds"] for r in late], "o", mfc="none", color=color,
+                    label=f"{method}: stopped at its limit")
+    ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel="seconds per solve")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out, metadata={"Software": None})
+    plt.close(fig)
+    return True
+
+
+def figure_block(name: str, alt: str, caption: str) -> str:
+    label = name.removesuffix(".png")
+    return f"```{{figure}} images/{name}\n:alt: {alt}\n:name: fig-{label}\n\n{caption}\n```"
+
+
+def figures() -> dict[str, str]:
+    """The page's two plots, written under ``book/images/`` (placeholder -> MyST figure block)."""
+    out = {}
+    if timing_figure("lmm", FIGURES_DIR / "performance_lmm.png", lambda r: r["V"] * r["m"], "V x m"):
+        out["<!-- LMM_FIGURE -->"] = figure_block(
+            "performance_lmm.png", "seconds per max-margin solve against V times m, log-log, per method",
+            "Seconds per $L^{mm}$ solve against the size $V\\times m$ of the support matrix, every case of "
+            "the tables below (open marker: cvxpy stopped at its time limit, drawn at its wall time).")
+    if timing_figure("concepts", FIGURES_DIR / "performance_concepts.png", lambda r: r["nnz"],
+                     "non-zeros of S"):
+        out["<!-- CONCEPTS_FIGURE -->"] = figure_block(
+            "performance_concepts.png", "seconds per top-k SVD of the centered support against its non-zeros",
+            "Seconds per top-$k$ SVD of $\\widetilde S$ against the non-zeros of $S$, per method "
+            "(dense LAPACK, ARPACK on the implicit operator, randomized).")
+    return out
+
+
 def render() -> str:
     text = TEMPLATE.read_text()
     lmm_payloads = [p for p in load("lmm") if p["file"] != "lmm_budget.json"]
@@ -235,6 +295,8 @@ def render() -> str:
     text = text.replace("<!-- SWEEP_TABLES -->", "\n".join(sweep_tables()).strip() or "(no results yet)")
     trace = "\n".join(trace_overhead()).strip() or "(not measured yet)"
     text = text.replace("<!-- TRACE_OVERHEAD -->", trace)
+    for placeholder, block in figures().items():
+        text = text.replace(placeholder, block)
     published = "\n".join(published_sweeps()).strip() or "(none committed)"
     text = text.replace("<!-- PUBLISHED_SWEEPS -->", published)
     return text.rstrip() + "\n"

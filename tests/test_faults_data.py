@@ -80,7 +80,7 @@ def test_edited_data_file_fails_verification_by_default(data_root):
 def test_chapter_key_includes_data_digest(data_root, tmp_path, monkeypatch):
     project_root = tmp_path / "proj"
     (project_root / "notebooks").mkdir(parents=True)
-    src = ('# %% tags=["parameters"]\nprofile = "cpu"\n\n# %%\n'
+    src = ('# %% tags=["parameters"]\nprofile = "cpu"\nseed = 0\ndevice = "cpu"\n\n# %%\n'
            "from ntputils.data.corpora.readers import read_template_sentences\n")
     (project_root / "notebooks" / "a01_reads.py").write_text(src)
     (project_root / "notebooks" / "a02_pure.py").write_text(src.replace(

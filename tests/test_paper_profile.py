@@ -95,8 +95,8 @@ def test_scorecard_tallies_the_paper_run_per_item(project):
     md = render_scorecard({"t01_tiny": CPU_RECORD}, {"t01": "t01_tiny"}, paper)
     (row,) = [line for line in md.splitlines() if line.startswith("| Paper A Fig. 1:")]
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[2] == "**deviates**"  # the book's status follows the cpu build
-    assert cells[4] == "t01: 1 reproduced"  # the paper profile's claim, by its scorecard item
+    assert cells[1] == "**deviates**"  # the worse of the cpu run (deviates) and the paper run (reproduced)
+    assert cells[3] == "t01: 1 reproduced"  # the paper profile's claim, by its scorecard item
     assert "t01 of 20" in md and "(STALE)" not in md
 
 

@@ -1,10 +1,11 @@
-"""No chapter's prose types a measured number (issue 13): the scanner of ``prose_numbers`` on samples and on
-every chapter source. Run ``python tests/prose_numbers.py`` for the full report."""
+"""No chapter's prose types a measured number: the scanner of ``ntputils.prose_lint`` on samples and on
+every chapter source. Run ``python -m ntputils.prose_lint`` for the full report."""
 
 from __future__ import annotations
 
 import pytest
-from prose_numbers import ALLOW, chapters, scan_chapter, scan_text, split_cells
+
+from ntputils.prose_lint import ALLOW, chapters, scan_chapter, scan_text, split_cells
 
 PARAMETERS = """profile = "cpu"
 seed = 0
@@ -101,5 +102,5 @@ def test_no_typed_measurements_in_prose(chapter):
     assert not findings, (
         f"{len(findings)} number(s) in the prose of {chapter.stem} are neither glued ({{glue:text}}), "
         "attributed to the papers, references, settings stated as settings nor rule constants "
-        "(see tests/prose_numbers.py):\n"
+        "(see ntputils/prose_lint.py):\n"
         + "\n".join(str(f) for f in findings))

@@ -5,9 +5,7 @@ from pathlib import Path
 import yaml
 
 from ntputils.book.scorecard import (
-    CATALOGUE,
     CATALOGUE_FILE,
-    ITEM_IDS,
     evidence,
     item_status,
     read_catalogue,
@@ -15,6 +13,8 @@ from ntputils.book.scorecard import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
+CATALOGUE = read_catalogue()
+ITEM_IDS = {item for item, *_ in CATALOGUE}
 
 
 def test_catalogue_covers_every_figure_of_both_papers():
@@ -73,10 +73,13 @@ def test_rendered_page_lists_all_items_with_reasons_and_flags_unknown_ids():
     page = render_scorecard(_states(), {"a05": "a05_ufm_training"})
     rows = [line for line in page.splitlines() if line.startswith("| Paper")]
     assert len(rows) == len(CATALOGUE)
-    assert "**deviates**" in page and "short run" in page and "[a05](a05_ufm_training.ipynb)" in page
-    assert "sim above chance: 0.75 (chance 0.7), rule \\>= chance + 0.1" in page  # the deviation is shown
-    assert "3 claims: 1 reproduced, 1 deviates, 1 not run" not in page  # tallies are per item
-    assert "1 claims: 1 deviates; 1/1 checks pass" in page
+    assert "**deviates**" in page and "(short run)" in page and "[a05](a05_ufm_training.ipynb)" in page
+    # the deviation, folded below the table: measured, chance, rule, outcome
+    assert "- sim above chance: 0.75 (chance 0.7), rule \\>= chance + 0.1: **deviates** (short run)" in page
+    assert "1 reproduced, 1 deviates, 1 not run" not in page  # tallies are per item
+    fig6 = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 6:"))
+    assert "| 1 deviates; 1/1 checks |" in fig6
+    assert page.count(":::{dropdown}") == 3  # A:Fig 4, 5, 6 have evidence
     assert "a schematic without data" in page  # Paper B Fig. 8
     assert "unknown items: A:Fig 99" in page
 
@@ -88,8 +91,9 @@ def test_unavailable_claims_list_the_item_as_not_reproduced_with_the_reason():
     ev = evidence(states)
     assert item_status(ev["B:Fig 7"], ("b07",)) == "not reproduced"
     page = render_scorecard(states, {"b07": "b07_gpt2_semantics"})
-    row = next(line for line in page.splitlines() if "Fig. 7:" in line)
-    assert "**not reproduced**" in row and "GPT-2 weights not available offline" in row
+    row = next(line for line in page.splitlines() if "Fig. 7:" in line and line.startswith("|"))
+    assert "**not reproduced**" in row
+    assert "GPT-2 grid: -, rule \\>= 0.5: **not reproduced** (GPT-2 weights not available offline)" in page
 
 
 # ---------------------------------------------------------------- issue 26: failed, not executed, unscored
@@ -157,7 +161,48 @@ def test_a_run_with_overrides_is_never_counted_as_the_books_run():
     row = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 5:"))
     assert "**not the book's run** (a05 ran with overrides steps=500, d=32; that run's verdict: reproduced)" \
         in row
-    assert "Statuses (of the book's cpu-profile build): reproduced 0, deviates 0" in page
+    assert "Statuses: reproduced 0, deviates 0" in page
     assert "not the book's run 3." in page  # A:Fig 4, 5 and 6: every item a05 gives evidence for
     plain = render_scorecard(states, {"a05": "a05_ufm_training"}, runs={"a05": "ok"})
     assert "reproduced 1, deviates 1" in plain and "**not the book's run**" not in plain
+
+
+def _paper(outcome: str, stale: bool = False, item: str = "A:Fig 5") -> dict:
+    import pandas as pd
+
+    table = pd.DataFrame([{"kind": "compare", "status": "ok", "metric": "gap", "value": 0.01,
+                           "outcome": outcome, "items": item}])
+    return {"a05": {"table": table, "stale": stale,
+                    "provenance": {"git": "abcdef123", "finished": "2026-11-25T10:00:00"}}}
+
+
+def test_the_paper_profile_decides_with_the_cpu_run():
+    from ntputils.book.scorecard import combined_status
+
+    rows = lambda o, stale=False: [{"outcome": o, "stale": stale}]  # noqa: E731
+    assert combined_status("reproduced", rows("deviates")) == "deviates"
+    assert combined_status("reproduced", rows("deviates", stale=True)) == "reproduced"  # STALE: no say
+    assert combined_status("not run", rows("reproduced")) == "reproduced"  # only the paper run judged it
+    assert combined_status("deviates", rows("reproduced")) == "deviates"
+    assert combined_status("reproduced", rows("not run")) == "reproduced"
+    assert combined_status("failed", rows("deviates")) == "failed"  # a failed build is never hidden
+    page = render_scorecard(_states(), {"a05": "a05_ufm_training"}, _paper("deviates"))
+    fig5 = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 5:"))
+    assert "**deviates** (the paper profile decides (cpu run: reproduced))" in fig5
+    assert "| a05: 1 deviates |" in fig5
+    assert ("- CE - H small: 0.0002, rule \\<= 0.001: **reproduced**; paper profile: 0.01, **deviates**"
+            in page)
+    stale = render_scorecard(_states(), {"a05": "a05_ufm_training"}, _paper("deviates", stale=True))
+    fig5 = next(line for line in stale.splitlines() if line.startswith("| Paper A Fig. 5:"))
+    assert "| **reproduced** |" in fig5
+
+
+def test_the_build_reports_unknown_item_names_and_unscored_items():
+    from ntputils.book.scorecard import coverage_problems
+
+    problems = coverage_problems(_states(), {"a05": "ok", "a06": "ok"})
+    assert "scorecard: a record names the unknown item 'A:Fig 99' (a05_ufm_training)" in problems
+    # A:Fig 1 (chapters a05, a06): both ran, only a sanity line names it
+    assert any(p.startswith("scorecard: 'A:Fig 1' is unscored: a05, a06 ran") for p in problems)
+    assert not any("'A:Fig 5'" in p or "'A:Fig 6'" in p for p in problems)  # named by claims
+    assert not any("'A:Fig 1'" in p for p in coverage_problems(_states(), {"a05": "ok"}))  # a06 never ran

@@ -357,6 +357,9 @@ def test_failing_point_is_an_error_row_others_finish_and_values_are_bit_identica
     assert sorted(table[table.metric == "square"].x) == [1, 3]
     md = markdown(project, "t01")
     assert "| error |" in md and "Refresh: `python -m ntputils.book sweep t01 -p x=1,2,3 -p fail_at=2" in md
+    # page width: one row per point with a handful of columns, then each value's range over the points
+    assert max(line.count("|") - 1 for line in md.splitlines() if line.startswith("|")) <= 8
+    assert "| square | 1 | 5 | 9 | 2 |" in md
 
     # resume without --retry-failed: nothing runs, still exit 1
     again = subprocess.run(sweep_cmd(tmp_path, "-p", "x=1,2,3", "-p", "fail_at=2"), env=env(),

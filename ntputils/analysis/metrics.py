@@ -26,6 +26,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ntputils.geometry.spectral import require_finite
+
 SIM_C = 1e-5
 
 
@@ -119,8 +121,8 @@ def normalized_distance(A: np.ndarray, B: np.ndarray) -> float:
     r"""$\big\lVert\boldsymbol A/\lVert\boldsymbol A\rVert_F-\boldsymbol B/\lVert\boldsymbol
     B\rVert_F\big\rVert_F$, the direction error of Paper A, Thm. 1 (0 = same direction, 2 = opposite).
     """
-    A = np.asarray(A, dtype=np.float64)
-    B = np.asarray(B, dtype=np.float64)
+    A = require_finite(np.asarray(A, dtype=np.float64), "normalized_distance: A")
+    B = require_finite(np.asarray(B, dtype=np.float64), "normalized_distance: B")
     if A.shape != B.shape:
         raise ValueError(f"shape mismatch: {A.shape} vs {B.shape}")
     na, nb = np.linalg.norm(A), np.linalg.norm(B)
@@ -259,8 +261,8 @@ def batched_normalized_distance(Ls: np.ndarray, target: np.ndarray) -> np.ndarra
     """``|| L_k/||L_k||_F - T/||T||_F ||_F`` for a stack (K, V, m); NaN for a zero ``L_k`` (the directional
     convergence of paper A Fig. 6).
     """
-    Ls = np.asarray(Ls, dtype=np.float64)
-    T = np.asarray(target, dtype=np.float64)
+    Ls = require_finite(np.asarray(Ls, dtype=np.float64), "batched_normalized_distance: the stack")
+    T = require_finite(np.asarray(target, dtype=np.float64), "batched_normalized_distance: the target")
     if Ls.ndim != 3 or Ls.shape[1:] != T.shape:
         raise ValueError(f"shape mismatch: stack {Ls.shape} vs target {T.shape}")
     nT = np.linalg.norm(T)

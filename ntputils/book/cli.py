@@ -333,7 +333,8 @@ def _write_pages(project: Project, keys: KeyCalculator, executed_now: set[str]) 
     current = {c.name: keys.renderable(c) for c in project.chapters()}
     if project.toc_path.exists():
         write_status(project, project.toc_chapters(), executed_now, current)
-        write_scorecard(project, project.toc_chapters())
+        for problem in write_scorecard(project, project.toc_chapters()):
+            say(problem)
     return current
 
 

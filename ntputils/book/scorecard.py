@@ -24,8 +24,6 @@ def read_catalogue(path: Path = CATALOGUE_FILE) -> list[tuple[str, str, tuple[st
             for e in yaml.safe_load(path.read_text())]
 
 
-CATALOGUE = read_catalogue()
-ITEM_IDS = {item for item, *_ in CATALOGUE}
 NOT_BOOKS_RUN = "not the book's run"
 STATUSES = ("reproduced", "deviates", "not run", "unscored", "failed", "not executed", "not reproduced",
             NOT_BOOKS_RUN)
@@ -88,17 +86,44 @@ def item_status(rows: list[dict[str, Any]], chapters: tuple[str, ...],
 def paper_evidence(paper: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """item id -> the claims of the committed paper-profile runs (:func:`ntputils.book.paper_profile.
     paper_tables`) that name it (the table's ``items`` column), each ``{"chapter", "key", "outcome",
-    "stale"}``."""
+    "measured", "stale", "made"}`` (``made``: commit and date of the table)."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for prefix, pub in paper.items():
-        table = pub["table"]
+        table, prov = pub["table"], pub.get("provenance", {})
+        made = f"{str(prov.get('git', '?'))[:7]}, {str(prov.get('finished', '?'))[:10]}"
         rows = table[(table["kind"] == "compare") & (table["status"] == "ok")]
         for row in rows.to_dict("records"):
             items = row.get("items")
             for item in items.split(";") if isinstance(items, str) and items else []:
                 out[item].append({"chapter": prefix, "key": row["metric"], "outcome": row["outcome"],
-                                  "stale": pub["stale"]})
+                                  "measured": row.get("value"), "stale": pub["stale"], "made": made})
     return out
+
+
+def combined_status(cpu: str, paper_rows: list[dict[str, Any]]) -> str:
+    """One verdict from the cpu run and the committed paper-profile run: the worse of those that judged
+    the item (``deviates`` over ``reproduced``); a STALE paper table does not decide."""
+    judged = {r["outcome"] for r in paper_rows if not r["stale"]} & {"reproduced", "deviates"}
+    if cpu in ("failed", "not executed", NOT_BOOKS_RUN) or not judged:
+        return cpu
+    if "deviates" in judged or cpu == "deviates":
+        return "deviates"
+    return "reproduced" if cpu in ("reproduced", "not run", "unscored") else cpu
+
+
+def _tally(rows: list[dict[str, Any]]) -> str:
+    tally = {o: sum(r["outcome"] == o for r in rows) for o in ("reproduced", "deviates", "not run",
+                                                              "not reproduced")}
+    return ", ".join(f"{n} {o}" for o, n in tally.items() if n)
+
+
+def _cpu_cell(rows: list[dict[str, Any]]) -> str:
+    judged = [r for r in rows if r["kind"] == "compare"]
+    checks = [r for r in rows if r["kind"] == "check"]
+    parts = [_tally(judged)] if judged else []
+    if checks:
+        parts.append(f"{sum(r['outcome'] == 'reproduced' for r in checks)}/{len(checks)} checks")
+    return "; ".join(parts) or "-"
 
 
 def _paper_cell(rows: list[dict[str, Any]]) -> str:
@@ -108,10 +133,7 @@ def _paper_cell(rows: list[dict[str, Any]]) -> str:
     parts = []
     for chapter in dict.fromkeys(r["chapter"] for r in rows):
         mine = [r for r in rows if r["chapter"] == chapter]
-        tally = {o: sum(r["outcome"] == o for r in mine)
-                 for o in ("reproduced", "deviates", "not run", "not reproduced")}
-        stale = " (STALE)" if mine[0]["stale"] else ""
-        parts.append(f"{chapter}{stale}: " + ", ".join(f"{n} {o}" for o, n in tally.items() if n))
+        parts.append(f"{chapter}{' (STALE)' if mine[0]['stale'] else ''}: {_tally(mine)}")
     return _cell("; ".join(parts))
 
 
@@ -129,89 +151,123 @@ def _run_note(chapters: tuple[str, ...], runs: dict[str, str], rows: list[dict[s
     return "; ".join(notes)
 
 
+def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any]],
+                    paper_rows: list[dict[str, Any]], why: str) -> list[str]:
+    """The item's evidence, folded below the table: each claim and check of the cpu run (measured,
+    chance, rule, outcome), the paper profile's value of each claim, and why it differs."""
+    lines = [f":::{{dropdown}} {_cell(title)} · {status}", ""]
+    paper_of = {(r["chapter"], r["key"]): r for r in paper_rows}
+    for r in rows:
+        text = _cell(r.get("claim", ""))
+        if r["kind"] == "check":
+            lines.append(f"- check ({r['chapter'].split('_')[0]}): {text}: "
+                         f"{'passes' if r['outcome'] == 'reproduced' else 'FAILS'}")
+            continue
+        chance = f" (chance {_cell(r['chance'])})" if r.get("chance") is not None else ""
+        paper = paper_of.pop((r["chapter"].split("_")[0], r.get("key")), None)
+        at_paper = (f"; paper profile: {_cell(paper['measured'])}, **{paper['outcome']}**"
+                    if paper else "")
+        lines.append(f"- {text}: {_cell(r.get('measured'))}{chance}, rule {_cell(r.get('rule', '-'))}: "
+                     f"**{r['outcome']}**{at_paper}" + (f" ({_cell(r['note'])})" if r.get("note") else ""))
+    for r in paper_of.values():  # claims only the paper profile judged
+        lines.append(f"- paper profile ({r['chapter']}, {r['made']}{', STALE' if r['stale'] else ''}): "
+                     f"`{r['key']}` = {_cell(r['measured'])}: **{r['outcome']}**")
+    if note:
+        lines.append(f"- {_cell(note)}")
+    if why:
+        lines.append(f"- why it differs: {_cell(why)}")
+    return lines + ["", ":::", ""]
+
+
 def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
                      paper: dict[str, dict[str, Any]] | None = None,
                      runs: dict[str, str] | None = None, overrides: dict[str, str] | None = None) -> str:
     """The markdown of the scorecard; ``states``: chapter stem -> notebook record (of a chapter whose
     latest run failed: its last good run); ``links``: chapter prefix (``a05``) -> page name; ``paper``:
-    the committed paper-profile runs (chapter prefix -> ``{"table", "provenance", "stale"}``), shown in
-    their own column; ``runs``: chapter prefix -> its run state (:data:`RUN_STATES`; ``None``: all ok);
-    ``overrides``: chapter prefix -> the ``-p`` overrides of its run (its items: :data:`NOT_BOOKS_RUN`)."""
+    the committed paper-profile runs (chapter prefix -> ``{"table", "provenance", "stale"}``), which
+    decide with the cpu run (:func:`combined_status`); ``runs``: chapter prefix -> its run state
+    (:data:`RUN_STATES`; ``None``: all ok); ``overrides``: chapter prefix -> the ``-p`` overrides of its
+    run (its items: :data:`NOT_BOOKS_RUN`)."""
     ev = evidence(states)
     pev = paper_evidence(paper or {})
-    unknown = sorted(set(ev) - ITEM_IDS)
+    catalogue = read_catalogue()
+    unknown = sorted(set(ev) - {item for item, *_ in catalogue})
+    overrides = overrides or {}
     counts: dict[str, int] = defaultdict(int)
-    rows = []
-    for item, title, chapters, why in CATALOGUE:
-        rs = ev.get(item, [])
-        status = item_status(rs, chapters, runs)
+    rows, blocks = [], []
+    for item, title, chapters, why in catalogue:
+        rs, prs = ev.get(item, []), pev.get(item, [])
+        cpu = item_status(rs, chapters, runs)
         note = _run_note(chapters, runs or {}, rs)
-        overrides = overrides or {}
         changed = [c for c in dict.fromkeys(r["chapter"].split("_")[0] for r in rs) if overrides.get(c)]
         if changed:  # never counted as the book's run
             note = "; ".join([f"{c} ran with overrides {overrides[c]}" for c in changed]
-                             + [f"that run's verdict: {status}"] + ([note] if note else []))
-            status = NOT_BOOKS_RUN
+                             + [f"that run's verdict: {cpu}"] + ([note] if note else []))
+            cpu = NOT_BOOKS_RUN
+        status = combined_status(cpu, prs)
+        if status != cpu:
+            note = "; ".join([f"the paper profile decides (cpu run: {cpu})"] + ([note] if note else []))
         counts[status] += 1
-        shown_status = f"**{status}**" + (f" ({_cell(note)})" if note else "")
         where = ", ".join(f"[{c}]({links[c]}.ipynb)" if c in links else c for c in chapters) or "-"
-        judged = [r for r in rs if r["kind"] == "compare"]
-        n_checks = len(rs) - len(judged)
-        parts = []
-        if judged:
-            tally = {o: sum(r["outcome"] == o for r in judged)
-                     for o in ("reproduced", "deviates", "not run", "not reproduced")}
-            parts.append(f"{len(judged)} claims: " + ", ".join(f"{n} {o}" for o, n in tally.items() if n))
-        if n_checks:
-            n_pass = sum(r["outcome"] == "reproduced" for r in rs if r["kind"] == "check")
-            parts.append(f"{n_pass}/{n_checks} checks pass")
-        # the deviating claims first (measured vs rule), else the first claim judged
-        shown = ([r for r in judged if r["outcome"] == "deviates"][:3]
-                 or [r for r in judged if r["outcome"] == "not reproduced"][:1] or judged[:1])
-        parts += [f"{_cell(r['claim'])}: {_cell(r['measured'])}"
-                  + (f" (chance {_cell(r['chance'])})" if r.get("chance") is not None else "")
-                  + f", rule {_cell(r['rule'])}" for r in shown]
-        measured = "; ".join(parts) or "-"
-        failed = [r for r in shown if r["outcome"] in ("deviates", "not reproduced") and r.get("note")]
-        reasons = "; ".join(dict.fromkeys(_cell(r["note"]) for r in failed))  # each reason once
-        paper_cell = _paper_cell(pev.get(item, []))
-        rows.append(f"| {_cell(title)} | {where} | {shown_status} | {measured} | {paper_cell} "
-                    f"| {reasons or _cell(why)} |")
+        shown_note = "; ".join(n for n in (note, "" if rs or prs else why) if n)
+        rows.append(f"| {_cell(title)} | **{status}**{f' ({_cell(shown_note)})' if shown_note else ''} "
+                    f"| {_cpu_cell(rs)} | {_paper_cell(prs)} | {where} |")
+        if rs or prs:
+            blocks += _evidence_block(title, status, note, rs, prs, why)
+    made = (", ".join(f"{p} of {str(v['provenance'].get('finished', '?'))[:10]}"
+                      + (" STALE" if v["stale"] else "") for p, v in sorted((paper or {}).items()))
+            or "none committed")
     lines = [
         "# Reproduction scorecard",
         "",
         "Generated by `python -m ntputils.book build` from the records of the executed chapters; do not "
         "edit. One row per figure and numbered result of both papers. A *claim* is an empirical statement "
         "of a paper judged by a rule registered before it was computed (`compare`); a *check* is a "
-        "mathematical fact (`check`). Statuses (of the book's cpu-profile build): "
-        + ", ".join(f"{s} {counts[s]}" for s in STATUSES) + ". A chapter last run with `-p` overrides is "
-        "not the book's run: its items say so, with the overrides and that run's verdict, until "
-        "`python -m ntputils.book build --only CHAPTER` (no `-p`) restores the profile's defaults.",
+        "mathematical fact (`check`). An item's status is the worse of the book's cpu-profile run and the "
+        f"committed paper-profile run of its chapter ({made}; a STALE run, made by code that has changed "
+        "since, does not decide). Statuses: " + ", ".join(f"{s} {counts[s]}" for s in STATUSES) + ".",
         "",
-        "The column *paper profile* tallies the same claims in the committed paper-profile runs (the papers' "
-        "sizes and steps, run through the sweep runner and shown at the end of each chapter; "
-        + (", ".join(f"{p} of {str(v['provenance'].get('finished', '?'))[:10]}"
-                     + (" STALE" if v["stale"] else "") for p, v in sorted((paper or {}).items()))
-           or "none committed")
-        + "). A STALE run was made by code that has changed since.",
+        "A chapter last run with `-p` overrides is not the book's run: its items say so, with the "
+        "overrides and that run's verdict, until `python -m ntputils.book build --only CHAPTER` (no `-p`) "
+        "restores the profile's defaults. The evidence of each item (every claim with its measured "
+        "value, chance level and rule, and the paper profile's value) is folded below the table.",
         "",
-        "| item | chapter | status | measured vs rule | paper profile | why it differs |",
-        "|---|---|---|---|---|---|",
+        "| item | status | cpu run | paper profile | chapter |",
+        "|---|---|---|---|---|",
         *rows,
         "",
+        "## Evidence per item",
+        "",
+        *blocks,
     ]
     if unknown:
         lines += [f"Records name unknown items: {', '.join(_cell(u) for u in unknown)}.", ""]
     return "\n".join(lines)
 
 
-def write_scorecard(project: Project, chapters: list[Chapter]) -> None:
-    """Write ``book/scorecard.md`` from the executed notebooks of ``chapters`` (if the toc lists it)."""
+def coverage_problems(states: dict[str, dict[str, Any]], runs: dict[str, str]) -> list[str]:
+    """What the build reports about the catalogue: item names in records that it does not list (a typo in
+    ``item=``), and items whose chapters all ran but name them in no claim or check (unscored)."""
+    ev = evidence(states)
+    catalogue = read_catalogue()
+    known = {i for i, *_ in catalogue}
+    out = [f"scorecard: a record names the unknown item {item!r} "
+           f"({', '.join(sorted({r['chapter'] for r in rs}))})"
+           for item, rs in sorted(ev.items()) if item not in known]
+    out += [f"scorecard: {item!r} is unscored: {', '.join(chapters)} ran but no claim or check names it"
+            for item, _title, chapters, _why in catalogue
+            if chapters and not ev.get(item) and item_status([], chapters, runs) == "unscored"]
+    return out
+
+
+def write_scorecard(project: Project, chapters: list[Chapter]) -> list[str]:
+    """Write ``book/scorecard.md`` from the executed notebooks of ``chapters`` (if the toc lists it);
+    return :func:`coverage_problems` for the build to print."""
     from ntputils.book.execute import overrides_text
     from ntputils.book.status import chapter_state
 
     if not project.in_toc(project.scorecard_page):
-        return
+        return []
 
     states, links, runs, overrides = {}, {}, {}, {}
     for c in chapters:
@@ -232,3 +288,4 @@ def write_scorecard(project: Project, chapters: list[Chapter]) -> None:
     from ntputils.book.paper_profile import paper_tables
 
     project.scorecard_page.write_text(render_scorecard(states, links, paper_tables(project), runs, overrides))
+    return coverage_problems(states, runs)

@@ -164,34 +164,37 @@ def write_table(project: Project, name: str) -> Path | None:
     return parquet
 
 
-def wide(df, axes: list[str]):
-    """One row per point: the swept parameters, status, seconds, then one column per recorded value."""
-    import pandas as pd
-
-    base_cols = ["point_id", *axes, "status", "seconds", "attempts"]
-    base = df[base_cols].drop_duplicates("point_id").set_index("point_id")
-    rec = df[df["kind"] == "record"]
-    if rec.empty:
-        return base.reset_index()
-    vals = rec.assign(shown=[f"{v:.6g}" if not math.isnan(v) else t
-                             for v, t in zip(rec["value"], rec["value_text"], strict=True)])
-    pivot = vals.pivot(index="point_id", columns="metric", values="shown")
-    return pd.concat([base, pivot], axis=1).reset_index()
+def _md_table(header: list[str], body: list[list[Any]]) -> list[str]:
+    cell = lambda v: str(v).replace("|", "\\|")  # noqa: E731
+    return (["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+            + ["| " + " | ".join(cell(v) for v in row) + " |" for row in body])
 
 
 def markdown(project: Project, name: str) -> str:
-    """The sweep as a markdown table (one row per point) under a provenance line."""
+    """The sweep at page width under a provenance line: one row per point (its swept values, status,
+    seconds, claim outcomes, checks passed), then each recorded value's min / median / max over the
+    points (the full tidy table is ``sweep-table NAME`` as csv or parquet)."""
     df = collect(project, name)
     _, axes, desc = rows(project, name)
-    table = wide(df, axes).fillna("")
-    header = "| " + " | ".join(map(str, table.columns)) + " |"
-    sep = "|" + "|".join("---" for _ in table.columns) + "|"
-    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in table.itertuples(index=False)]
     prov = (f"Sweep `{name}` of {desc.get('chapter')} ({desc.get('points')} points, profile "
             f"{desc.get('profile')}): commit {desc.get('git')}, {desc.get('machine')}, finished "
             f"{desc.get('finished', 'not yet')}, wall {desc.get('wall_s', '?')} s; code hash "
             f"{str(desc.get('code_hash', ''))[:12]}. Refresh: `{desc.get('command')}`.")
-    return "\n".join([prov, "", header, sep, *body])
+    points = []
+    for _pid, g in df.groupby("point_id", sort=False):
+        first = g.iloc[0]
+        claims = g[g["kind"] == "compare"]["outcome"].value_counts()
+        checks = g[g["kind"] == "check"]
+        points.append([*(first[a] for a in axes), first["status"], f"{first['seconds']:.1f}",
+                       ", ".join(f"{n} {o}" for o, n in claims.items()) or "-",
+                       f"{int((checks['outcome'] == 'pass').sum())}/{len(checks)}" if len(checks) else "-"])
+    rec = df[(df["kind"] == "record") & df["value"].notna()]
+    values = [[metric, f"{v.min():.4g}", f"{v.median():.4g}", f"{v.max():.4g}", len(v)]
+              for metric, v in rec.groupby("metric", sort=False)["value"]]
+    out = [prov, "", *_md_table([*axes, "status", "seconds", "claims", "checks"], points)]
+    if values:
+        out += ["", *_md_table(["recorded value", "min", "median", "max", "points"], values)]
+    return "\n".join(out)
 
 
 class PublishRefused(RuntimeError):

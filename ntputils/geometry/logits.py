@@ -153,7 +153,7 @@ def margin_violation(L: np.ndarray, S: np.ndarray | sp.sparray | sp.spmatrix) ->
     violation ``max(a) - min(a)`` and margin violation ``max(0, 1 - (min(a) - max(b)))``; the result
     is the larger of the two maxima over j (:func:`constraint_violations`).
     """
-    L = np.asarray(L, dtype=np.float64)
+    L = require_finite(np.asarray(L, dtype=np.float64), "margin_violation: L")
     Sd = _dense(S) > 0
     if L.shape != Sd.shape:
         raise ValueError(f"shape mismatch: L is {L.shape} but S is {Sd.shape}")

@@ -1,4 +1,4 @@
-"""Scanner for typed numbers in the prose of the chapters (issue 13: "no measured number is typed").
+"""Lint of the chapters' prose: no typed number (every measured number is glued from a record).
 
 Every chapter states the numbers it measures through ``record(name, value)`` and myst's
 ``{glue:text}`name```, so a re-run (another profile, seed or data version) cannot leave the prose stale.
@@ -29,7 +29,7 @@ sit next to any noun ("8 distinct supports"), so a number is accepted only when 
 7. **a year** after a capitalised name ("COLM 2024");
 8. **allow-listed** -- :data:`ALLOW`, a short per-chapter list of (snippet, number, reason).
 
-Anything else is reported as ``file:line: number in 'text'``. Run ``python tests/prose_numbers.py`` for
+Anything else is reported as ``file:line: number in 'text'``. Run ``python -m ntputils.prose_lint`` for
 the report of every chapter.
 """
 
