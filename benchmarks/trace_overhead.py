@@ -23,13 +23,13 @@ DEFAULT_CHAPTERS = ("a05", "b05", "c01")
 
 
 def run_once(source: Path, traced: bool, root: Path) -> dict:
-    """Execute one chapter (cpu profile) the way the runner's worker does, in a fresh kernel, with the
+    """Execute one chapter (cpu profile) the way a sweep point does, in a fresh kernel, with the
     hook on or off; its wall and summed cell seconds."""
     import nbformat
 
+    from ntputils.book.execute import run_papermill as run
     from ntputils.book.execute import trace_path, worker_env
     from ntputils.book.project import Project
-    from ntputils.book.worker import run
     from ntputils.tracing import TRACE_ENV
 
     with tempfile.TemporaryDirectory() as tmp:

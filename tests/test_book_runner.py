@@ -330,8 +330,21 @@ def test_kernel_environment_and_progress_bar_cleanup(tmp_path, monkeypatch):
     assert [o["text"] for o in nb.cells[0].outputs] == ["UserWarning: something real\n", "50%| not stderr"]
 
 
+def test_parameters_reach_papermill_with_their_types(tmp_path):
+    """papermill reads its ``-f`` file with a YAML 1.1 loader, to which JSON's ``1e-05`` and ``Infinity`` are
+    strings: the runner writes YAML, and papermill's own reader gets the values back."""
+    from papermill.iorw import read_yaml_file
+
+    from ntputils.book.execute import write_params
+
+    params = {"lr": 1e-05, "t_max": float("inf"), "low": -float("inf"), "big": 10**18, "tiny": 2.5e-300,
+              "name": "yes", "day": "2026-01-01", "shape": (2, 3), "none": None, "flag": True}
+    write_params(params, tmp_path / "params.yaml")
+    assert read_yaml_file(str(tmp_path / "params.yaml")) == {**params, "shape": [2, 3]}
+
+
 @pytest.mark.slow
-def test_timeout_stops_worker_and_kernel(tmp_path):
+def test_timeout_stops_papermill_and_kernel(tmp_path):
     record_pid_then_hang = ('import os, time\nopen("kernel.pid", "w").write(str(os.getpid()))\n'
                             'time.sleep(600)\n')
     sleeper = GOOD.replace('check("steps positive"', record_pid_then_hang + 'check("steps positive"')

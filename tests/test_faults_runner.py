@@ -1,6 +1,6 @@
 """Issue 16, runner faults: bad options are refused before any kernel starts, concurrent builds of one
 chapter are refused, a failure keeps the last good notebook (shown under a banner), stale and orphan
-pages are removed, the browser check flags stale pages, and Ctrl-C stops worker and kernel at once.
+pages are removed, the browser check flags stale pages, and Ctrl-C stops papermill and kernel at once.
 
 Concurrency and Ctrl-C use real processes and signals on a throw-away project with tiny chapters.
 """
@@ -20,7 +20,7 @@ import pytest
 
 from ntputils.book import cli, html
 from ntputils.book.browser import staleness
-from ntputils.book.execute import FAILED_BANNER_TAG, descendants, read_meta, run_id
+from ntputils.book.execute import FAILED_BANNER_TAG, read_meta, run_id
 from ntputils.book.params import chapter_spec, read_source
 from ntputils.book.project import Project
 from ntputils.chapter import ParameterError
@@ -97,6 +97,23 @@ def alive(pid: int) -> bool:
         return (Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]) != "Z"
     except OSError:
         return False
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of ``pid`` (from ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        found = children.get(todo.pop(), [])
+        out += found
+        todo += found
+    return out
 
 
 def wait_for(predicate, timeout: float, what: str) -> None:
@@ -250,7 +267,7 @@ def test_second_concurrent_build_of_a_chapter_is_refused(tmp_path):
 
 
 # ---------------------------------------------------------------- Ctrl-C (real signal)
-def test_one_ctrl_c_stops_worker_and_kernel_and_keeps_the_good_result(tmp_path):
+def test_one_ctrl_c_stops_papermill_and_kernel_and_keeps_the_good_result(tmp_path):
     project = make_project(tmp_path)
     good = fake_good_notebook(project)
     before = good.read_bytes()
@@ -264,7 +281,8 @@ def test_one_ctrl_c_stops_worker_and_kernel_and_keeps_the_good_result(tmp_path):
         wait_for(lambda: (tmp_path / "kernel.pid").exists(), 120, "the kernel to start")
         kernel = int((tmp_path / "kernel.pid").read_text())
         tree = descendants(proc.pid)
-        assert kernel in tree and len(tree) >= 2  # worker and kernel
+        assert kernel in tree and len(tree) >= 2  # papermill, the build's child, and its kernel
+        assert Path(f"/proc/{tree[0]}/cmdline").read_bytes().split(b"\0")[1:3] == [b"-m", b"papermill"]
         t0 = time.time()
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=60)
@@ -275,7 +293,7 @@ def test_one_ctrl_c_stops_worker_and_kernel_and_keeps_the_good_result(tmp_path):
     assert proc.returncode == cli.EXIT_INTERRUPTED, out
     assert elapsed < 30
     assert "interrupted: stopped 1 running chapter(s)" in out and "Traceback" not in out
-    wait_for(lambda: not any(alive(p) for p in tree), 10, f"worker/kernel {tree} to die")
+    wait_for(lambda: not any(alive(p) for p in tree), 10, f"papermill/kernel {tree} to die")
     assert good.read_bytes() == before  # the previous good result is untouched
     assert project.status_page.exists()
     assert list((project.cache_dir / "work").iterdir()) == []
@@ -345,8 +363,8 @@ def _spawn(code: str, **kwargs) -> subprocess.Popen:
                             **kwargs)
 
 
-def test_a_worker_gets_the_parent_death_signal_when_the_build_is_killed():
-    """The build's own Popen options for its workers (``_die_with_parent``): SIGKILL of the parent ends
+def test_papermill_gets_the_parent_death_signal_when_the_build_is_killed():
+    """The build's own Popen options for papermill (``_die_with_parent``): SIGKILL of the parent ends
     the child at once."""
     parent = _spawn(
         "import os, subprocess, sys, time\n"
@@ -365,27 +383,32 @@ def test_a_worker_gets_the_parent_death_signal_when_the_build_is_killed():
         parent.kill()
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
-def test_a_worker_stops_its_kernel_group_when_terminated(sig):
-    """The worker's SIGTERM/SIGHUP handler (what the parent-death signal triggers) kills the kernel, which
-    runs in a session of its own, and exits; the kernel's environment names the worker (JPY_PARENT_PID)."""
-    worker = _spawn(
-        "import os, signal, subprocess, sys, time\n"
-        "from ntputils.book import worker\n"
-        "for s in (signal.SIGTERM, signal.SIGHUP):\n"
-        "    signal.signal(s, worker._stop_and_exit)\n"
-        "kernel = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'],\n"
-        "                          start_new_session=True)\n"
-        "print(kernel.pid, flush=True)\n"
-        "time.sleep(120)\n")
+def test_the_kernel_exits_when_its_papermill_is_killed(tmp_path):
+    """What a SIGKILLed build relies on: its papermill gets SIGKILL (above) and cannot stop its kernel, which
+    runs in a session of its own; the kernel exits by itself (jupyter_client's JPY_PARENT_PID)."""
+    from ntputils.book.execute import papermill_command, worker_env, write_input, write_params
+
+    project = make_project(tmp_path)
+    files = {name: tmp_path / name for name in ("in.ipynb", "out.ipynb", "params.yaml")}
+    write_input(project.chapters()[0].source, files["in.ipynb"])
+    write_params({"sleep_s": 600.0}, files["params.yaml"])
+    papermill = subprocess.Popen(papermill_command(*files.values(), tmp_path), stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.STDOUT, start_new_session=True,
+                                 env=worker_env(project, tmp_path / "record.json", threads=1))
+    kernel = None
     try:
-        kernel = int(worker.stdout.readline())
-        assert alive(kernel)
-        worker.send_signal(sig)
-        assert worker.wait(timeout=10) == 128 + sig
-        wait_for(lambda: not alive(kernel), 10, "the kernel to die with its worker")
+        wait_for(lambda: (tmp_path / "kernel.pid").exists(), 120, "the kernel to start")
+        kernel = int((tmp_path / "kernel.pid").read_text())
+        assert os.getsid(kernel) == kernel != os.getsid(papermill.pid)  # its own session
+        environ = Path(f"/proc/{kernel}/environ").read_bytes().split(b"\0")
+        assert f"JPY_PARENT_PID={papermill.pid}".encode() in environ
+        papermill.kill()
+        papermill.wait()
+        wait_for(lambda: not alive(kernel), 10, "the kernel to exit after its papermill")
     finally:
-        worker.kill()
+        papermill.kill()
+        if kernel is not None and alive(kernel):
+            os.kill(kernel, signal.SIGKILL)
 
 
 def test_a_dead_builds_work_folder_and_survivors_are_reaped_live_ones_kept(tmp_path):
@@ -431,7 +454,7 @@ def _build_proc(tmp_path: Path, *args: str) -> subprocess.Popen:
 
 
 @pytest.mark.slow
-def test_sigkill_of_the_build_takes_worker_and_kernel_and_the_next_build_reaps_its_folder(tmp_path):
+def test_sigkill_of_the_build_takes_papermill_and_kernel_and_the_next_build_reaps_its_folder(tmp_path):
     project = make_project(tmp_path)
     good = fake_good_notebook(project)
     before = good.read_bytes()
@@ -443,7 +466,7 @@ def test_sigkill_of_the_build_takes_worker_and_kernel_and_the_next_build_reaps_i
         assert kernel in tree and len(tree) >= 2
         proc.kill()  # SIGKILL: no handler runs in the build
         proc.wait()
-        wait_for(lambda: not any(alive(p) for p in tree), 15, f"worker/kernel {tree} to die")
+        wait_for(lambda: not any(alive(p) for p in tree), 15, f"papermill/kernel {tree} to die")
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -476,6 +499,6 @@ def test_sigterm_or_sighup_of_the_build_is_handled_like_ctrl_c(tmp_path, sig):
     assert proc.returncode == 128 + sig, out
     assert f"terminated ({signal.Signals(sig).name}): stopped 1 running chapter(s)" in out
     assert "Traceback" not in out
-    wait_for(lambda: not any(alive(p) for p in tree), 10, f"worker/kernel {tree} to die")
+    wait_for(lambda: not any(alive(p) for p in tree), 10, f"papermill/kernel {tree} to die")
     assert good.read_bytes() == before and project.status_page.exists()
     assert list((project.cache_dir / "work").iterdir()) == []

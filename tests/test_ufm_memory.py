@@ -67,7 +67,7 @@ def test_a05_refuses_a_d_that_cannot_fit_before_the_solves_and_the_training(tmp_
     import jupytext
     import papermill
 
-    from ntputils.book.worker import KERNEL_NAME
+    from ntputils.book.execute import KERNEL_NAME
 
     root = Path(__file__).resolve().parents[1]
     src = tmp_path / "a05.ipynb"

@@ -12,7 +12,7 @@ notebook's metadata, so a notebook is current exactly when its stored key equals
 
 Modules: :mod:`~ntputils.book.project` (layout, chapter names, the toc),
 :mod:`~ntputils.book.params` (static parameter checks), :mod:`~ntputils.book.fingerprint`,
-:mod:`~ntputils.book.execute` (papermill in a worker process), :mod:`~ntputils.book.status`,
+:mod:`~ntputils.book.execute` (the papermill command line as a child process), :mod:`~ntputils.book.status`,
 :mod:`~ntputils.book.html` (jupyter-book), :mod:`~ntputils.book.browser` (headless Chromium check),
 :mod:`~ntputils.book.cli`; parameter sweeps on Dask: :mod:`~ntputils.book.sweep` (driver and worker
 side), :mod:`~ntputils.book.sweep_spec` (axes, validation, point ids), :mod:`~ntputils.book.sweep_cluster`

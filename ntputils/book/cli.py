@@ -9,8 +9,8 @@ stops a full build's HTML (unless ``--partial``) and its old page is removed fro
 Exit codes: 0 ok, 1 a chapter or the HTML build failed, 2 bad usage (unknown chapter, unknown or
 ill-typed parameter, bad option), 3 another build holds a selected chapter's lock, 130 interrupted
 (Ctrl-C: running chapters are stopped, previous results kept); SIGTERM and SIGHUP (a closed terminal)
-take the same path and exit 143 and 129. A build killed outright (SIGKILL) takes its workers and
-kernels with it (:mod:`ntputils.book.execute`); the next build removes its work folders.
+take the same path and exit 143 and 129. A build killed outright (SIGKILL) takes its papermill processes
+and kernels with it (:mod:`ntputils.book.execute`); the next build removes its work folders.
 ``sweep`` / ``sweep-table``: parameter sweeps on Dask, see :mod:`ntputils.book.sweep`; ``sweep-report``:
 a scratch sweep's pictures, see :mod:`ntputils.book.sweep_report`.
 """

@@ -1,26 +1,8 @@
-"""Execute one chapter: jupytext -> ipynb -> papermill, in a worker process with its own environment.
+"""Execute one chapter: jupytext -> ipynb (two hidden trace cells) -> ``python -m papermill``, a child.
 
-The worker (``python -m ntputils.book.worker SPEC.json``, :mod:`ntputils.book.worker`) converts the
-source, runs papermill into a scratch notebook and writes a result JSON. Every run has its own work
-folder ``.cache/book/work/<chapter>.<random>/`` (spec, notebooks, result, record, log), so concurrent
-builds never share files; the caller holds the chapter's lock (:mod:`ntputils.book.locks`) while the
-result is installed. The parent then either installs the executed notebook as ``book/<chapter>.ipynb``
-(atomically, with the cache key and the run record in its metadata) or, on failure, keeps the last
-good executed notebook and marks it with a prominent "latest run failed" banner (metadata
-``latest_failure``); a failed notebook is kept under ``.cache/book/failed/``. A failure never
-destroys a good result, and a page that shows an older run always says so.
-
-Interruption (Ctrl-C, and SIGTERM or SIGHUP, which the command line turns into the same path):
-:func:`interrupt_all` stops every running worker, the kernel it started (in its own session) and their
-children; :func:`run_chapter` then returns status ``interrupted`` without touching ``book/``.
-
-No orphans when the build dies without a chance to clean up (SIGKILL): each worker is started with a
-parent-death signal (``prctl(PR_SET_PDEATHSIG, SIGTERM)``), on which it kills its kernel's process group
-and exits; the kernel itself polls its parent (ipykernel's ``JPY_PARENT_PID``, set by the worker) and
-exits when the worker is gone. Work folders are named ``<chapter>.<build pid>.<random>`` and hold an
-``owner.lock`` the build keeps locked; :func:`reap_stale_runs` (at the start of every build) stops any
-process still running for a dead build's folder (found by the record path in its environment) and
-removes the folder, so a new build never runs beside a dead one's survivors.
+Each run has a work folder of its own; a good run becomes ``book/<chapter>.ipynb``, a failed one keeps the
+last good notebook under a "latest run failed" banner. Ctrl-C, SIGTERM, SIGHUP and ``--timeout`` SIGKILL
+papermill and kernel; a killed build's papermill gets a parent-death signal, the next build reaps the rest.
 """
 
 from __future__ import annotations
@@ -37,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,7 +35,9 @@ META_KEY = "ntpbook"
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 FAILED_BANNER_TAG = "ntpbook-failed-banner"
 RUN_BANNER_TAG = "ntpbook-run-banner"
-_ACTIVE: dict[int, subprocess.Popen] = {}
+KERNEL_NAME = "python3"
+START_TIMEOUT_S = 180  # a kernel's start on a loaded machine
+_ACTIVE: dict[int, tuple[subprocess.Popen, Path]] = {}
 _ACTIVE_LOCK = threading.Lock()
 INTERRUPTED = threading.Event()
 PROGRESS_BAR = re.compile(r"\d+%\||\d+it \[")  # tqdm: " 42%|####   | 42/100 [...]" or "17it [00:01, ...]"
@@ -77,10 +62,9 @@ class RunResult:
 def _paths(project: Project, chapter: Chapter, work: Path) -> dict[str, Path]:
     """Files of one run: scratch files in the run's own folder ``work``, the published log and failure."""
     return {
-        "spec": work / "spec.json",
         "input": work / "in.ipynb",
+        "params": work / "params.yaml",
         "output": work / "out.ipynb",
-        "result": work / "result.json",
         "record": work / "record.json",
         "run_log": work / "run.log",
         "log": project.cache_dir / "logs" / f"{chapter.name}.log",
@@ -139,7 +123,7 @@ def _owner_dead(work: Path) -> bool:
 
 
 def processes_of(work: Path) -> list[int]:
-    """Live processes (workers, kernels, their children) running for the work folder ``work``: their
+    """Live processes (papermill, kernels, their children) running for the work folder ``work``: their
     environment points the record file into it (``/proc/<pid>/environ``; empty without ``/proc``)."""
     needle = f"{RECORD_ENV}={work}{os.sep}".encode()
     out = []
@@ -159,6 +143,7 @@ def processes_of(work: Path) -> list[int]:
 def reap_stale_runs(project: Project) -> tuple[list[Path], list[int]]:
     """Work folders of dead builds: kill every process still running for one (SIGKILL to its process
     group), then remove it; return (folders removed, pids killed). Folders of live builds are left alone."""
+    # a SIGKILLed build's kernel exits with its papermill, but not what the kernel started (nor the folder)
     root = project.cache_dir / "work"
     removed, killed = [], []
     for work in sorted(root.iterdir()) if root.is_dir() else []:
@@ -186,11 +171,11 @@ except (OSError, AttributeError):  # not Linux
 
 
 def _die_with_parent(parent: int):
-    """``preexec_fn`` of a worker: SIGTERM when the build process dies (``PR_SET_PDEATHSIG``; the worker
-    then stops its kernel), and exit at once if the build died before that was set."""
+    """``preexec_fn`` of papermill: SIGKILL when the build dies (``PR_SET_PDEATHSIG``), and exit at once if
+    the build died before that was set."""
     def preexec() -> None:
-        if _PRCTL is not None:
-            _PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if _PRCTL is not None:  # papermill does not watch its parent (its kernel does: JPY_PARENT_PID)
+            _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:
             os._exit(1)
     return preexec
@@ -409,22 +394,73 @@ def read_meta(path: Path) -> dict[str, Any]:
         return {}
 
 
-def descendants(pid: int) -> list[int]:
-    """Every live descendant of ``pid`` (from ``/proc``; empty where there is no ``/proc``)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            stat = (entry / "stat").read_text()
-            ppid = int(stat.rpartition(")")[2].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
+TRACE_START = "import ntputils.tracing as _ntpbook_tracing\n_ntpbook_tracing.start()"
+TRACE_FINISH = "_ntpbook_tracing.finish();"
+HIDDEN = {"tags": ["remove-cell"]}
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # IPython tracebacks are coloured
+
+
+def add_trace_cells(nb):
+    """The chapter with two hidden cells: :func:`ntputils.tracing.start` before its first code cell and
+    :func:`ntputils.tracing.finish` after its last (what ran of ``ntputils`` keys its results)."""
+    import nbformat
+
+    first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
+    nb.cells.insert(first, nbformat.v4.new_code_cell(TRACE_START, metadata=dict(HIDDEN)))
+    nb.cells.append(nbformat.v4.new_code_cell(TRACE_FINISH, metadata=dict(HIDDEN)))
+    return nb
+
+
+def write_input(source: Path, target: Path) -> None:
+    """papermill's input notebook: the jupytext source with the trace cells and the ``python3`` kernelspec."""
+    import jupytext
+    import nbformat
+
+    nb = add_trace_cells(jupytext.read(source, fmt="py:percent"))
+    nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, target)
+
+
+def write_params(parameters: dict[str, Any], target: Path) -> None:
+    """papermill's ``-f`` file, in YAML: papermill's YAML 1.1 loader reads JSON's ``1e-05`` and ``Infinity``
+    as strings (the JSON round trip keeps the types the runner always passed: lists for tuples)."""
+    import yaml
+
+    target.write_text(yaml.safe_dump(json.loads(json.dumps(parameters))))
+
+
+def notebook_error(path: Path) -> dict[str, Any]:
+    """The error papermill recorded in the executed notebook at ``path``: ``ename``, ``evalue``, ``traceback``
+    (colours removed) and ``cell`` (its execution count); ``{}`` if there is none or no notebook."""
+    try:
+        cells = json.loads(path.read_text()).get("cells", [])
+    except (OSError, ValueError):
+        return {}
+    for cell in cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error" and not (out.get("ename") == "SystemExit"
+                                                          and out.get("evalue") in ("", "0")):
+                return {"ename": out.get("ename"), "evalue": ANSI.sub("", str(out.get("evalue"))),
+                        "traceback": ANSI.sub("", "\n".join(out.get("traceback", []))),
+                        "cell": cell.get("execution_count")}
+    return {}
+
+
+def run_papermill(spec: dict[str, Any]) -> dict[str, Any]:
+    """papermill's API in this process, for a sweep point (its Dask worker process is the kernel's parent):
+    ``spec`` has ``source``, ``input``, ``output``, ``parameters``, ``cwd``. Returns ``{"status": "ok"}`` or
+    ``{"status": "failed", "ename", "evalue", "traceback", "cell"}``; never raises."""
+    import papermill
+
+    try:
+        write_input(Path(spec["source"]), Path(spec["input"]))
+        papermill.execute_notebook(spec["input"], spec["output"], parameters=spec["parameters"],
+                                   kernel_name=KERNEL_NAME, cwd=spec["cwd"], progress_bar=False,
+                                   log_output=True, start_timeout=START_TIMEOUT_S)
+        return {"status": "ok"}
+    except Exception as err:  # noqa: BLE001 - any failure is reported as a failed chapter
+        return {"status": "failed", **(notebook_error(Path(spec["output"])) or {
+            "ename": type(err).__name__, "evalue": str(err), "traceback": traceback.format_exc()})}
 
 
 def _kill_groups(pids: list[int], sig: int) -> None:
@@ -438,38 +474,23 @@ def _kill_groups(pids: list[int], sig: int) -> None:
                 pass
 
 
-def stop_worker(proc: subprocess.Popen, grace_s: float = 20.0) -> None:
-    """Stop a worker, its kernel and their children; no orphan survives.
-
-    The worker runs in its own session (process group) and the kernel that papermill starts in yet
-    another session, so both groups are signalled: SIGINT to the worker's group first (papermill then
-    shuts its kernel down), SIGKILL to every remaining group of the tree after ``grace_s`` seconds.
-    """
-    tree = descendants(proc.pid)
-    try:
-        os.killpg(proc.pid, signal.SIGINT)
-    except ProcessLookupError:
-        pass
-    try:
-        proc.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        pass
-    tree = sorted(set(tree) | set(descendants(proc.pid)))
-    _kill_groups([proc.pid, *tree], signal.SIGKILL)
+def stop(proc: subprocess.Popen, work: Path) -> None:
+    """SIGKILL papermill, then every process of its run: the kernel (in a session of its own: jupyter_client
+    starts it so) and whatever it started, found by their environment (:func:`processes_of`)."""
+    if proc.poll() is None:  # once reaped, its pid may be another process's
+        _kill_groups([proc.pid], signal.SIGKILL)
     proc.wait()
+    _kill_groups(processes_of(work), signal.SIGKILL)
 
 
-def interrupt_all(grace_s: float = 5.0) -> int:
-    """Ctrl-C: stop every running worker (and kernel); return how many were running."""
+def interrupt_all() -> int:
+    """Ctrl-C: stop every running papermill and its kernel at once; return how many were running."""
     INTERRUPTED.set()
     with _ACTIVE_LOCK:
-        procs = list(_ACTIVE.values())
-    threads = [threading.Thread(target=stop_worker, args=(p, grace_s)) for p in procs]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return len(procs)
+        runs = list(_ACTIVE.values())
+    for proc, work in runs:
+        stop(proc, work)
+    return len(runs)
 
 
 def run_chapter(project: Project, chapter: Chapter, parameters: dict[str, Any], resolved: dict[str, Any],
@@ -492,47 +513,57 @@ def run_chapter(project: Project, chapter: Chapter, parameters: dict[str, Any], 
         owner.close()
 
 
+def papermill_command(notebook: Path, output: Path, params: Path, cwd: Path) -> list[str]:
+    """The papermill command line of a run (the kernel runs in ``cwd``; cell outputs go to its log)."""
+    return [sys.executable, "-m", "papermill", str(notebook), str(output), "-f", str(params),
+            "--cwd", str(cwd), "-k", KERNEL_NAME, "--log-output", "--start-timeout", str(START_TIMEOUT_S)]
+
+
+def _papermill(project: Project, p: dict[str, Path], work: Path, timeout: float | None,
+               threads: int | None) -> tuple[int | None, bool]:
+    """Run :func:`papermill_command` on the run's files, output to ``run.log``; (exit code, timed out)."""
+    cmd = papermill_command(p["input"], p["output"], p["params"], project.root)
+    timed_out = False
+    with p["run_log"].open("w") as log:
+        with _ACTIVE_LOCK:  # interrupt_all sees this run, or it had set INTERRUPTED before
+            if INTERRUPTED.is_set():
+                return None, False
+            # a session of its own: a terminal's Ctrl-C reaches the build only, which stops the run itself
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=project.root,
+                                    env=worker_env(project, p["record"], threads), start_new_session=True,
+                                    preexec_fn=_die_with_parent(os.getpid()))
+            _ACTIVE[proc.pid] = (proc, work)
+        try:
+            proc.wait(timeout=timeout)  # a bound per chapter: papermill's --execution-timeout is per cell
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            with _ACTIVE_LOCK:
+                _ACTIVE.pop(proc.pid, None)
+            stop(proc, work)  # after a normal exit too: what the kernel started may outlive it
+    return proc.returncode, timed_out
+
+
 def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], resolved: dict[str, Any],
             key: str, work: Path, timeout: float | None, threads: int | None, link_status: bool,
             inject: dict[str, Any]) -> RunResult:
     p = _paths(project, chapter, work)
     for path in p.values():
         path.parent.mkdir(parents=True, exist_ok=True)
-    spec = {"source": str(chapter.source), "input": str(p["input"]), "output": str(p["output"]),
-            "result": str(p["result"]), "parameters": inject, "cwd": str(project.root)}
-    p["spec"].write_text(json.dumps(spec, indent=1))
-
-    start = time.time()
-    timed_out = False
-    with p["run_log"].open("w") as log:
-        if INTERRUPTED.is_set():
-            return RunResult(chapter, "interrupted", 0.0, error="interrupted before it started")
-        proc = subprocess.Popen([sys.executable, "-m", "ntputils.book.worker", str(p["spec"])],
-                                stdout=log, stderr=subprocess.STDOUT, cwd=project.root,
-                                env=worker_env(project, p["record"], threads), start_new_session=True,
-                                preexec_fn=_die_with_parent(os.getpid()))
-        with _ACTIVE_LOCK:
-            _ACTIVE[proc.pid] = proc
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            stop_worker(proc)
-        except BaseException:  # Ctrl-C in this thread: the worker runs in its own session
-            stop_worker(proc, grace_s=5.0)
-            raise
-        finally:
-            with _ACTIVE_LOCK:
-                _ACTIVE.pop(proc.pid, None)
-            leftovers = descendants(proc.pid)
-            if leftovers:  # a kernel that outlived its worker
-                _kill_groups(leftovers, signal.SIGKILL)
+    start, failure, code, timed_out = time.time(), {}, None, False
+    try:
+        write_input(chapter.source, p["input"])
+        write_params(inject, p["params"])
+    except Exception as err:  # noqa: BLE001 - a source that does not convert is a failed chapter
+        failure = {"ename": type(err).__name__, "evalue": str(err), "traceback": traceback.format_exc()}
+        p["run_log"].write_text(failure["traceback"])
+    else:
+        code, timed_out = _papermill(project, p, work, timeout, threads)
     seconds = round(time.time() - start, 2)
     if INTERRUPTED.is_set():
         return RunResult(chapter, "interrupted", seconds, error="interrupted (Ctrl-C)")
     shutil.copyfile(p["run_log"], p["log"])
 
-    result = _load_json(p["result"])
     record = _load_json(p["record"])
     trace = _load_json(trace_path(p["record"])) or None
     meta = {
@@ -551,20 +582,22 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
         meta["resolved"] = {"profile": meta["profile"], "seed": meta["seed"], "device": meta["device"],
                             **record["params"]}
 
-    if not timed_out and result.get("status") == "ok" and p["output"].exists():
+    if code == 0 and not timed_out and p["output"].exists():
         install_executed(project, chapter, p["output"], meta, link_status)
         p["failed_json"].unlink(missing_ok=True)
         p["failed_nb"].unlink(missing_ok=True)
         return RunResult(chapter, "ok", seconds, log=p["log"], meta=meta)
 
+    failure = failure or notebook_error(p["output"])
     if timed_out:
         error, tb = f"TimeoutError: chapter did not finish within {timeout:g} s", ""
-    elif result:
-        error, tb = f"{result.get('ename')}: {result.get('evalue')}", result.get("traceback", "")
-    else:
-        error = f"worker exited with code {proc.returncode} without a result"
-        tb = "\n".join(p["log"].read_text(errors="replace").splitlines()[-40:])
-    meta.update(status="failed", error=error, traceback=tb, cell=result.get("cell"))
+    elif failure:
+        error, tb = f"{failure['ename']}: {failure['evalue']}", failure["traceback"]
+    else:  # no error cell: papermill itself failed (a kernel that died or did not start); its log says why
+        tail = [line for line in p["log"].read_text(errors="replace").splitlines() if line.strip()]
+        error = f"papermill exited with code {code}" + (f": {tail[-1].strip()}" if tail else "")
+        tb = "\n".join(tail[-40:])
+    meta.update(status="failed", error=error, traceback=tb, cell=failure.get("cell"))
     return record_failure(project, chapter, meta, p["output"], log=p["log"])
 
 

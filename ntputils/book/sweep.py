@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book.environment import git_commit, machine, package_versions
-from ntputils.book.execute import META_KEY, trace_path
+from ntputils.book.execute import META_KEY, run_papermill, trace_path
 from ntputils.book.execute import worker_env as kernel_env
 from ntputils.book.fingerprint import Package, trace_digest
 from ntputils.book.project import POINT_ENV, Project
@@ -147,8 +147,6 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     and Dask retries it. The result's ``fingerprint`` holds the trace and its digest under the code that ran.
     """
     import nbformat
-
-    from ntputils.book.worker import run as run_papermill
 
     directory = Path(task["dir"])
     directory.mkdir(parents=True, exist_ok=True)

@@ -1,28 +1,23 @@
 """``sweep-report NAME [--out DIR]``: the pictures of the book's sweeps page for one scratch sweep.
 
-The page (chapter ``c03``, :data:`PAGE`) runs through the runner's worker (papermill, as a build runs
-a chapter) with ``names=[NAME]`` and ``scratch=True``: it reads ``sweeps/NAME/`` (the table, collected
-again from the points first when they are there, and the plan's axes) instead of ``results/sweeps/``.
-Written to ``DIR`` (default ``sweeps/NAME/report/``): the executed notebook ``NAME.ipynb`` and a
-standalone ``NAME.html`` (the page's prose and outputs, figures inlined). This module draws nothing: the
-page does (the runner imports no math layer).
+The page (chapter ``c03``, :data:`PAGE`) runs through papermill with ``names=[NAME]`` and ``scratch=True``:
+it reads ``sweeps/NAME/`` instead of ``results/sweeps/``. Written to ``DIR`` (default
+``sweeps/NAME/report/``): the executed ``NAME.ipynb`` and a standalone ``NAME.html``. This module draws
+nothing: the page does (the runner imports no math layer).
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
-import json
+import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from html import escape
 from pathlib import Path
 
-from ntputils.book.execute import worker_env
+from ntputils.book.execute import ANSI, HIDDEN, run_papermill, worker_env
 from ntputils.book.project import ROOT_ENV, Project, ProjectError
-from ntputils.book.worker import HIDDEN, strip_ansi
 
 PAGE = "c03"
 STYLE = ("body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;line-height:1.45}"
@@ -53,20 +48,21 @@ def report_command(project: Project, name: str, out: Path | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix=f"sweep-report-{name}-"))
     try:
         spec = {"source": str(chapter.source), "input": str(work / "input.ipynb"), "output": str(executed),
-                "result": str(work / "result.json"), "parameters": {"names": [name], "scratch": True},
-                "cwd": str(project.root)}
-        (work / "spec.json").write_text(json.dumps(spec, indent=1))
+                "parameters": {"names": [name], "scratch": True}, "cwd": str(project.root)}
         env = worker_env(project, work / "record.json", None)
         env[ROOT_ENV] = str(project.root)  # the page reads this project's sweeps/
-        with (out / f"{name}.log").open("w") as log:
-            subprocess.run([sys.executable, "-m", "ntputils.book.worker", str(work / "spec.json")],
-                           cwd=project.root, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
-        result = json.loads((work / "result.json").read_text()) if (work / "result.json").is_file() else {}
+        saved = dict(os.environ)
+        try:  # the kernel inherits this process's environment
+            os.environ.update(env)
+            result = run_papermill(spec)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if result.get("status") != "ok":
         print(f"error: the sweeps page failed on {name}: {result.get('ename', 'no result')}: "
-              f"{result.get('evalue', '')} (log: {out / f'{name}.log'})")
+              f"{result.get('evalue', '')}\n{result.get('traceback', '')}")
         return 1
     import nbformat
 
@@ -92,7 +88,8 @@ def notebook_html(nb, title: str) -> str:
             if output.output_type == "stream":
                 parts.append(f"<pre>{escape(output.text)}</pre>")
             elif output.output_type == "error":
-                parts.append(f'<pre class="error">{escape(strip_ansi(chr(10).join(output.traceback)))}</pre>')
+                trace = ANSI.sub("", "\n".join(output.traceback))
+                parts.append(f'<pre class="error">{escape(trace)}</pre>')
             elif "image/png" in data:
                 png = data["image/png"]
                 png = png if isinstance(png, str) else base64.b64encode(png).decode()
