@@ -328,7 +328,7 @@ def _write_pages(project: Project, keys: KeyCalculator, executed_now: set[str]) 
     current = {c.name: keys.renderable(c) for c in project.chapters()}
     if project.toc_path.exists():
         write_status(project, project.toc_chapters(), executed_now, current)
-        for problem in write_scorecard(project, project.toc_chapters()):
+        for problem in write_scorecard(project, project.toc_chapters(), current):
             say(problem)
     return current
 
@@ -511,7 +511,7 @@ def _main(argv: list[str] | None = None) -> int:
         keys = KeyCalculator(project)
         current = {c.name: keys.is_current(c) for c in project.chapters()}
         write_status(project, project.toc_chapters(), current=current)
-        write_scorecard(project, project.toc_chapters())
+        write_scorecard(project, project.toc_chapters(), current)
         say(f"wrote {project.status_page}")
         return EXIT_OK
     if args.command == "sweep":

@@ -260,9 +260,11 @@ def coverage_problems(states: dict[str, dict[str, Any]], runs: dict[str, str]) -
     return out
 
 
-def write_scorecard(project: Project, chapters: list[Chapter]) -> list[str]:
-    """Write ``book/scorecard.md`` from the executed notebooks of ``chapters`` (if the toc lists it);
-    return :func:`coverage_problems` for the build to print."""
+def write_scorecard(project: Project, chapters: list[Chapter], rendered: dict[str, bool] | None = None
+                    ) -> list[str]:
+    """Write ``book/scorecard.md`` from the executed notebooks of ``chapters`` (if the toc lists it), linking
+    the chapters ``rendered`` (name -> whether the build renders its page; default all); return
+    :func:`coverage_problems` for the build to print."""
     from ntputils.book.execute import overrides_text
     from ntputils.book.status import chapter_state
 
@@ -281,7 +283,7 @@ def write_scorecard(project: Project, chapters: list[Chapter]) -> list[str]:
             runs[prefix] = "failed"
         else:
             runs[prefix] = "not executed"
-        if c.name in states:
+        if c.name in states and (rendered is None or rendered.get(c.name)):
             links[prefix] = c.name
             if overrides_text(st):
                 overrides[prefix] = overrides_text(st)
