@@ -24,7 +24,7 @@ unexport MPLBACKEND
 export MPLCONFIGDIR ?= $(CURDIR)/.mplconfig
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: book test test-matrix lint pytest browser-test install status lab clean help
+.PHONY: book test test-matrix lint pytest slurm-test browser-test install status lab clean help
 
 book: $(STAMP)
 	$(PY) -m ntputils.book build --profile $(PROFILE) --jobs $(JOBS) \
@@ -39,7 +39,11 @@ lint: $(STAMP)
 
 # fixed test order here (pytest-randomly is installed for the matrix); 5 = no tests collected
 pytest: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" -p no:randomly || test $$? -eq 5
+	$(PY) -m pytest -q -m "not slow and not slurm" -p no:randomly || test $$? -eq 5
+
+# sweeps on a real SLURM cluster (tests/test_slurm.py): .ci/slurm-up starts one on this machine
+slurm-test: $(STAMP)
+	$(PY) -m pytest -q -m slurm -p no:randomly tests/test_slurm.py
 
 # the fast suite under thread counts, random orders, repeats and other BLAS kernels (tests/matrix.py)
 test-matrix: $(STAMP)

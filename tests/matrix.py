@@ -1,7 +1,7 @@
 """Run the fast test suite under the machine conditions that break fragile numerical tests.
 
-``make test-matrix`` (not part of ``make test``) runs ``pytest -m "not slow"`` once per condition
-below, each in a fresh process with its own environment, and prints one line per condition with
+``make test-matrix`` (not part of ``make test``) runs ``pytest -m "not slow and not slurm"`` once per
+condition below, each in a fresh process with its own environment, and prints one line per condition with
 its pass/fail counts and time; it exits 1 if any condition has a failure or an error.
 
 Conditions: thread counts of OpenMP and OpenBLAS (sums computed in another order), three test
@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BASE = [sys.executable, "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider"]
+BASE = [sys.executable, "-m", "pytest", "-q", "-m", "not slow and not slurm", "-p", "no:cacheprovider"]
 FIXED_ORDER = ["-p", "no:randomly"]
 SOLVER_TESTS = [
     "tests/test_lmm_fast.py", "tests/test_geometry.py", "tests/test_spectral.py", "tests/test_ufm.py",

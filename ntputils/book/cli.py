@@ -1,4 +1,4 @@
-"""Command line: ``python -m ntputils.book build|list|status|browser|sweep|sweep-table|sweep-report``.
+"""Command line: ``python -m ntputils.book build|list|status|browser|sweep|sweep-{table,report,status}``.
 
 ``build [--profile cpu|paper] [--only CHAPTER ...] [-p NAME=VALUE ...] [--force] [--jobs N] [--no-html]
 [--partial]`` executes every selected chapter whose cache key changed (all of them, even after a
@@ -11,8 +11,8 @@ ill-typed parameter, bad option), 3 another build holds a selected chapter's loc
 (Ctrl-C: running chapters are stopped, previous results kept); SIGTERM and SIGHUP (a closed terminal)
 take the same path and exit 143 and 129. A build killed outright (SIGKILL) takes its papermill processes
 and kernels with it (:mod:`ntputils.book.execute`); the next build removes its work folders.
-``sweep`` / ``sweep-table``: parameter sweeps on Dask, see :mod:`ntputils.book.sweep`; ``sweep-report``:
-a scratch sweep's pictures, see :mod:`ntputils.book.sweep_report`.
+``sweep`` / ``sweep-table`` / ``sweep-status``: parameter sweeps on Dask, see :mod:`ntputils.book.sweep`;
+``sweep-report``: a scratch sweep's pictures, see :mod:`ntputils.book.sweep_report`.
 """
 
 from __future__ import annotations
@@ -447,6 +447,10 @@ def parser() -> argparse.ArgumentParser:
     sr.add_argument("name", help="sweep name")
     sr.add_argument("--out", type=Path, default=None, metavar="DIR", help="default: sweeps/NAME/report/")
 
+    ss = sub.add_parser("sweep-status", help="points done, failed, running and pending of a sweep, its ETA, "
+                                             "slowest point and last error (read-only: safe while it runs)")
+    ss.add_argument("name", help="sweep name")
+
     rc = sub.add_parser("recertify", help="re-run a sample of a committed table's points under the current "
                                           "code; if every value is unchanged, move it to the current code")
     rc.add_argument("names", nargs="*", metavar="NAME", help="committed tables (results/sweeps/NAME)")
@@ -529,6 +533,10 @@ def _main(argv: list[str] | None = None) -> int:
         from ntputils.book.sweep_report import report_command
 
         return report_command(project, args.name, args.out)
+    if args.command == "sweep-status":
+        from ntputils.book.sweep_status import status_command
+
+        return status_command(project, args.name)
     if args.command == "recertify":
         from ntputils.book.recertify import recertify_command
 

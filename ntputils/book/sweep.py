@@ -46,7 +46,7 @@ from ntputils.book.execute import META_KEY, run_papermill, trace_path
 from ntputils.book.execute import worker_env as kernel_env
 from ntputils.book.fingerprint import Package, trace_digest
 from ntputils.book.project import POINT_ENV, Project
-from ntputils.book.sweep_cluster import ClusterError, connect
+from ntputils.book.sweep_cluster import ClusterError, connect, dashboard_link, sweep_job_name
 from ntputils.book.sweep_spec import SweepPlan, SweepSpecError, plan_sweep
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -118,9 +118,20 @@ def _point_environment(project: Project, record: Path, log: Path) -> Iterator[No
     old_level = logger.level
     logger.setLevel(logging.INFO)
     logger.addHandler(handler)
+    # the kernel inherits this process's stdout/stderr (its "Kernel is running over TCP without encryption"
+    # warning, C-level prints): into the log too, through the handler's own file (one shared offset)
+    saved_fds = {}
+    for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
+        stream.flush()
+        saved_fds[fd] = os.dup(fd)
+        os.dup2(handler.stream.fileno(), fd)
     try:
         yield
     finally:
+        for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
+            stream.flush()
+            os.dup2(saved_fds[fd], fd)
+            os.close(saved_fds[fd])
         logger.removeHandler(handler)
         logger.setLevel(old_level)
         handler.close()
@@ -367,9 +378,11 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
             infra: dict[str, str] = {}
             if todo:
                 where = scheduler or (f"SLURM ({slurm})" if slurm else f"LocalCluster, {workers} worker(s)")
-                with connect(workers=workers, scheduler=scheduler, slurm=slurm,
-                             timeout=connect_timeout) as client:
+                with connect(workers=workers, scheduler=scheduler, slurm=slurm, timeout=connect_timeout,
+                             job_name=sweep_job_name(directory)) as client:
                     say(f"running {len(todo)} point(s) on {where}")
+                    if link := dashboard_link(client):
+                        say(f"dashboard: {link}")
                     infra = _execute(client, project, plan, todo, commit, {p.id for p in stale},
                                      initial=len(done) + len(failed), progress=progress)
             desc["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
@@ -418,7 +431,7 @@ def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str,
                 if out["status"] != "ok":
                     bar.write(f"[error] {point.id} {point.overrides}: {out['error']}")
             except Exception as err:  # noqa: BLE001 - KilledWorker, lost connection, ...
-                infra[point.id] = f"{type(err).__name__}: {err}"
+                infra[point.id] = getattr(err, "msg", None) or f"{type(err).__name__}: {err}"
                 bar.write(f"[infra] {point.id} {point.overrides}: {infra[point.id]}")
             fut.release()  # the result is on disk; let the worker drop it
             bar.update(1)

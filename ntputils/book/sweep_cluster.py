@@ -1,18 +1,23 @@
 """Where sweep points run: a ``LocalCluster`` of single-threaded worker *processes* (papermill changes
 the working directory), a running scheduler (``--scheduler``, bounded connect), or SLURM (``--slurm``:
-dask-jobqueue's ``SLURMCluster`` with dask's ``jobqueue.slurm`` config). A task whose worker died is
-retried :data:`ALLOWED_FAILURES` times, then counts as an infrastructure failure, not a result.
+dask-jobqueue's ``SLURMCluster`` with dask's ``jobqueue.slurm`` config; :class:`SlurmWatch` replaces
+ended jobs and stops a point that cannot fit in one). A task whose worker died is retried
+:data:`ALLOWED_FAILURES` times, then counts as an infrastructure failure, not a result.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import getpass
 import math
 import re
 import shutil
+import subprocess
+import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +68,11 @@ def check_slurm_tools() -> None:
 
 
 def dask_config() -> dict[str, Any]:
-    """The dask settings of every sweep (retries of killed workers, no work stealing of running points)."""
+    """The dask settings of every sweep (retries of killed workers, no work stealing of running points, and
+    no point queued on a busy worker: it would wait there while another worker idles)."""
     return {"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
-            "distributed.scheduler.work-stealing": False}
+            "distributed.scheduler.work-stealing": False,
+            "distributed.scheduler.worker-saturation": 1.0}
 
 
 def worker_env(threads: int = 1) -> dict[str, str]:
@@ -86,8 +93,9 @@ def _seconds(text: str) -> int:
 def slurm_job_kwargs() -> dict[str, Any]:
     """What a sweep adds to dask's ``jobqueue.slurm`` settings: one single-threaded worker per core unless
     ``processes`` is set, capped BLAS threads, and (unless ``worker-extra-args`` has one) ``--lifetime``
-    the walltime less the larger of 5 minutes and a tenth of it, so SLURM never kills a point unannounced
-    (a retired worker's tasks move to the others)."""
+    the walltime less the larger of 5 minutes and a tenth of it (staggered by at most a tenth of that), so
+    SLURM never kills a point unannounced (a retired worker's tasks move to the others or, the job
+    replaced by :class:`SlurmWatch`, to its successor)."""
     import dask.config
 
     def get(key: str) -> Any:
@@ -96,7 +104,8 @@ def slurm_job_kwargs() -> dict[str, Any]:
     extra = list(get("worker-extra-args") or [])
     if not any(str(arg).startswith("--lifetime") for arg in extra):
         wall = _seconds(str(get("walltime")))
-        extra += ["--lifetime", f"{max(60, min(wall - 300, int(wall * 0.9)))}s", "--lifetime-stagger", "60s"]
+        lifetime = max(60, min(wall - 300, int(wall * 0.9)))
+        extra += ["--lifetime", f"{lifetime}s", "--lifetime-stagger", f"{min(60, lifetime // 10)}s"]
     prologue = [f"export {k}={v}" for k, v in worker_env().items()] + list(get("job-script-prologue") or [])
     return {"processes": get("processes") or get("cores"), "worker_extra_args": extra,
             "job_script_prologue": prologue}
@@ -124,20 +133,53 @@ def read_slurm_config(path: Path) -> dict[str, Any]:
     return cfg
 
 
-def slurm_cluster():
+def slurm_cluster(job_name: str | None = None):
     """A ``dask_jobqueue.SLURMCluster`` from dask's ``jobqueue.slurm`` settings (set them, e.g. with
-    :func:`read_slurm_config`, for the cluster's whole life) and :func:`slurm_job_kwargs`; not yet scaled."""
+    :func:`read_slurm_config`, for the cluster's whole life) and :func:`slurm_job_kwargs`; not yet scaled.
+    ``job_name`` names its jobs unless the settings give a ``name`` other than dask-jobqueue's default."""
+    import dask.config
     from dask_jobqueue import SLURMCluster
 
-    return SLURMCluster(**slurm_job_kwargs())
+    kwargs = slurm_job_kwargs()
+    if job_name and dask.config.get("jobqueue.slurm.name", None) in (None, "dask-worker"):
+        kwargs["job_name"] = job_name
+    return SLURMCluster(**kwargs)
+
+
+def sweep_job_name(directory: Path) -> str:
+    """The SLURM job name of a sweep's workers: ``ntpbook-<name>-<hash of its folder>`` (two checkouts
+    with a sweep of the same name do not share it)."""
+    import hashlib
+
+    digest = hashlib.sha256(str(Path(directory).resolve()).encode()).hexdigest()[:8]
+    return f"ntpbook-{Path(directory).name}-{digest}"
+
+
+def cancel_leftover_jobs(job_name: str, say: Callable[[str], None] = print, wait: float = 60.0) -> list[str]:
+    """``scancel`` this user's jobs named ``job_name`` and wait (at most ``wait`` s) until they are gone.
+    A sweep's driver holds its lock, so such jobs belong to a driver that died (SIGKILL, a lost login
+    session): their workers would go on running points beside the resumed sweep's."""
+    user = ["-u", getpass.getuser(), "-n", job_name]
+    ids = (_run(["squeue", "-h", "-o", "%i", *user]) or "").split()
+    if not ids:
+        return []
+    _run(["scancel", *ids])
+    deadline = time.monotonic() + wait
+    while (_run(["squeue", "-h", "-o", "%i", *user]) or "").split() and time.monotonic() < deadline:
+        time.sleep(1.0)
+    say(f"[slurm] cancelled job(s) {', '.join(ids)} left by an earlier driver of this sweep (SIGKILL?); "
+        "their unfinished points run again")
+    return ids
 
 
 @contextlib.contextmanager
 def connect(*, workers: int = 2, scheduler: str | None = None, slurm: Path | None = None,
-            timeout: float = 10.0) -> Iterator[Any]:
+            timeout: float = 10.0, job_name: str | None = None) -> Iterator[Any]:
     """A ``distributed.Client`` on the chosen cluster (closed, with its cluster, on exit); ``--slurm``
-    starts ``ntpbook.slurm-jobs`` jobs (dask config, default 1). Raises :class:`ClusterError` when the
-    scheduler is unreachable within ``timeout`` seconds or the SLURM config is invalid."""
+    starts ``ntpbook.slurm-jobs`` jobs (dask config, default 1) named ``job_name`` (first cancelling the
+    jobs of that name a dead driver left, :func:`cancel_leftover_jobs`) and keeps them
+    (:class:`SlurmWatch`). Raises :class:`ClusterError` when the scheduler is unreachable within
+    ``timeout`` seconds or the SLURM config is invalid."""
     import dask
     from distributed import Client, LocalCluster
 
@@ -150,15 +192,205 @@ def connect(*, workers: int = 2, scheduler: str | None = None, slurm: Path | Non
             if slurm:
                 check_slurm_tools()
                 stack.enter_context(dask.config.set(read_slurm_config(slurm)))
-                cluster = stack.enter_context(slurm_cluster())
+                cluster = stack.enter_context(slurm_cluster(job_name))
+                if job_name and cluster.job_name == job_name:
+                    cancel_leftover_jobs(job_name, say=SlurmWatch.write)
                 cluster.scale(jobs=int(dask.config.get("ntpbook.slurm-jobs", 1)))
             else:
                 cluster = stack.enter_context(LocalCluster(
                     n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                     env=worker_env(), silence_logs=40))
             client = Client(cluster)
-        with client:
+        with client, (SlurmWatch(client, cluster, slurm) if slurm else contextlib.nullcontext()):
             yield client
+
+
+def dashboard_link(client) -> str | None:
+    """The address of the cluster's Dask dashboard, or ``None`` when it has none (the dashboard needs
+    ``bokeh``, which this project does not install)."""
+    import importlib.util
+
+    if importlib.util.find_spec("bokeh") is None:
+        return None
+    try:
+        return client.dashboard_link if "dashboard" in client.scheduler_info().get("services", {}) else None
+    except Exception:  # noqa: BLE001 - a link is a courtesy
+        return None
+
+
+def _lifetime(args: list[Any]) -> float | None:
+    """The seconds of ``--lifetime`` in a worker's arguments (``--lifetime 90s`` or ``--lifetime=90s``)."""
+    from dask.utils import parse_timedelta
+
+    for i, arg in enumerate(map(str, args)):
+        value = arg.partition("=")[2] if arg.startswith("--lifetime=") else (
+            str(args[i + 1]) if arg == "--lifetime" and i + 1 < len(args) else None)
+        if value:
+            with contextlib.suppress(ValueError, TypeError):
+                return float(parse_timedelta(value))
+    return None
+
+
+def _run(cmd: list[str], timeout: float = 20.0) -> str | None:
+    """Output of a SLURM command, or ``None`` when it fails (the controller may be busy for a moment)."""
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def slurm_job_end(job_id: str) -> str:
+    """How a SLURM job ended, from ``scontrol show job``: ``TIMEOUT (reason TimeLimit) after 00:01:02 of
+    walltime 00:01:00``; just ``ended`` once the controller has forgotten the job."""
+    out = _run(["scontrol", "show", "job", "-o", str(job_id)]) or ""
+    fields = dict(m.groups() for m in re.finditer(r"(\w+)=(\S*)", out))
+    if "JobState" not in fields:
+        return "ended"
+    reason = fields.get("Reason", "None")
+    return (f"{fields['JobState']}{f' (reason {reason})' if reason not in ('None', '') else ''} after "
+            f"{fields.get('RunTime', '?')} of walltime {fields.get('TimeLimit', '?')}")
+
+
+class SlurmWatch:
+    """Keeps ``ntpbook.slurm-jobs`` SLURM jobs for a sweep and says what happens to them (a thread).
+
+    dask-jobqueue never replaces a job that SLURM ended (walltime, workers retired at ``--lifetime``,
+    ``scancel``, a node failure): with ``scale`` alone a sweep then waits for workers forever. Every
+    :attr:`POLL_S` seconds this forgets the jobs ``squeue`` no longer lists, printing how they ended, and
+    scales back to N jobs. A point cut twice by the end of its job, each time after running at least half
+    a job's time (the walltime, or ``--lifetime`` if shorter), cannot fit in one: its future is cancelled
+    with a message naming the walltime (an infrastructure failure), instead of being retried forever.
+    """
+
+    POLL_S = 5.0
+    CUTS = 2
+
+    def __init__(self, client, cluster, config: Path | None, say: Callable[[str], None] | None = None):
+        import dask.config
+
+        self.client, self.cluster, self.config = client, cluster, config
+        self.jobs = int(dask.config.get("ntpbook.slurm-jobs", 1))
+        self.walltime = str(dask.config.get("jobqueue.slurm.walltime"))
+        wall = float(_seconds(self.walltime))
+        self.lifetime = _lifetime(slurm_job_kwargs()["worker_extra_args"])
+        self.budget = min(wall, self.lifetime or wall)
+        self.say = say or self.write
+        self.known: dict[str, str] = {}  # job id -> job name, every job seen
+        self.endings: dict[str, str] = {}  # job id -> how it ended
+        self.addr_job: dict[str, str] = {}  # worker address -> job id
+        self.running: dict[Any, tuple[str, float, float]] = {}  # key -> (worker, first seen, last seen)
+        self.cuts: dict[Any, list[tuple[float, str]]] = {}  # key -> (seconds run, how the job ended)
+        self.given_up: set[Any] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="ntpbook-slurm-watch", daemon=True)
+
+    @staticmethod
+    def write(text: str) -> None:
+        """Print a line to stdout above the progress bar, if any."""
+        from tqdm.auto import tqdm
+
+        tqdm.write(text, file=sys.stdout)
+        sys.stdout.flush()
+
+    def __enter__(self) -> SlurmWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join(timeout=60)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.POLL_S):
+            try:
+                self.poll()
+            except Exception as err:  # noqa: BLE001 - the watch must never take the sweep down
+                self.say(f"[slurm] watching the jobs failed once ({type(err).__name__}: {err})")
+
+    def poll(self) -> None:
+        """One round: the jobs (ended ones forgotten and replaced), then the points that were cut."""
+        if self._ended_jobs() is not None and self.cluster.sync(self._prune):
+            self.cluster.scale(jobs=self.jobs)  # new jobs under new names
+        self._track_points()
+
+    def _ended_jobs(self) -> dict[str, str] | None:
+        """Job id -> how it ended, for the sweep's jobs that ``squeue`` no longer lists, each said once
+        (``None`` when ``squeue`` failed: nothing is decided this round)."""
+        for name, job in list(self.cluster.workers.items()):
+            job_id = str(getattr(job, "job_id", None) or "")
+            if job_id and job_id not in self.known:
+                self.known[job_id] = name
+                self.say(f"[slurm] job {job_id} submitted ({name})")
+        out = _run(["squeue", "-h", "-o", "%i", "-u", getpass.getuser()])
+        if out is None:
+            return None
+        alive = set(out.split())
+        ended = {job_id: slurm_job_end(job_id) for job_id in self.known
+                 if job_id not in alive and job_id not in self.endings}
+        self.endings.update(ended)
+        for job_id, how in ended.items():
+            self.say(f"[slurm] job {job_id} ended: {how}")
+        return ended
+
+    async def _prune(self) -> int:
+        """Drop from the cluster's spec the jobs that ended and those dask-jobqueue dropped itself (their
+        workers left), so that ``scale`` submits new ones under new names: reopened under its old name, a
+        job would be cancelled by dask-jobqueue's own late clean-up of that name. Runs on the cluster's
+        event loop, holding its lock (no job is being submitted meanwhile)."""
+        cluster, dropped = self.cluster, 0
+        async with cluster._lock:
+            for name in list(cluster.worker_spec):
+                job = cluster.workers.get(name)
+                if job is None or str(getattr(job, "job_id", None)) in self.endings:
+                    cluster.worker_spec.pop(name, None)
+                    cluster.workers.pop(name, None)
+                    dropped += 1
+        return dropped
+
+    def _track_points(self) -> None:
+        now = time.monotonic()
+        info = self.client.scheduler_info().get("workers", {})
+        names = {str(getattr(job, "name", n)): str(getattr(job, "job_id", "")) for n, job in
+                 list(self.cluster.workers.items())}
+        for addr, w in info.items():  # "SLURMCluster-3" or, several workers per job, "SLURMCluster-3-0"
+            name = str(w.get("name", ""))
+            job_id = names.get(name) or names.get(name.rpartition("-")[0])
+            if job_id:
+                self.addr_job[addr] = job_id
+        processing = self.client.processing()
+        for addr, keys in processing.items():
+            for key in keys:
+                seen = self.running.get(key)
+                self.running[key] = (addr, seen[1] if seen and seen[0] == addr else now, now)
+        states = self.client.futures
+        for key, (addr, first, last) in list(self.running.items()):
+            if key in processing.get(addr, ()):
+                continue
+            del self.running[key]
+            state = states.get(key)
+            if addr in info or state is None or state.status != "pending":
+                continue  # it finished, or its worker still lives
+            job_id, ran = self.addr_job.get(addr, "?"), last - first
+            self.say(f"[slurm] point {key} was cut after running {ran:.0f} s: its worker (job {job_id}) "
+                     "left; it runs again on another worker")
+            if ran >= self.budget / 2:
+                self.cuts.setdefault(key, []).append((ran, job_id))
+            if len(self.cuts.get(key, [])) >= self.CUTS and key not in self.given_up:
+                self._give_up(key)
+
+    def _give_up(self, key: Any) -> None:
+        from distributed import Future
+
+        runs = " and ".join(f"{ran:.0f} s" for ran, _ in self.cuts[key])
+        jobs = "; ".join(f"job {job_id}: {self.endings.get(job_id) or slurm_job_end(job_id)}"
+                         for _, job_id in self.cuts[key])
+        retire = f"; workers retire after {self.lifetime:.0f} s (--lifetime)" if self.lifetime else ""
+        msg = (f"point cut {len(self.cuts[key])} times by the end of its SLURM job after running {runs} "
+               f"({jobs}): it needs longer than a job's walltime (jobqueue.slurm.walltime = "
+               f"{self.walltime}{retire}); raise the walltime in {self.config}")
+        self.given_up.add(key)  # the sweep prints the message (an infrastructure failure of the point)
+        self.client.cancel([Future(key, self.client)], reason="walltime", msg=msg)
 
 
 def _unreachable(scheduler: str, timeout: float, why: str) -> ClusterError:
