@@ -27,7 +27,7 @@ from typing import Any
 
 from ntputils.book.environment import git_commit, package_versions
 from ntputils.book.fingerprint import run_key
-from ntputils.book.project import ROOT_ENV, Chapter, Project
+from ntputils.book.project import ROOT_ENV, Chapter, Project, read_json
 from ntputils.chapter import RECORD_ENV
 from ntputils.tracing import TRACE_ENV
 
@@ -211,13 +211,6 @@ def tables_path(record: Path) -> Path:
     """Where the kernel notes the committed tables it read (:func:`ntputils.book.sweep_table.note_read`):
     ``tables.json`` beside the record."""
     return record.with_name("tables.json")
-
-
-def _load_json(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
 
 
 def _plain(text: Any, limit: int = 300) -> str:
@@ -564,11 +557,11 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
         return RunResult(chapter, "interrupted", seconds, error="interrupted (Ctrl-C)")
     shutil.copyfile(p["run_log"], p["log"])
 
-    record = _load_json(p["record"])
-    trace = _load_json(trace_path(p["record"])) or None
+    record = read_json(p["record"])
+    trace = read_json(trace_path(p["record"])) or None
     meta = {
         "key": key, "trace": trace, "trace_key": run_key(key, trace),
-        "tables": _load_json(tables_path(p["record"])),  # committed tables read: name -> digest then
+        "tables": read_json(tables_path(p["record"])),  # committed tables read: name -> digest then
         "chapter": chapter.name, "status": "ok", "parameters": parameters, "resolved": resolved,
         "profile": record.get("profile", resolved.get("profile")),
         "seed": record.get("seed", resolved.get("seed")),

@@ -6,6 +6,7 @@ runner on a throw-away project in a temporary folder.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -18,6 +19,27 @@ from typing import Any
 POINT_ENV = "NTPBOOK_SWEEP_POINT"
 
 ROOT_ENV = "NTPBOOK_ROOT"
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """The JSON object in ``path``; ``{}`` when it is missing or unreadable (a run that never wrote it)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``: a reader (or
+    an interruption) sees the old file or the new one, never a half-written one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to ``path`` atomically (:func:`write_text_atomic`)."""
+    write_text_atomic(path, json.dumps(data, indent=1, default=str))
 
 
 class ProjectError(RuntimeError):

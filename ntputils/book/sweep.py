@@ -45,7 +45,7 @@ from ntputils.book.environment import git_commit, machine, package_versions
 from ntputils.book.execute import META_KEY, run_papermill, trace_path
 from ntputils.book.execute import worker_env as kernel_env
 from ntputils.book.fingerprint import Package, trace_digest
-from ntputils.book.project import POINT_ENV, Project
+from ntputils.book.project import POINT_ENV, Project, read_json, write_json_atomic
 from ntputils.book.sweep_cluster import ClusterError, connect, dashboard_link, sweep_job_name
 from ntputils.book.sweep_spec import SweepPlan, SweepSpecError, plan_sweep
 
@@ -65,26 +65,6 @@ def sweep_dir(project: Project, name: str) -> Path:
 
 def point_dir(project: Project, name: str, pid: str) -> Path:
     return sweep_dir(project, name) / "points" / pid
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``: a reader (or
-    an interruption) sees the old file or the new one, never a half-written one."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to ``path`` atomically (:func:`write_text_atomic`)."""
-    write_text_atomic(path, json.dumps(data, indent=1, default=str))
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
 
 
 def read_attempts(directory: Path) -> list[dict[str, Any]]:

@@ -14,8 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ntputils.book.project import Project
-from ntputils.book.sweep import LOCK, RESULT, read_attempts, read_json, sweep_dir
+from ntputils.book.project import Project, read_json
+from ntputils.book.sweep import LOCK, RESULT, read_attempts, sweep_dir
 
 EXIT_OK, EXIT_USAGE = 0, 2
 

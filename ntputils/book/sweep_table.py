@@ -46,19 +46,12 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book.execute import pid_alive, tables_path
-from ntputils.book.project import POINT_ENV, Project
+from ntputils.book.project import POINT_ENV, Project, read_json, write_json_atomic
 from ntputils.chapter import RECORD_ENV
 
 RESULTS_DIR = "results"
 COLUMNS_TAIL = ["profile", "kind", "metric", "value", "value_text", "outcome", "items", "status", "seconds",
                 "attempts", "code_hash", "git_commit", "error"]
-
-
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
 
 
 def _number(value: Any) -> tuple[float, str]:
@@ -115,7 +108,7 @@ def rows(project: Project, name: str) -> tuple[list[dict[str, Any]], list[str], 
     out: list[dict[str, Any]] = []
     for pid in desc.get("point_ids", []):
         d = point_dir(project, name, pid)
-        res = _read(d / "result.json")
+        res = read_json(d / "result.json")
         if not res:
             continue
         base = {"point_id": pid, **{k: res.get("resolved", {}).get(k) for k in axes},
@@ -251,7 +244,7 @@ def publish_problems(project: Project, name: str, desc: dict[str, Any], df, old)
 
     problems = []
     ids = list(desc.get("point_ids", []))
-    results = {pid: _read(point_dir(project, name, pid) / RESULT) for pid in ids}
+    results = {pid: read_json(point_dir(project, name, pid) / RESULT) for pid in ids}
     unfinished = [pid for pid, res in results.items() if not res.get("status")]
     if unfinished:
         problems.append(f"{len(unfinished)} of its {len(ids)} point(s) have no result (unfinished: the "
@@ -417,7 +410,7 @@ def table_fingerprint(project: Project, desc: dict[str, Any]) -> dict[str, Any] 
 
     traces, codes = [], set()
     for pid in desc.get("point_ids", []):
-        fp = _read(point_dir(project, desc["name"], pid) / "result.json").get("fingerprint") or {}
+        fp = read_json(point_dir(project, desc["name"], pid) / "result.json").get("fingerprint") or {}
         if not fp.get("trace") or not fp.get("chapter_code"):
             return None
         traces.append(fp["trace"])
@@ -464,11 +457,9 @@ def note_read(folder: Path) -> None:
     if not record:
         return
     path = tables_path(Path(record))
-    noted = _read(path)
+    noted = read_json(path)
     noted[folder.name] = table_digest(folder)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(noted, indent=1))
-    os.replace(tmp, path)
+    write_json_atomic(path, noted)
 
 
 def published(name: str, project: Project | None = None) -> dict[str, Any]:
@@ -490,7 +481,7 @@ def published(name: str, project: Project | None = None) -> dict[str, Any]:
     shown = f"{RESULTS_DIR}/sweeps/{name}"  # no machine path on a page
     if not (folder / "provenance.json").is_file():
         raise FileNotFoundError(f"no published sweep {name!r} in {shown}")
-    prov = _read(folder / "provenance.json")
+    prov = read_json(folder / "provenance.json")
     try:
         if not isinstance(prov, dict) or not isinstance(prov.get("axes"), dict) or not prov.get("chapter"):
             raise ValueError("not a provenance record (no chapter or axes)")
