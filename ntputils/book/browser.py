@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from ntputils.book.keys import KeyCalculator
 from ntputils.book.project import Project
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -221,7 +222,6 @@ def check_book(project: Project, screenshot: str | None = "a01", chromium: str |
         from playwright.sync_api import sync_playwright
     except ImportError as err:
         raise ChromiumError("Playwright is not installed: pip install -e '.[dev]'") from err
-    from ntputils.book.cli import KeyCalculator
 
     keys, results = KeyCalculator(project), []
     try:

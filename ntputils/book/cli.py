@@ -40,9 +40,9 @@ from ntputils.book.execute import (
     record_failure,
     run_chapter,
 )
-from ntputils.book.fingerprint import Package, chapter_key, dependency_pins, run_key, table_digest
+from ntputils.book.keys import KeyCalculator
 from ntputils.book.locks import ChapterBusy, chapter_locks, html_lock
-from ntputils.book.params import ChapterSpec, chapter_spec, parse_overrides, read_source
+from ntputils.book.params import parse_overrides, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.book.scorecard import write_scorecard
 from ntputils.book.status import write_status
@@ -82,74 +82,6 @@ class Planned:
     parameters: dict[str, Any]
     resolved: dict[str, Any]
     key: str
-
-
-class KeyCalculator:
-    """Cache keys for a project (pins read once; ``package``: where traced sources are read, default the
-    installed ``ntputils``).
-
-    A chapter's key has three parts. Before a run: its source text, resolved parameters, the pins and the
-    Python version (:func:`~ntputils.book.fingerprint.chapter_key`). After it, from what the run did:
-    what it executed of ``ntputils`` (the run-time trace, :mod:`ntputils.tracing`, with the shared data's
-    digest when a data reader ran) hashed as normalized code (:func:`~ntputils.book.fingerprint.run_key`),
-    and the committed tables it read (``published`` notes them, meta ``tables``), hashed file by file.
-    A docstring, a comment or an edit of a function the chapter never called re-executes nothing; a
-    changed line of one it called, or a newly published table it reads, re-executes it.
-    """
-
-    def __init__(self, project: Project, package: Package | None = None):
-        self.project = project
-        self.package = package
-        self.pins = dependency_pins(project.pyproject)
-        self._specs: dict[str, tuple[ChapterSpec, str]] = {}
-
-    def trace_current(self, meta: dict[str, Any]) -> bool:
-        """Whether what a stored run executed of ``ntputils`` is unchanged (its trace rehashed under the
-        current code equals its ``trace_key``); a run without a trace has nothing to compare."""
-        if not meta.get("trace") and not meta.get("trace_key"):
-            return True
-        return run_key(str(meta.get("key")), meta.get("trace"), self.package) == meta.get("trace_key")
-
-    def tables_current(self, meta: dict[str, Any]) -> bool:
-        """Whether every committed table the stored run read is unchanged (meta ``tables``: name -> its
-        :func:`~ntputils.book.fingerprint.table_digest` when read, ``None`` for one that did not exist)."""
-        tables = meta.get("tables") or {}
-        base = self.project.root / "results" / "sweeps"
-        return all(table_digest(base / name) == digest for name, digest in tables.items())
-
-    def run_current(self, meta: dict[str, Any]) -> bool:
-        """:meth:`trace_current` and :meth:`tables_current`: the parts of the key a run itself found."""
-        return self.trace_current(meta) and self.tables_current(meta)
-
-    def spec(self, chapter: Chapter) -> tuple[ChapterSpec, str]:
-        """(spec, source text) of a chapter; raises ``ParameterError`` for a malformed chapter."""
-        if chapter.name not in self._specs:
-            text = chapter.source.read_text()
-            spec = chapter_spec(chapter.name, read_source(chapter.source), chapter.source)
-            self._specs[chapter.name] = (spec, text)
-        return self._specs[chapter.name]
-
-    def key(self, chapter: Chapter, parameters: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        spec, text = self.spec(chapter)
-        resolved = spec.resolve(parameters)
-        return resolved, chapter_key(text, resolved, self.pins)
-
-    def is_current(self, chapter: Chapter) -> bool:
-        """The executed notebook exists, succeeded, its latest run did not fail, and its stored key
-        equals the recomputed one."""
-        meta = read_meta(self.project.executed(chapter))
-        if meta.get("status") != "ok" or meta.get("latest_failure"):
-            return False
-        try:
-            _, key = self.key(chapter, dict(meta.get("parameters", {})))
-        except (ParameterError, SyntaxError, OSError):
-            return False
-        return key == meta.get("key") and self.run_current(meta)
-
-    def renderable(self, chapter: Chapter) -> bool:
-        """Current, or the last good run of a chapter whose latest run failed (shown with a banner)."""
-        meta = read_meta(self.project.executed(chapter))
-        return bool(meta.get("status") == "ok" and meta.get("latest_failure")) or self.is_current(chapter)
 
 
 def _print_failures(failures: list[RunResult]) -> None:

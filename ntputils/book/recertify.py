@@ -23,8 +23,9 @@ from typing import Any
 
 from ntputils.book.environment import git_commit
 from ntputils.book.project import Project, read_json, write_text_atomic
-from ntputils.book.sweep import point_dir, run_sweep, say
+from ntputils.book.sweep import run_sweep, say
 from ntputils.book.sweep_spec import SweepSpecError, axis_pairs, plan_sweep
+from ntputils.book.sweep_store import point_dir
 from ntputils.book.sweep_table import (
     RESULTS_DIR,
     axes_of,

@@ -48,36 +48,25 @@ from ntputils.book.fingerprint import Package, trace_digest
 from ntputils.book.project import POINT_ENV, Project, read_json, write_json_atomic
 from ntputils.book.sweep_cluster import ClusterError, connect, dashboard_link, sweep_job_name
 from ntputils.book.sweep_spec import SweepPlan, SweepSpecError, plan_sweep
+from ntputils.book.sweep_store import (  # noqa: F401  (the sweep folder's names, used here and re-exported)
+    LOCK,
+    RESULT,
+    SWEEPS_DIR,
+    DriverRunning,
+    SweepFileError,
+    no_driver,
+    point_current,
+    point_dir,
+    read_attempts,
+    read_plan,
+    sweep_dir,
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-SWEEPS_DIR = "sweeps"
-RESULT = "result.json"
 
 
 def say(*args: Any) -> None:
     print(*args, flush=True)
-
-
-def sweep_dir(project: Project, name: str) -> Path:
-    """``<root>/sweeps/<name>``."""
-    return project.root / SWEEPS_DIR / name
-
-
-def point_dir(project: Project, name: str, pid: str) -> Path:
-    return sweep_dir(project, name) / "points" / pid
-
-
-def read_attempts(directory: Path) -> list[dict[str, Any]]:
-    """The starts of a point (one JSON object per line of its ``attempts`` file)."""
-    try:
-        lines = (directory / "attempts").read_text().splitlines()
-    except OSError:
-        return []
-    out = []
-    for line in lines:
-        with contextlib.suppress(ValueError):
-            out.append(json.loads(line))
-    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -202,27 +191,6 @@ def _summary_of(result: dict[str, Any]) -> dict[str, Any]:
     return out | {"error": result.get("error", "")}
 
 
-class SweepFileError(ValueError):
-    """A sweep's ``sweep.json`` exists but cannot be read (exit code 2, naming the file)."""
-
-
-def read_plan(path: Path) -> dict[str, Any]:
-    """``sweep.json`` (``{}`` if there is none); raises :class:`SweepFileError` naming the file when it is
-    unreadable, not JSON or not a sweep plan (a dict with ``chapter``, ``axes`` and ``point_ids``)."""
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
-        raise SweepFileError(f"{path} is unreadable ({type(err).__name__}: {err}); remove the folder "
-                             f"{path.parent} to start the sweep over") from None
-    if (not isinstance(data, dict) or not isinstance(data.get("axes"), dict)
-            or not isinstance(data.get("point_ids"), list) or not isinstance(data.get("chapter"), str)):
-        raise SweepFileError(f"{path} is not a sweep plan (expected chapter, axes and point_ids); remove the "
-                             f"folder {path.parent} to start the sweep over")
-    return data
-
-
 def plan_conflict(previous: dict[str, Any], plan: SweepPlan) -> str | None:
     """Why ``plan`` may not run under the name of the sweep ``previous`` (another chapter, other axes or
     another profile: its table would silently lose the old points), or ``None``. The same plan after a
@@ -248,7 +216,6 @@ def plan_conflict(previous: dict[str, Any], plan: SweepPlan) -> str | None:
 # ----------------------------------------------------------------------------------------------
 # the driver
 # ----------------------------------------------------------------------------------------------
-LOCK = ".lock"
 
 
 @contextlib.contextmanager
@@ -263,45 +230,6 @@ def _lock(directory: Path) -> Iterator[None]:
             raise ClusterError(f"another sweep driver (or a sweep-table --publish) is running on "
                                f"{directory}") from None
         yield
-
-
-class DriverRunning(RuntimeError):
-    """The sweep's driver holds its lock: its points are still running."""
-
-
-@contextlib.contextmanager
-def no_driver(directory: Path) -> Iterator[None]:
-    """Hold the sweep's lock *shared* (no driver can start meanwhile); raise :class:`DriverRunning` when a
-    driver holds it. Opens the lock file read-only, so it works on a read-only sweep folder; a sweep whose
-    lock file does not exist has never had a driver."""
-    try:
-        f = (directory / LOCK).open("r")
-    except FileNotFoundError:
-        yield
-        return
-    with f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise DriverRunning(f"the driver of sweep {directory.name!r} is still running (it holds "
-                                f"{directory / LOCK}); wait for it to finish") from None
-        yield
-
-
-def point_current(result: dict[str, Any], package: Package | None = None,
-                  memo: dict[str, str] | None = None) -> bool:
-    """Whether a finished point's result still holds for the current ``ntputils``: the trace it stored,
-    rehashed under the current code (:func:`~ntputils.book.fingerprint.trace_digest`; the data's digest
-    included when a data reader ran), equals the digest it was computed under. Without both: ``False``.
-    ``memo``: trace -> digest, shared by the points of one sweep (most ran the same code)."""
-    fp = result.get("fingerprint") or {}
-    if not (fp.get("trace") and fp.get("trace_digest")):
-        return False
-    memo = {} if memo is None else memo
-    key = json.dumps(fp["trace"], sort_keys=True)
-    if key not in memo:
-        memo[key] = trace_digest(fp["trace"], package)
-    return memo[key] == fp["trace_digest"]
 
 
 def classify(project: Project, plan: SweepPlan, retry_failed: bool,

@@ -28,7 +28,7 @@ STYLE = ("body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0
 def report_command(project: Project, name: str, out: Path | None = None) -> int:
     """Run the page on sweep ``name`` and write ``NAME.ipynb`` and ``NAME.html`` into ``out``; return the
     exit code (0; 1 the page failed, its error printed; 2 no such sweep or no page)."""
-    from ntputils.book.sweep import sweep_dir
+    from ntputils.book.sweep_store import sweep_dir
     from ntputils.book.sweep_table import SweepTableError, check_name, write_table
 
     try:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book.project import Project, read_json
-from ntputils.book.sweep import LOCK, RESULT, read_attempts, sweep_dir
+from ntputils.book.sweep_store import LOCK, RESULT, read_attempts, sweep_dir
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -74,7 +74,7 @@ def sweep_state(project: Project, name: str, now: float | None = None) -> SweepS
     """Read ``sweeps/<name>/`` (raises ``FileNotFoundError`` without a ``sweep.json``). A point with a
     start in its ``attempts`` but no result is running while the driver holds the lock, else interrupted
     (it reruns on resume, so it is counted as pending)."""
-    from ntputils.book.sweep import read_plan
+    from ntputils.book.sweep_store import read_plan
 
     directory = sweep_dir(project, name)
     plan = read_plan(directory / "sweep.json")  # SweepFileError (a ValueError) when garbled
@@ -173,7 +173,7 @@ def report(project: Project, state: SweepState) -> list[str]:
 
 def status_command(project: Project, name: str) -> int:
     """``sweep-status NAME``: 0, or 2 with one ``error:`` line (a bad name, no such sweep, a garbled plan)."""
-    from ntputils.book.sweep import SweepFileError
+    from ntputils.book.sweep_store import SweepFileError
     from ntputils.book.sweep_table import SweepTableError, check_name
 
     try:

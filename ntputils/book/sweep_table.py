@@ -87,7 +87,7 @@ def check_name(name: Any) -> str:
 def sweep_plan(project: Project, name: str) -> dict[str, Any]:
     """``sweeps/<name>/sweep.json``: :class:`FileNotFoundError` when there is no such sweep,
     :class:`SweepTableError` naming the file when it is garbled."""
-    from ntputils.book.sweep import SweepFileError, read_plan, sweep_dir
+    from ntputils.book.sweep_store import SweepFileError, read_plan, sweep_dir
 
     path = sweep_dir(project, check_name(name)) / "sweep.json"
     try:
@@ -101,7 +101,7 @@ def sweep_plan(project: Project, name: str) -> dict[str, Any]:
 
 def rows(project: Project, name: str) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     """(table rows, swept parameter names, sweep.json) of the points of the sweep's latest plan."""
-    from ntputils.book.sweep import point_dir, read_attempts
+    from ntputils.book.sweep_store import point_dir, read_attempts
 
     desc = sweep_plan(project, name)
     axes = list(desc.get("axes", {}))
@@ -146,7 +146,7 @@ def collect(project: Project, name: str):
 
 def write_table(project: Project, name: str) -> Path | None:
     """Write ``table.parquet`` and ``table.csv`` into ``sweeps/<name>/``; return the parquet path."""
-    from ntputils.book.sweep import sweep_dir
+    from ntputils.book.sweep_store import sweep_dir
 
     try:
         df = collect(project, name)
@@ -240,7 +240,7 @@ def _short(err: BaseException) -> str:
 def publish_problems(project: Project, name: str, desc: dict[str, Any], df, old) -> list[str]:
     """Why publishing the sweep (plan ``desc``, table ``df``) over the committed ``old`` (``(table,
     provenance)`` or ``None``) could lose or misrepresent a result; ``[]`` when it may go ahead."""
-    from ntputils.book.sweep import RESULT, point_current, point_dir
+    from ntputils.book.sweep_store import RESULT, point_current, point_dir
 
     problems = []
     ids = list(desc.get("point_ids", []))
@@ -288,7 +288,7 @@ def publish(project: Project, name: str, force: bool = False) -> Path:
     Refused (:class:`PublishRefused`, nothing written) while the sweep's driver runs (even with ``force``)
     and, unless ``force``, for any of :func:`publish_problems`: a failure or an unfinished run never
     replaces a good result. The sweep folder is only read (it may be read-only)."""
-    from ntputils.book.sweep import DriverRunning, no_driver, sweep_dir
+    from ntputils.book.sweep_store import DriverRunning, no_driver, sweep_dir
 
     check_name(name)
     desc = sweep_plan(project, name)
@@ -406,7 +406,7 @@ def table_fingerprint(project: Project, desc: dict[str, Any]) -> dict[str, Any] 
     their common chapter code and the union of what each executed of ``ntputils``; ``None`` when a point
     has no trace or the points ran different chapter code (the table is then stale, :func:`published`)."""
     from ntputils.book.fingerprint import FINGERPRINT_VERSION, code_fingerprint, dependency_pins, merge_traces
-    from ntputils.book.sweep import point_dir
+    from ntputils.book.sweep_store import point_dir
 
     traces, codes = [], set()
     for pid in desc.get("point_ids", []):
@@ -553,7 +553,7 @@ def table_command(project: Project, name: str, fmt: str = "csv", do_publish: boo
 
 
 def _print_unwritable(project: Project, name: str, fmt: str, err: OSError) -> int:
-    from ntputils.book.sweep import sweep_dir
+    from ntputils.book.sweep_store import sweep_dir
 
     df = collect(project, name)
     note = (f"note: cannot write into {sweep_dir(project, name)} ({err.strerror or err}); "
