@@ -285,8 +285,8 @@ def write_scorecard(project: Project, chapters: list[Chapter], rendered: dict[st
             runs[prefix] = "not executed"
         if c.name in states and (rendered is None or rendered.get(c.name)):
             links[prefix] = c.name
-            if overrides_text(st):
-                overrides[prefix] = overrides_text(st)
+        if c.name in states and overrides_text(st):
+            overrides[prefix] = overrides_text(st)
     from ntputils.book.paper_profile import paper_tables
 
     project.scorecard_page.write_text(render_scorecard(states, links, paper_tables(project), runs, overrides))
