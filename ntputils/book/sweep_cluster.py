@@ -300,6 +300,8 @@ class SlurmWatch:
     def __exit__(self, *exc: Any) -> None:
         self._stop.set()
         self._thread.join(timeout=60)
+        with contextlib.suppress(Exception):  # a sweep shorter than one poll: its jobs are still named
+            self._announce()
 
     def _loop(self) -> None:
         while not self._stop.wait(self.POLL_S):
@@ -317,11 +319,7 @@ class SlurmWatch:
     def _ended_jobs(self) -> dict[str, str] | None:
         """Job id -> how it ended, for the sweep's jobs that ``squeue`` no longer lists, each said once
         (``None`` when ``squeue`` failed: nothing is decided this round)."""
-        for name, job in list(self.cluster.workers.items()):
-            job_id = str(getattr(job, "job_id", None) or "")
-            if job_id and job_id not in self.known:
-                self.known[job_id] = name
-                self.say(f"[slurm] job {job_id} submitted ({name})")
+        self._announce()
         out = _run(["squeue", "-h", "-o", "%i", "-u", getpass.getuser()])
         if out is None:
             return None
@@ -332,6 +330,14 @@ class SlurmWatch:
         for job_id, how in ended.items():
             self.say(f"[slurm] job {job_id} ended: {how}")
         return ended
+
+    def _announce(self) -> None:
+        """Say each job of the cluster once, when its id is first seen."""
+        for name, job in list(self.cluster.workers.items()):
+            job_id = str(getattr(job, "job_id", None) or "")
+            if job_id and job_id not in self.known:
+                self.known[job_id] = name
+                self.say(f"[slurm] job {job_id} submitted ({name})")
 
     async def _prune(self) -> int:
         """Drop from the cluster's spec the jobs that ended and those dask-jobqueue dropped itself (their
