@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -27,8 +26,8 @@ def run_once(source: Path, traced: bool, root: Path) -> dict:
     hook on or off; its wall and summed cell seconds."""
     import nbformat
 
+    from ntputils.book.execute import environment, trace_path, worker_env
     from ntputils.book.execute import run_papermill as run
-    from ntputils.book.execute import trace_path, worker_env
     from ntputils.book.project import Project
     from ntputils.tracing import TRACE_ENV
 
@@ -37,18 +36,12 @@ def run_once(source: Path, traced: bool, root: Path) -> dict:
         env = worker_env(Project(root), work / "record.json", threads=1)
         if not traced:
             env.pop(TRACE_ENV, None)
-        saved = dict(os.environ)
-        os.environ.clear()
-        os.environ.update(env)
-        try:
+        with environment(env):
             t0 = time.perf_counter()
             result = run({"source": str(source), "input": str(work / "in.ipynb"),
                           "output": str(work / "out.ipynb"), "parameters": {"profile": "cpu"},
                           "cwd": str(root)})
             wall = time.perf_counter() - t0
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
         if result["status"] != "ok":
             raise RuntimeError(f"{source.name} failed: {result.get('ename')}: {result.get('evalue')}")
         out = nbformat.read(work / "out.ipynb", as_version=4)

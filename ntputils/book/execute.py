@@ -7,6 +7,7 @@ papermill and kernel; a killed build's papermill gets a parent-death signal, the
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import fcntl
 import json
@@ -20,6 +21,7 @@ import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -200,6 +202,20 @@ def worker_env(project: Project, record: Path, threads: int | None) -> dict[str,
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             env.setdefault(var, str(threads))
     return env
+
+
+@contextlib.contextmanager
+def environment(env: dict[str, str]) -> Iterator[None]:
+    """This process's environment is exactly ``env`` inside the block (a kernel papermill starts here
+    inherits it), the previous one after."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def trace_path(record: Path) -> Path:

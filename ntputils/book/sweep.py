@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book.environment import git_commit, machine, package_versions
-from ntputils.book.execute import META_KEY, run_papermill, trace_path
+from ntputils.book.execute import META_KEY, environment, run_papermill, trace_path
 from ntputils.book.execute import worker_env as kernel_env
 from ntputils.book.fingerprint import Package, trace_digest
 from ntputils.book.project import POINT_ENV, Project, read_json, write_json_atomic
@@ -75,12 +75,8 @@ def say(*args: Any) -> None:
 @contextlib.contextmanager
 def _point_environment(project: Project, record: Path, log: Path) -> Iterator[None]:
     """Kernel environment (record path, no MPLBACKEND, one BLAS thread) and the papermill log file."""
-    saved = dict(os.environ)
     env = kernel_env(project, record, threads=1)
     env[POINT_ENV] = f"{record.parent.parent.parent.name}/{record.parent.name}"  # <sweep>/<point id>
-    for key in set(os.environ) - set(env):
-        del os.environ[key]
-    os.environ.update(env)
     handler = logging.FileHandler(log, mode="w")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     logger = logging.getLogger("papermill")
@@ -95,7 +91,8 @@ def _point_environment(project: Project, record: Path, log: Path) -> Iterator[No
         saved_fds[fd] = os.dup(fd)
         os.dup2(handler.stream.fileno(), fd)
     try:
-        yield
+        with environment(env):
+            yield
     finally:
         for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
             stream.flush()
@@ -104,8 +101,6 @@ def _point_environment(project: Project, record: Path, log: Path) -> Iterator[No
         logger.removeHandler(handler)
         logger.setLevel(old_level)
         handler.close()
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def _cell_seconds(nb) -> float:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import os
 import shutil
 import tempfile
 from html import escape
 from pathlib import Path
 
-from ntputils.book.execute import ANSI, HIDDEN, run_papermill, worker_env
+from ntputils.book.execute import ANSI, HIDDEN, environment, run_papermill, worker_env
 from ntputils.book.project import ROOT_ENV, Project, ProjectError
 
 PAGE = "c03"
@@ -51,13 +50,8 @@ def report_command(project: Project, name: str, out: Path | None = None) -> int:
                 "parameters": {"names": [name], "scratch": True}, "cwd": str(project.root)}
         env = worker_env(project, work / "record.json", None)
         env[ROOT_ENV] = str(project.root)  # the page reads this project's sweeps/
-        saved = dict(os.environ)
-        try:  # the kernel inherits this process's environment
-            os.environ.update(env)
+        with environment(env):
             result = run_papermill(spec)
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if result.get("status") != "ok":
