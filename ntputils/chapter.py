@@ -540,7 +540,7 @@ def preregister(claims: Mapping[str, tuple]) -> None:
 
 
 def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, note: str = "",
-            unavailable: str | None = None) -> str:
+            unavailable: str | None = None, baselines: Mapping[str, float] | None = None) -> str:
     """Judge a pre-registered empirical claim: ``reproduced``, ``deviates``, ``not run``, ``not reproduced``.
 
     ``measured=None`` means the claim needs a run this profile does not do (``not run``).
@@ -548,7 +548,16 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
     weights are not available offline"): the outcome is ``not reproduced`` and the reason is its note. A
     deviation is recorded and shown, not raised: the page says how the number differs and why
     (``note``). Returns the outcome. Raises ``KeyError`` for a claim that was not pre-registered.
+
+    ``baselines``: several chance levels by name (e.g. ``{"Gaussian": 0.09, "untrained": 0.61}``, the
+    same metric for random matrices and for the untrained model); the claim is judged against the largest
+    (``chance``), and all are stored and shown.
     """
+    if baselines is not None:
+        if chance is not None or not baselines:
+            raise ValueError(f"claim {key!r}: give either chance or a non-empty baselines mapping")
+        baselines = {str(k): _finite(v, f"claim {key!r}: baseline {k!r}") for k, v in baselines.items()}
+        chance = max(baselines.values())
     if key not in _RULES:
         raise KeyError(f"claim {key!r} was not pre-registered: call preregister() above its computation")
     claim, rule, items = _RULES[key]
@@ -566,9 +575,13 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
             raise ValueError(f"claim {key!r} ({claim}): {err}") from None
     row = {"key": key, "claim": claim, "rule": rule.text, "outcome": outcome, "measured": _jsonable(measured),
            "chance": _jsonable(chance), "paper": _jsonable(paper), "note": note, "items": items}
+    if baselines is not None:
+        row["baselines"] = baselines
     _RECORD.setdefault("comparisons", []).append(row)
     _write_record()
     extra = f" | chance: {_fmt(chance)}" if chance is not None else ""
+    if baselines is not None and len(baselines) > 1:
+        extra += " (" + ", ".join(f"{k} {_fmt(v)}" for k, v in baselines.items()) + ")"
     print(f"{outcome.upper()} | {claim} | measured: {_fmt(measured)}{extra} | rule: {rule.text}"
           + (f" | {note}" if note else ""))
     return outcome
@@ -582,7 +595,8 @@ def preregister_similarity(claims: Mapping[str, tuple[str, float, Any]]) -> None
 
     Each key registers two claims, both ``above_chance(margin)``: ``key`` for the value with the
     diagonals and ``key + "_offdiag"`` for the off-diagonal value (the diagonals of two correlation
-    matrices are 1 and inflate ``sim``). Judge them with :func:`compare_similarity`.
+    matrices are 1 and inflate ``sim``). Judge them with :func:`compare_similarity`; for a learned
+    matrix the chance level is the larger of the Gaussian one and the untrained model's value.
     """
     preregister({k: spec for key, (claim, margin, item) in claims.items()
                  for k, spec in ((key, (claim, above_chance(margin), item)),
@@ -591,11 +605,22 @@ def preregister_similarity(claims: Mapping[str, tuple[str, float, Any]]) -> None
 
 def compare_similarity(key: str, rep: Any, **kw: Any) -> tuple[str, str]:
     """:func:`compare` a claim of :func:`preregister_similarity` with a
-    :class:`~ntputils.analysis.baselines.SimilarityWithChance`: the value against the random chance
-    level, the off-diagonal value against its own. Returns both outcomes.
+    :class:`~ntputils.analysis.baselines.SimilarityWithChance`: the value against its baseline (the random
+    chance level, or the untrained model's value when larger), the off-diagonal value against its own.
+    A value that clears the Gaussian level but not the untrained model's deviates, and its note says so.
+    Returns both outcomes.
     """
-    return (compare(key, rep.value, chance=rep.random_mean, **kw),
-            compare(key + OFFDIAG, rep.offdiagonal, chance=rep.random_offdiagonal_mean, **kw))
+    outcomes = []
+    for k, value, offdiagonal in ((key, rep.value, False), (key + OFFDIAG, rep.offdiagonal, True)):
+        levels = rep.baselines(offdiagonal)
+        margin = _RULES[k][1].margin if k in _RULES else 0.0
+        args = dict(kw)
+        if "untrained" in levels and levels["Gaussian"] + margin < value <= levels["untrained"] + margin:
+            why = (f"clears the Gaussian chance level ({levels['Gaussian']:.3f}) but not the untrained model's "
+                   f"value ({levels['untrained']:.3f}) by the margin: training did not add this similarity")
+            args["note"] = f"{why}; {args['note']}" if args.get("note") else why
+        outcomes.append(compare(k, value, baselines=levels, **args))
+    return outcomes[0], outcomes[1]
 
 
 def record(name: str, value: Any, *, paper: Any = None, unit: str | None = None,

@@ -44,3 +44,16 @@ def test_report_and_bad_input(proxy):
         random_sim(proxy.shape, proxy, draws=1)
     with pytest.raises(ValueError, match="column"):
         offdiagonal_sim(proxy[:, :5], proxy)
+
+
+def test_the_untrained_baseline_is_the_same_metric_on_the_initial_matrix(proxy):
+    rng = np.random.default_rng(0)
+    A0 = proxy + 0.5 * rng.standard_normal(proxy.shape)  # an "untrained" matrix already close to the target
+    rep = similarity_with_chance(proxy, proxy, draws=5, untrained=A0)
+    assert rep.untrained == pytest.approx(sim(A0, proxy))
+    assert rep.untrained_offdiagonal == pytest.approx(offdiagonal_sim(A0, proxy))
+    assert rep.baseline == max(rep.random_mean, rep.untrained)
+    assert rep.baselines() == {"Gaussian": rep.random_mean, "untrained": rep.untrained}
+    assert similarity_with_chance(proxy, proxy, draws=5).baseline == rep.random_mean
+    with pytest.raises(ValueError, match="shape"):
+        similarity_with_chance(proxy, proxy, draws=5, untrained=A0[:, :3])

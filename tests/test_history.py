@@ -84,3 +84,15 @@ def test_log_spaced_steps_properties():
         log_spaced_steps(-1)
     with pytest.raises(ValueError, match="num"):
         log_spaced_steps(10, 0)
+
+
+def test_at_initialization_is_the_step_0_snapshot():
+    hist = History()
+    hist.snapshot(0, np.ones((3, 2)), np.zeros((2, 4)))
+    hist.snapshot(5, 2 * np.ones((3, 2)), np.ones((2, 4)))
+    W0, H0 = hist.at_initialization()
+    assert (W0 == 1).all() and (H0 == 0).all()
+    late = History()
+    late.snapshot(5, np.ones((3, 2)), np.zeros((2, 4)))
+    with pytest.raises(ValueError, match="step 0"):
+        late.at_initialization()

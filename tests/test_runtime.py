@@ -524,3 +524,33 @@ def test_above_chance_is_strict_and_a_non_finite_measurement_is_an_error_naming_
         runtime.compare("t_chance", 0.9, chance=float("nan"))
     with pytest.raises(ValueError, match="tol must be a number >= 0"):
         runtime.record("t_tol", 1.0, tol=-1)
+
+
+def test_a_learned_similarity_is_judged_against_the_untrained_model(capsys):
+    """The baseline of a claim about a trained matrix is the larger of the Gaussian chance level and the
+    untrained model's value: a value that beats only the Gaussian level deviates, with both numbers."""
+    from ntputils.analysis.baselines import SimilarityWithChance
+
+    setup_chapter(namespace())
+    runtime.preregister_similarity({"simH": ("sim(H, S~) high", 0.1, "A:Fig 6")})
+    rep = SimilarityWithChance(value=0.75, offdiagonal=0.6, random_mean=0.30, random_std=0.01,
+                               random_offdiagonal_mean=0.0, random_offdiagonal_std=0.01,
+                               shuffled_mean=0.3, shuffled_std=0.05, draws=20,
+                               untrained=0.70, untrained_offdiagonal=0.2)
+    assert rep.baseline == 0.70 and rep.baseline_offdiagonal == 0.2
+    assert runtime.compare_similarity("simH", rep) == ("deviates", "reproduced")
+    value_row, off_row = runtime.current_record()["comparisons"]
+    assert value_row["chance"] == 0.70 and value_row["baselines"] == {"Gaussian": 0.30, "untrained": 0.70}
+    assert "not the untrained model's" in value_row["note"] and off_row["note"] == ""
+    assert "Gaussian 0.3, untrained 0.7" in capsys.readouterr().out
+    assert rep.row("x")["untrained"] == "0.700"
+
+
+def test_baselines_and_chance_are_exclusive():
+    setup_chapter(namespace())
+    runtime.preregister({"c": ("a claim", runtime.above_chance(0.1))})
+    with pytest.raises(ValueError, match="either chance or"):
+        runtime.compare("c", 0.5, chance=0.1, baselines={"Gaussian": 0.1})
+    with pytest.raises(ValueError, match="baseline 'untrained'"):
+        runtime.compare("c", 0.5, baselines={"Gaussian": 0.1, "untrained": float("nan")})
+    assert runtime.compare("c", 0.5, baselines={"Gaussian": 0.1, "untrained": 0.45}) == "deviates"

@@ -11,7 +11,11 @@ only against its chance level. This module gives, for a pair ``(A, B)``:
 * the random baseline: ``sim(R, B)`` for ``R`` with i.i.d. standard normal entries of ``A``'s shape,
   mean and standard deviation over ``draws`` seeded draws (and the same off-diagonal);
 * the shuffled-label control: ``sim(A[:, pi], B)`` for random permutations ``pi`` of A's columns,
-  which keeps A's spectrum and breaks the pairing of its columns with B's.
+  which keeps A's spectrum and breaks the pairing of its columns with B's;
+* for a learned ``A`` (a UFM's or a network's embeddings), the untrained baseline: ``sim(A_0, B)`` for
+  ``A_0``, the same matrix of the same model at initialization (same seed, no training step). An
+  untrained transformer already scores far above a Gaussian matrix (its contexts share tokens), so a
+  claim about what *training* produced is judged against the larger of the two (:attr:`baseline`).
 """
 
 from __future__ import annotations
@@ -80,6 +84,29 @@ class SimilarityWithChance:
     shuffled_mean: float
     shuffled_std: float
     draws: int
+    untrained: float | None = None
+    untrained_offdiagonal: float | None = None
+
+    @property
+    def baseline(self) -> float:
+        """What a claim about ``A`` must beat: the larger of the Gaussian chance level (mean) and the
+        untrained baseline (when given)."""
+        return self.random_mean if self.untrained is None else max(self.random_mean, self.untrained)
+
+    @property
+    def baseline_offdiagonal(self) -> float:
+        """:attr:`baseline` of the off-diagonal value."""
+        return (self.random_offdiagonal_mean if self.untrained_offdiagonal is None
+                else max(self.random_offdiagonal_mean, self.untrained_offdiagonal))
+
+    def baselines(self, offdiagonal: bool = False) -> dict[str, float]:
+        """The baselines by name (``Gaussian``, and ``untrained`` when given) of the value or of its
+        off-diagonal value."""
+        out = {"Gaussian": self.random_offdiagonal_mean if offdiagonal else self.random_mean}
+        untrained = self.untrained_offdiagonal if offdiagonal else self.untrained
+        if untrained is not None:
+            out["untrained"] = untrained
+        return out
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -87,20 +114,34 @@ class SimilarityWithChance:
     def row(self, label: str) -> dict[str, object]:
         """One row of a chapter's similarity table: the value and the off-diagonal value next to their
         random chance levels (mean ± std) and the shuffled-column control."""
-        return {"claim": label, "value": self.value,
-                "chance": f"{self.random_mean:.3f} ± {self.random_std:.3f}",
-                "off-diagonal": self.offdiagonal,
-                "off-diag. chance": f"{self.random_offdiagonal_mean:.3f} ± {self.random_offdiagonal_std:.3f}",
-                "shuffled": f"{self.shuffled_mean:.3f} ± {self.shuffled_std:.3f}"}
+        row = {"claim": label, "value": self.value,
+               "chance": f"{self.random_mean:.3f} ± {self.random_std:.3f}"}
+        if self.untrained is not None:
+            row["untrained"] = f"{self.untrained:.3f}"
+        row.update({"off-diagonal": self.offdiagonal,
+                    "off-diag. chance": f"{self.random_offdiagonal_mean:.3f} ± {self.random_offdiagonal_std:.3f}"})
+        if self.untrained_offdiagonal is not None:
+            row["off-diag. untrained"] = f"{self.untrained_offdiagonal:.3f}"
+        row["shuffled"] = f"{self.shuffled_mean:.3f} ± {self.shuffled_std:.3f}"
+        return row
 
 
-def similarity_with_chance(A: np.ndarray, B: np.ndarray, *, draws: int = 20, seed: int = 0
-                           ) -> SimilarityWithChance:
+def similarity_with_chance(A: np.ndarray, B: np.ndarray, *, draws: int = 20, seed: int = 0,
+                           untrained: np.ndarray | None = None) -> SimilarityWithChance:
     """``sim(A, B)`` reported with its off-diagonal value, the random-matrix baseline (same shape as
     ``A``) and the shuffled-column control: what every similarity claim of the book shows.
+
+    ``untrained``: for a learned ``A``, the same matrix of the same model at initialization (``A``'s
+    shape); its ``sim`` and off-diagonal value become the untrained baseline.
     """
     A = np.asarray(A, dtype=np.float64)
     rm, rs = random_sim(A.shape, B, draws=draws, seed=seed)
     om, os_ = random_sim(A.shape, B, draws=draws, seed=seed, offdiagonal=True)
     sm, ss = shuffled_sim(A, B, draws=draws, seed=seed)
-    return SimilarityWithChance(sim(A, B), offdiagonal_sim(A, B), rm, rs, om, os_, sm, ss, draws)
+    u = uo = None
+    if untrained is not None:
+        A0 = np.asarray(untrained, dtype=np.float64)
+        if A0.shape != A.shape:
+            raise ValueError(f"the untrained matrix must have the trained one's shape {A.shape}, got {A0.shape}")
+        u, uo = sim(A0, B), offdiagonal_sim(A0, B)
+    return SimilarityWithChance(sim(A, B), offdiagonal_sim(A, B), rm, rs, om, os_, sm, ss, draws, u, uo)

@@ -78,6 +78,13 @@ class History:
         self.H.append(H)
         self.L.append(W @ H)
 
+    def at_initialization(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(W_0, H_0)``: the snapshot at step 0, the untrained model whose geometry every claim about
+        the trained one is measured against (:func:`ntputils.analysis.baselines.similarity_with_chance`)."""
+        if not self.snap_steps or self.snap_steps[0] != 0:
+            raise ValueError("this history has no snapshot at step 0 (snapshot_steps must include 0)")
+        return self.W[0], self.H[0]
+
     def curve(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """(steps, values) of a logged scalar as arrays."""
         if name not in self.scalars:
