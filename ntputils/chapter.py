@@ -616,8 +616,9 @@ def compare_similarity(key: str, rep: Any, **kw: Any) -> tuple[str, str]:
         margin = _RULES[k][1].margin if k in _RULES else 0.0
         args = dict(kw)
         if "untrained" in levels and levels["Gaussian"] + margin < value <= levels["untrained"] + margin:
-            why = (f"clears the Gaussian chance level ({levels['Gaussian']:.3f}) but not the untrained model's "
-                   f"value ({levels['untrained']:.3f}) by the margin: training did not add this similarity")
+            why = (f"clears the Gaussian chance level ({levels['Gaussian']:.3f}) but not the untrained "
+                   f"model's value ({levels['untrained']:.3f}) by the margin: training did not add this "
+                   "similarity")
             args["note"] = f"{why}; {args['note']}" if args.get("note") else why
         outcomes.append(compare(k, value, baselines=levels, **args))
     return outcomes[0], outcomes[1]

@@ -118,8 +118,8 @@ class SimilarityWithChance:
                "chance": f"{self.random_mean:.3f} ± {self.random_std:.3f}"}
         if self.untrained is not None:
             row["untrained"] = f"{self.untrained:.3f}"
-        row.update({"off-diagonal": self.offdiagonal,
-                    "off-diag. chance": f"{self.random_offdiagonal_mean:.3f} ± {self.random_offdiagonal_std:.3f}"})
+        off_chance = f"{self.random_offdiagonal_mean:.3f} ± {self.random_offdiagonal_std:.3f}"
+        row.update({"off-diagonal": self.offdiagonal, "off-diag. chance": off_chance})
         if self.untrained_offdiagonal is not None:
             row["off-diag. untrained"] = f"{self.untrained_offdiagonal:.3f}"
         row["shuffled"] = f"{self.shuffled_mean:.3f} ± {self.shuffled_std:.3f}"
@@ -142,6 +142,7 @@ def similarity_with_chance(A: np.ndarray, B: np.ndarray, *, draws: int = 20, see
     if untrained is not None:
         A0 = np.asarray(untrained, dtype=np.float64)
         if A0.shape != A.shape:
-            raise ValueError(f"the untrained matrix must have the trained one's shape {A.shape}, got {A0.shape}")
+            raise ValueError(f"the untrained matrix must have the trained one's shape {A.shape}, "
+                             f"got {A0.shape}")
         u, uo = sim(A0, B), offdiagonal_sim(A0, B)
     return SimilarityWithChance(sim(A, B), offdiagonal_sim(A, B), rm, rs, om, os_, sm, ss, draws, u, uo)
