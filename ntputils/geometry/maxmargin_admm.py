@@ -70,7 +70,7 @@ import torch
 from ntputils.data.ntp import validate_support
 from ntputils.device import limit_threads, resolve_device
 from ntputils.geometry.logits import constraint_violations
-from ntputils.geometry.maxmargin import MaxMarginSolution
+from ntputils.geometry.maxmargin_solution import MaxMarginSolution
 
 __all__ = [
     "certify",
