@@ -404,6 +404,7 @@ def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol:
 # results as data: recorded values and pre-registered empirical claims
 # ----------------------------------------------------------------------------------------------
 OUTCOMES = ("reproduced", "deviates", "not run", "not reproduced")
+UNTRAINED = "untrained"  # the baseline name of the same model at initialization (compare(baselines=...))
 
 
 @dataclass(frozen=True)
@@ -551,7 +552,9 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
 
     ``baselines``: several chance levels by name (e.g. ``{"Gaussian": 0.09, "untrained": 0.61}``, the
     same metric for random matrices and for the untrained model); the claim is judged against the largest
-    (``chance``), and all are stored and shown.
+    (``chance``), and all are stored and shown. A claim about what training produced must beat the
+    untrained model: with an ``"untrained"`` baseline an ``at_least`` rule also needs
+    ``measured > untrained``, else the claim deviates (it would have held at step 0).
     """
     if baselines is not None:
         if chance is not None or not baselines:
@@ -573,6 +576,12 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
             outcome = "reproduced" if rule.holds(measured, chance) else "deviates"
         except ValueError as err:
             raise ValueError(f"claim {key!r} ({claim}): {err}") from None
+        untrained = (baselines or {}).get(UNTRAINED)
+        if outcome == "reproduced" and rule.kind == "at_least" and untrained is not None \
+                and not float(measured) > untrained:
+            outcome = "deviates"  # the rule holds, but so it did before training: no evidence of learning
+            why = f"the untrained model already scores {_fmt(untrained)}: this claim does not test training"
+            note = f"{why}; {note}" if note else why
     row = {"key": key, "claim": claim, "rule": rule.text, "outcome": outcome, "measured": _jsonable(measured),
            "chance": _jsonable(chance), "paper": _jsonable(paper), "note": note, "items": items}
     if baselines is not None:

@@ -554,3 +554,13 @@ def test_baselines_and_chance_are_exclusive():
     with pytest.raises(ValueError, match="baseline 'untrained'"):
         runtime.compare("c", 0.5, baselines={"Gaussian": 0.1, "untrained": float("nan")})
     assert runtime.compare("c", 0.5, baselines={"Gaussian": 0.1, "untrained": 0.45}) == "deviates"
+
+
+def test_an_at_least_claim_the_untrained_model_already_meets_deviates():
+    setup_chapter(namespace())
+    runtime.preregister({"axis": ("all items on the caption's side", runtime.at_least(1.0, "all"))})
+    runtime.preregister({"pc1": ("all items on PC 1's side", runtime.at_least(1.0, "all"))})
+    assert runtime.compare("axis", 1.0, baselines={"coin flip": 0.5, "untrained": 1.0}) == "deviates"
+    assert runtime.compare("pc1", 1.0, baselines={"coin flip": 0.5, "untrained": 0.55}) == "reproduced"
+    axis, pc1 = runtime.current_record()["comparisons"]
+    assert "does not test training" in axis["note"] and pc1["note"] == ""
