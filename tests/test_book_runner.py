@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -17,49 +16,12 @@ from ntputils.book.project import Project, ProjectError
 from ntputils.book.status import render_status
 from ntputils.chapter import ParameterError
 
+from chapters import chapter_text
+
 REPO = Path(__file__).resolve().parents[1]
 
-GOOD = '''\
-# %% [markdown]
-# # A good chapter
-#
-# Narrative with math $x^2$.
-
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-steps = 3
-lr = 0.5
-
-# %%
-from ntputils.chapter import check, setup_chapter
-
-run = setup_chapter(globals())
-
-# %%
-check("steps positive", steps > 0, measured=steps, paper="> 0")
-'''
-
-FAILING = '''\
-# %% [markdown]
-# # A failing chapter
-
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-n = 1
-steps = 1
-
-# %%
-from ntputils.chapter import check, setup_chapter
-
-run = setup_chapter(globals())
-
-# %%
-check("n exceeds five", n > 5, measured=n, paper="> 5")
-'''
+GOOD = chapter_text("passes_check")
+FAILING = chapter_text("fails_check")
 
 TOC = """\
 format: jb-book
@@ -252,7 +214,7 @@ def test_status_page_escapes_and_sums(tmp_path):
 @pytest.mark.slow
 def test_html_build_and_browser_check(tmp_path):
     """End to end on a tiny book: papermill, jupyter-book -W, and (if Chromium exists) the browser check."""
-    project = make_project(tmp_path, {"a01_good": GOOD + PLOT})
+    project = make_project(tmp_path, {"a01_good": chapter_text("plots")})
     toc = TOC.replace("      - file: book/a02_failing\n", "") + "      - file: book/references\n"
     (tmp_path / "_toc.yml").write_text(toc)
     shutil.copy(REPO / "_config.yml", tmp_path / "_config.yml")
@@ -273,17 +235,6 @@ def test_html_build_and_browser_check(tmp_path):
     assert shot is not None and shot.stat().st_size > 10_000
     page = next(r for r in results if r.page.name == "a01_good.html")
     assert page.images >= 1 and page.mjx >= 1
-
-
-PLOT = textwrap.dedent('''
-    # %%
-    # %matplotlib inline
-    import matplotlib.pyplot as plt
-
-    plt.plot([0, 1], [1, 0])
-    plt.title("a line")
-    plt.show()
-''')
 
 
 def test_environment_yml_agrees_with_pyproject():
@@ -345,11 +296,9 @@ def test_parameters_reach_papermill_with_their_types(tmp_path):
 
 @pytest.mark.slow
 def test_timeout_stops_papermill_and_kernel(tmp_path):
-    record_pid_then_hang = ('import os, time\nopen("kernel.pid", "w").write(str(os.getpid()))\n'
-                            'time.sleep(600)\n')
-    sleeper = GOOD.replace('check("steps positive"', record_pid_then_hang + 'check("steps positive"')
-    project = make_project(tmp_path, {"a01_good": sleeper})
-    result = run_chapter(project, project.chapters()[0], {"profile": "cpu"}, {}, "key", timeout=40)
+    project = make_project(tmp_path, {"a01_good": chapter_text("sleeps")})  # writes kernel.pid, sleeps
+    result = run_chapter(project, project.chapters()[0], {"profile": "cpu", "sleep_s": 600.0}, {}, "key",
+                         timeout=40)
     assert result.status == "failed" and "did not finish within 40 s" in result.error
     import os
     import time
@@ -422,37 +371,6 @@ def test_cache_of_a_chapter_survives_edits_of_modules_it_did_not_run(tmp_path):
 
 # ---------------------------------------------------------------- the committed tables a run read
 
-READER = '''\
-# %% [markdown]
-# # Renders committed table {name}
-
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "cpu"
-
-# %%
-from ntputils.chapter import published
-
-try:
-    print(published("{name}")["provenance"]["name"])
-except FileNotFoundError as err:
-    print(err)
-'''
-QUIET = '''\
-# %% [markdown]
-# # Renders no table
-
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "cpu"
-
-# %%
-print(1)
-'''
-
-
 def publish_table(root: Path, name: str, rows: int = 1) -> Path:
     folder = root / "results" / "sweeps" / name
     folder.mkdir(parents=True, exist_ok=True)
@@ -487,7 +405,8 @@ def test_publishing_a_table_reexecutes_exactly_the_chapters_that_read_it(tmp_pat
     current."""
     from ntputils.book.fingerprint import table_digest
 
-    project = make_project(tmp_path, {"a01_reader": READER.replace("{name}", "s1"), "a02_quiet": QUIET})
+    project = make_project(tmp_path, {"a01_reader": chapter_text("reads_table"),
+                                     "a02_quiet": chapter_text("tiny")})
     reader, quiet = project.chapters()
 
     def build() -> list[str]:

@@ -29,28 +29,14 @@ from ntputils.book.sweep_cluster import ClusterError, check_scheduler_address, c
 from ntputils.book.sweep_spec import parse_axes, plan_sweep
 from ntputils.book.sweep_table import PublishRefused, SweepTableError, publish
 
-TINY = '''\
-# %% [markdown]
-# # A tiny chapter
+from chapters import add_chapter, chapter_text
 
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "cpu"
-x = 1
-lr = 0.1
-
-# %%
-print(x, lr)
-'''
+TINY = chapter_text("tiny")
 
 
 def make_project(root: Path) -> Project:
-    (root / "notebooks").mkdir(parents=True, exist_ok=True)
-    (root / "notebooks" / "t01_tiny.py").write_text(TINY)
-    (root / "notebooks" / "t02_other.py").write_text(TINY)
     for name in ("t01_tiny", "t02_other"):
-        (root / "notebooks" / f"{name}.paper.yaml").write_text("profile: paper\nx: 2\n")
+        add_chapter(root, name, "tiny", paper=True)
     return Project(root)
 
 
@@ -362,7 +348,7 @@ def test_a_stored_command_with_infinite_values_reruns_the_same_sweep(project, va
 
 
 def test_stored_commands_quote_strings_with_commas_spaces_and_ranges(project):
-    text = TINY.replace("lr = 0.1\n", "lr = 0.1\ntag = 'a'\n")
+    text = TINY.replace("lr = 0.1 ", "tag = 'a'\nlr = 0.1 ")
     (project.root / "notebooks" / "t03_tags.py").write_text(text)
     plan = plan_sweep(project, "t03", ["tag='a,b','x y','0:3',plain"], name="tags")
     args = shlex.split(plan.command())
@@ -471,7 +457,7 @@ def test_sweep_table_error_types_are_exit_2_not_tracebacks(project, capsys):
         publish(project, "s9")
 
 
-SLEEPY = (TINY.replace("lr = 0.1\n", "lr = 0.1\nsleep_s = 0.0\n")
+SLEEPY = (TINY.replace("lr = 0.1 ", "sleep_s = 0.0\nlr = 0.1 ")
           .replace("print(x, lr)", "import time\ntime.sleep(sleep_s)"))
 
 

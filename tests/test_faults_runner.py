@@ -25,32 +25,11 @@ from ntputils.book.params import chapter_spec, read_source
 from ntputils.book.project import Project
 from ntputils.chapter import ParameterError
 
+from chapters import add_chapter, chapter_text
+
 REPO = Path(__file__).resolve().parents[1]
 
-CHAPTER = '''\
-# %% [markdown]
-# # A sleepy chapter
-
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-n = 1
-sleep_s = 0.0
-
-# %%
-import os
-import time
-
-from ntputils.chapter import check, setup_chapter
-
-run = setup_chapter(globals())
-open("kernel.pid", "w").write(str(os.getpid()))
-time.sleep(sleep_s)
-
-# %%
-check("n positive", n > 0, measured=n, paper="> 0")
-'''
+CHAPTER = chapter_text("sleeps")  # writes kernel.pid, sleeps sleep_s, checks n > 0
 
 TOC = """\
 format: jb-book
@@ -62,11 +41,11 @@ parts:
 """
 
 
-def make_project(root: Path, text: str = CHAPTER) -> Project:
-    (root / "notebooks").mkdir(parents=True)
+def make_project(root: Path, text: str | None = None) -> Project:
+    source = add_chapter(root, "a01_sleepy", "sleeps", paper=True)
+    if text is not None:  # a variant of the fixture
+        source.write_text(text)
     (root / "book").mkdir()
-    (root / "notebooks" / "a01_sleepy.py").write_text(text)
-    (root / "notebooks" / "a01_sleepy.paper.yaml").write_text("profile: paper\nn: 2\n")
     (root / "_toc.yml").write_text(TOC)
     (root / "book" / "intro.md").write_text("# Intro\n")
     return Project(root)
@@ -179,7 +158,7 @@ def test_nonexistent_root_is_an_error(tmp_path, capsys):
 
 
 def test_unparseable_parameters_cell_or_profile_file_is_an_error_not_skipped(tmp_path):
-    project = make_project(tmp_path, CHAPTER.replace("n = 1\n", "n = 1 +* 2\n"))
+    project = make_project(tmp_path, CHAPTER.replace("n = 1 ", "n = 1 +* 2 "))
     source = project.chapters()[0].source
     paper = source.with_name("a01_sleepy.paper.yaml")
     with pytest.raises(ParameterError, match="parameters cell of a01_sleepy does not parse"):
@@ -203,7 +182,7 @@ def test_unparseable_parameters_cell_or_profile_file_is_an_error_not_skipped(tmp
 
 
 def test_unparseable_parameters_fail_the_chapter_and_keep_the_good_notebook(tmp_path, capsys):
-    project = make_project(tmp_path, CHAPTER.replace("n = 1\n", "n = 1 +* 2\n"))
+    project = make_project(tmp_path, CHAPTER.replace("n = 1 ", "n = 1 +* 2 "))
     good = fake_good_notebook(project)
     assert cli.build(project, make_html=False, overrides={"n": "abc"}) == cli.EXIT_FAILED
     out = capsys.readouterr().out

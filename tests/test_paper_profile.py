@@ -17,35 +17,10 @@ from ntputils.book.project import Project
 from ntputils.book.scorecard import render_scorecard
 from ntputils.book.sweep_table import PublishRefused, publish
 
-TINY = '''\
-# %% [markdown]
-# # A tiny chapter with one claim
+from chapters import CHAPTERS, add_chapter, chapter_text
 
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "cpu"
-n = 10
-
-# %%
-import json
-import os
-from pathlib import Path
-
-from ntputils.chapter import RECORD_ENV
-
-cfg = {k: globals()[k] for k in ("profile", "seed", "device", "n")}
-mean = sum(range(cfg["n"])) / cfg["n"]
-rec = {"profile": cfg["profile"], "seed": cfg["seed"], "device": "cpu",
-       "checks": [{"claim": "mean = (n - 1) / 2", "passed": mean == (cfg["n"] - 1) / 2, "items": []}],
-       "comparisons": [{"key": "big_mean", "claim": "the mean is at least 100", "rule": ">= 100",
-                        "measured": mean, "outcome": "reproduced" if mean >= 100 else "deviates",
-                        "items": ["A:Fig 1"]}],
-       "results": {"mean": {"value": mean, "paper": None, "unit": None}}}
-Path(os.environ[RECORD_ENV]).write_text(json.dumps(rec))
-'''
-
-PAPER = "profile: paper\nn: 1000\n"  # the paper profile's file
+TINY = chapter_text("records_check_and_claim")
+PAPER = (CHAPTERS / "records_check_and_claim.paper.yaml").read_text()  # the paper profile's file (n: 1000)
 
 CPU_RECORD = {"checks": [{"claim": "mean = (n - 1) / 2", "passed": True}],
               "comparisons": [{"key": "big_mean", "claim": "the mean is at least 100", "rule": ">= 100",
@@ -58,9 +33,7 @@ CPU_RECORD = {"checks": [{"claim": "mean = (n - 1) / 2", "passed": True}],
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Project:
     root = tmp_path_factory.mktemp("paper-profile")
-    (root / "notebooks").mkdir()
-    (root / "notebooks" / "t01_tiny.py").write_text(TINY)
-    (root / "notebooks" / "t01_tiny.paper.yaml").write_text(PAPER)
+    add_chapter(root, "t01_tiny", "records_check_and_claim", paper=True)
     env = os.environ.copy()
     env.pop("MPLBACKEND", None)
     cmd = [sys.executable, "-m", "ntputils.book", "--root", str(root), "sweep", "t01", "--profile", "paper",

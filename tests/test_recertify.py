@@ -24,6 +24,8 @@ from ntputils.book.fingerprint import chapter_code_digest, merge_traces, trace_d
 from ntputils.book.recertify import differences
 from ntputils.book.sweep_table import sample_points
 
+from chapters import FIXTURES, add_chapter
+
 MOD = b'''"""A module."""
 
 SCALE = 2
@@ -163,41 +165,7 @@ def test_differences_accept_bit_identity_stated_tolerances_and_float_noise_only(
     assert flipped == ["record x: outcome 'reproduced' -> 'deviates'"]
 
 
-CHAPTER = '''\
-# %% [markdown]
-# # A chapter whose value comes from a library constant
-
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "cpu"
-x = 1
-
-# %%
-import json
-import os
-from pathlib import Path
-
-from ntputils.chapter import RECORD_ENV
-from ntputils.fixture_scale import scaled
-
-cfg = {k: globals()[k] for k in ("profile", "seed", "device", "x")}
-value = scaled(cfg["x"] + cfg["seed"])
-Path(os.environ[RECORD_ENV]).write_text(json.dumps({
-    "profile": cfg["profile"], "seed": cfg["seed"], "device": "cpu", "checks": [],
-    "comparisons": [{"key": "big", "claim": "big", "rule": ">= 3", "outcome":
-                     "reproduced" if value >= 3 else "deviates", "measured": value, "items": []}],
-    "results": {"value": {"value": value, "paper": None, "unit": None}}}))
-'''
-FIXTURE = '''"""A library module of the test."""
-
-SCALE = 2
-
-
-def scaled(x):
-    factor = SCALE
-    return factor * x
-'''
+FIXTURE = (FIXTURES / "fixture_scale.py").read_text()  # the library module scaled_value calls
 
 
 @pytest.fixture()
@@ -209,9 +177,7 @@ def copied_package(tmp_path):
                     ignore=shutil.ignore_patterns("__pycache__"))
     (src / "ntputils" / "fixture_scale.py").write_text(FIXTURE)
     root = tmp_path / "proj"
-    (root / "notebooks").mkdir(parents=True)
-    (root / "notebooks" / "t01_scale.py").write_text(CHAPTER)
-    (root / "notebooks" / "t01_scale.paper.yaml").write_text("profile: paper\nx: 2\n")
+    add_chapter(root, "t01_scale", "scaled_value", paper=True)
     env = os.environ.copy()
     env.pop("MPLBACKEND", None)
     env["PYTHONPATH"] = str(src)

@@ -23,40 +23,13 @@ from ntputils.book.project import Project
 from ntputils.book.sweep import read_attempts, sweep_dir
 from ntputils.book.sweep_cluster import sweep_job_name
 
+from chapters import chapter_text
+
 pytestmark = pytest.mark.slurm
 
-# the chapter contract of tests/test_sweep.py's TINY, plus the SLURM job the point ran in
-TINY = '''\
-# %% [markdown]
-# # A tiny chapter for SLURM sweeps
-
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "cpu"
-x = 1
-sleep = 0.0
-
-# %%
-import json
-import os
-import time
-from pathlib import Path
-
-from ntputils.chapter import RECORD_ENV
-
-REC = {"profile": profile, "seed": seed, "device": "cpu", "checks": [], "comparisons": [], "results": {}}
-
-
-def record(key, value):
-    REC["results"][key] = {"value": value, "paper": None, "unit": None}
-    Path(os.environ[RECORD_ENV]).write_text(json.dumps(REC))
-
-
-record("job", os.environ.get("SLURM_JOB_ID", "none"))
-time.sleep(sleep)
-record("square", x ** 2)
-'''
+# tests/test_sweep.py's chapter, recording the SLURM job its point ran in too
+TINY = chapter_text("records_values").replace(
+    'record("started", 1)\n', 'record("started", 1)\nrecord("job", os.environ.get("SLURM_JOB_ID", "none"))\n')
 
 
 def slurm_answers() -> str | None:

@@ -30,62 +30,12 @@ from ntputils.book.sweep_cluster import ALLOWED_FAILURES, connect, read_slurm_co
 from ntputils.book.sweep_spec import SweepSpecError, parse_axes, plan_sweep
 from ntputils.book.sweep_table import collect, markdown
 
+from chapters import add_chapter
+
 REPO = Path(__file__).resolve().parents[1]
 
-TINY = '''\
-# %% [markdown]
-# # A tiny chapter for sweeps
-
-# %%
-LIMITS = {"x": (0, 1000), "name": {"a", "b"}}
-
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "cpu"
-x = 1
-sleep = 0.0
-fail_at = -1
-name = "a"
-
-# %%
-import json
-import os
-import time
-from pathlib import Path
-
-import numpy as np
-
-from ntputils.chapter import RECORD_ENV
-
-cfg = {k: globals()[k] for k in ("profile", "seed", "device", "x", "sleep", "fail_at", "name")}
-REC = {"profile": cfg["profile"], "seed": cfg["seed"], "device": "cpu", "checks": [], "comparisons": [],
-       "results": {}}
-
-
-def record(key, value):
-    REC["results"][key] = {"value": value, "paper": None, "unit": None}
-    Path(os.environ[RECORD_ENV]).write_text(json.dumps(REC))
-
-
-record("started", 1)
-time.sleep(cfg["sleep"])
-if cfg["x"] == cfg["fail_at"]:
-    raise RuntimeError(f"x = {cfg['x']} fails on purpose")
-
-# %%
-rng = np.random.default_rng(cfg["seed"] * 1000 + cfg["x"])
-A = rng.standard_normal((40, 40))
-record("square", cfg["x"] ** 2)
-record("top_singular_value", float(np.linalg.svd(A @ A.T, compute_uv=False)[0]))
-record("label", cfg["name"])
-'''
-
-
 def make_project(root: Path) -> Project:
-    (root / "notebooks").mkdir(parents=True)
-    (root / "notebooks" / "t01_tiny.py").write_text(TINY)
-    (root / "notebooks" / "t01_tiny.paper.yaml").write_text("profile: paper\nx: 2\n")
+    add_chapter(root, "t01_tiny", "records_values", paper=True)
     return Project(root)
 
 

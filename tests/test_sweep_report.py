@@ -14,33 +14,9 @@ from pathlib import Path
 
 from ntputils.book import cli
 
+from chapters import add_chapter
+
 REPO = Path(__file__).resolve().parents[1]
-
-TINY = '''\
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "cpu"
-x = 1
-fail_at = -1
-
-# %%
-import json
-import os
-from pathlib import Path
-
-from ntputils.chapter import RECORD_ENV
-
-if x == fail_at:
-    raise RuntimeError(f"x = {x} fails on purpose")
-outcome = "reproduced" if x < 3 else "deviates"
-REC = {"profile": profile, "seed": seed, "device": "cpu", "checks": [],
-       "comparisons": [{"key": "small_x", "claim": "x is small", "rule": "<= 2", "outcome": outcome,
-                        "measured": x, "items": []}],
-       "results": {"square": {"value": x ** 2 + 0.1 * seed}, "size": {"value": 7}}}
-Path(os.environ[RECORD_ENV]).write_text(json.dumps(REC))
-'''
-
 
 def env() -> dict[str, str]:
     e = os.environ.copy()
@@ -49,8 +25,7 @@ def env() -> dict[str, str]:
 
 
 def test_sweep_report_draws_a_scratch_sweep(tmp_path, capsys):
-    (tmp_path / "notebooks").mkdir()
-    (tmp_path / "notebooks" / "t01_tiny.py").write_text(TINY)
+    add_chapter(tmp_path, "t01_tiny", "records_claim")
     shutil.copy(REPO / "notebooks" / "c03_sweeps.py", tmp_path / "notebooks")
     sweep = subprocess.run([sys.executable, "-m", "ntputils.book", "--root", str(tmp_path), "sweep", "t01",
                             "-p", "x=1,2,3,4", "-p", "seed=0,1", "-p", "fail_at=4", "--name", "tiny",

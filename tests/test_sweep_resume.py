@@ -18,42 +18,10 @@ from ntputils.book.project import Project
 from ntputils.book.sweep import classify, point_current, point_dir
 from ntputils.book.sweep_spec import plan_sweep
 
-CHAPTER = '''\
-# %% [markdown]
-# # A chapter whose value comes from a library function
+from chapters import FIXTURES, chapter_text
 
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "cpu"
-x = 1
-
-# %%
-import json
-import os
-from pathlib import Path
-
-from ntputils.chapter import RECORD_ENV
-from ntputils.fixture_scale import scaled
-
-value = scaled(x + seed)  # the library computes it
-Path(os.environ[RECORD_ENV]).write_text(json.dumps({
-    "profile": profile, "seed": seed, "device": "cpu", "checks": [], "comparisons": [],
-    "results": {"value": {"value": value, "paper": None, "unit": None}}}))
-'''
-FIXTURE = '''"""A library module of the test."""
-
-SCALE = 2
-
-
-def scaled(x):
-    factor = SCALE
-    return factor * x
-
-
-def uncalled(x):
-    return x - 1
-'''
+CHAPTER = chapter_text("scaled_value")  # records scaled(x + seed) of the library module FIXTURE
+FIXTURE = (FIXTURES / "fixture_scale.py").read_text()
 
 
 def chapter_project(root: Path, chapters: dict[str, str]) -> Project:
