@@ -1,7 +1,7 @@
 """The chapter side's reader of committed results: ``results/sweeps/<name>/{table.csv,provenance.json}``.
 
 Chapters use it through :mod:`ntputils.chapter` (``published``, ``provenance_text``, ``show_paper_profile``:
-the paper-profile run beside the cpu run); the runner imports it for the scorecard,
+the paper-profile run and the five-seed run beside the cpu run); the runner imports it for the scorecard,
 re-certification and publishing. Whether a table is current is the runner's to say: before it runs a
 chapter it hands each table's currency over in the file ``$NTPBOOK_CURRENCY``. Nothing of ``ntputils.book``.
 """
@@ -29,7 +29,10 @@ RECORD_ENV = "NTPBOOK_RECORD"
 #: a JSON file of ``{name: {"stale", "current_hash", "recertify_seconds"}}`` the runner writes per run
 CURRENCY_ENV = "NTPBOOK_CURRENCY"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
-PAPER_SUFFIX = "-paper"
+PAPER_SUFFIX, SEEDS_SUFFIX = "-paper", "-seeds"
+SEEDS = (0, 1, 2, 3, 4)
+#: a claim is reproduced across seeds when it holds at this many of the five (fixed before any seed run)
+SEEDS_REPRODUCED_AT = 4
 UNCHECKED = "currency not checked: run through `python -m ntputils.book build` to check"
 
 
@@ -255,6 +258,7 @@ class PaperProfileView:
     error: str = ""
     failed: str = ""  # the error of a paper-profile run that failed (its table has no values)
     state: str = ""  # state_line: current / re-certified / STALE with both refresh commands / not checked
+    seeds: Any = None  # the five-seed view shown with it (show_paper_profile)
 
     def counts(self) -> dict[str, int]:
         """Outcome -> number of claims under the paper profile."""
@@ -353,15 +357,17 @@ def beside_cpu(prefix: str, record: dict[str, Any], root: Path | None = None,
 
 
 def show_paper_profile(prefix: str, record: dict[str, Any], profile: str) -> PaperProfileView | None:
-    """Display :func:`beside_cpu` in a chapter (the last cell). When the page itself runs at the paper
-    profile (it is then the run that makes the table) it only says so and returns ``None``."""
+    """Display :func:`beside_cpu` and :func:`seeds_view` in a chapter (the last cell). When the page itself
+    runs at the paper profile (it is then the run that makes the table) it only says so and returns
+    ``None``."""
     from IPython.display import HTML, display
 
     if profile == "paper":
         print("this run is the paper profile itself: its values are the ones recorded above")
         return None
     view = beside_cpu(prefix, record)
-    display(HTML(view.html()))
+    view.seeds = seeds_view(prefix, record)
+    display(HTML(view.html() + "\n" + view.seeds.html()))
     return view
 
 
@@ -388,3 +394,110 @@ def paper_tables(root: Path | None = None, currency: dict[str, Any] | None = Non
     (the scorecard's paper-profile column)."""
     return {prefix: {k: pub[k] for k in ("table", "provenance", "stale")}
             for prefix, pub in _tables(PAPER_SUFFIX, root, currency).items()}
+
+
+# ----------------------------------------------------------------------------------------------
+# five seeds: does a claim hold at other seeds than the one the page ran?
+# ----------------------------------------------------------------------------------------------
+
+
+def seeds_name(prefix: str) -> str:
+    """The name of chapter ``prefix``'s seed sweep (``a05`` -> ``a05-seeds``)."""
+    return prefix + SEEDS_SUFFIX
+
+
+def seeds_command(prefix: str) -> str:
+    """The two commands that (re)make and commit chapter ``prefix``'s five-seed table (cpu profile)."""
+    name = seeds_name(prefix)
+    return (f"python -m ntputils.book sweep {prefix} -p seed={','.join(map(str, SEEDS))} --name {name} "
+            f"--workers 2 && python -m ntputils.book sweep-table {name} --publish")
+
+
+def seed_verdict(outcomes: list[str]) -> str:
+    """``reproduced`` when at least :data:`SEEDS_REPRODUCED_AT` seeds reproduce the claim, ``not
+    reproduced`` at none, ``fragile`` in between; ``not run`` when no seed measured it."""
+    k = outcomes.count("reproduced")
+    if k >= SEEDS_REPRODUCED_AT:
+        return "reproduced"
+    if k == 0:
+        return "not run" if all(o == "not run" for o in outcomes) else "not reproduced"
+    return "fragile"
+
+
+def seed_claims(table: Any) -> dict[str, dict[str, Any]]:
+    """Claim key -> ``{"k", "n", "outcomes", "values", "verdict"}`` of a seed table: ``outcomes`` and
+    ``values`` by seed (a seed whose point failed: outcome ``failed``), ``k`` seeds of ``n`` reproduced."""
+    points = table.drop_duplicates("point_id")
+    seeds = {pid: int(s) for pid, s in zip(points["point_id"], points["seed"], strict=True)}
+    ok = table[table["kind"] == "compare"]
+    ok = ok[ok["status"] == "ok"] if "status" in ok else ok
+    out: dict[str, dict[str, Any]] = {}
+    for key, rows in ok.groupby("metric", sort=False):
+        by_seed = {seeds[r["point_id"]]: r for r in rows.to_dict("records")}
+        outcomes = {s: by_seed[s]["outcome"] if s in by_seed else "failed" for s in sorted({*seeds.values()})}
+        values = {s: _paper_value(by_seed[s]) if s in by_seed else None for s in outcomes}
+        listed = list(outcomes.values())
+        out[key] = {"k": listed.count("reproduced"), "n": len(listed), "outcomes": outcomes, "values": values,
+                    "verdict": seed_verdict(listed)}
+    return out
+
+
+@dataclass
+class SeedsView:
+    """A chapter's committed five-seed run (:func:`seeds_view`): one row per claim."""
+
+    prefix: str
+    found: bool
+    stale: bool | None = None
+    state: str = ""
+    rows: Any = None  # DataFrame: claim, [rule,] reproduced, seed 0 ... seed 4, verdict
+    error: str = ""
+
+    def html(self) -> str:
+        """A one-line note with the command that makes the table, or its STALE line and the table."""
+        if not self.found:
+            return (f"<p>No committed five-seed run of {escape(self.prefix)} ({escape(self.error)}). Make it "
+                    f"with <code>{escape(seeds_command(self.prefix))}</code>.</p>")
+        return (f"<p><b>Five seeds</b> (a claim is reproduced when it holds at {SEEDS_REPRODUCED_AT} or more "
+                f"of them, fragile at fewer, not reproduced at none)</p>"
+                + _state_html(self.stale, self.state)
+                + self.rows.to_html(index=False, escape=True, border=0))
+
+    def _repr_html_(self) -> str:
+        return self.html()
+
+
+def seeds_view(prefix: str, record: dict[str, Any] | None = None, root: Path | None = None,
+               currency: dict[str, Any] | None = None) -> SeedsView:
+    """Chapter ``prefix``'s committed seed sweep ``<prefix>-seeds``: per claim its text and rule (from
+    ``record``'s comparisons, else the table's ``rule`` column), k of n seeds reproduced, each seed's
+    measured value and outcome, and the verdict (:func:`seed_verdict`). Never raises for a missing or
+    unreadable table (``found=False``)."""
+    import pandas as pd
+
+    name = seeds_name(prefix)
+    try:
+        pub = published(name, root, currency)
+    except (FileNotFoundError, KeyError, ValueError) as err:
+        return SeedsView(prefix, False, error=str(err))
+    table = pub["table"]
+    cpu = {c.get("key"): c for c in (record or {}).get("comparisons", [])}
+    rules = (table[table["kind"] == "compare"].groupby("metric")["rule"].first().to_dict()
+             if "rule" in table else {})
+    rows = []
+    for key, c in seed_claims(table).items():
+        row = {"claim": cpu.get(key, {}).get("claim") or key}
+        if cpu or rules:
+            row["rule"] = cpu.get(key, {}).get("rule") or rules.get(key, "")
+        row["reproduced"] = f"{c['k']}/{c['n']}"
+        row |= {f"seed {s}": f"{_shown(c['values'][s])} ({o})" for s, o in c["outcomes"].items()}
+        rows.append(row | {"verdict": c["verdict"]})
+    return SeedsView(prefix, True, stale=pub["stale"], state=state_line(name, pub), rows=pd.DataFrame(rows))
+
+
+def seed_tables(root: Path | None = None, currency: dict[str, Any] | None = None) -> dict[str, dict]:
+    """Chapter prefix -> ``{"claims": seed_claims(table), "provenance", "stale"}`` for every committed
+    ``<prefix>-seeds`` sweep (for the scorecard, like :func:`paper_tables`)."""
+    return {prefix: {"claims": seed_claims(pub["table"]), "provenance": pub["provenance"],
+                     "stale": pub["stale"]}
+            for prefix, pub in _tables(SEEDS_SUFFIX, root, currency).items()}

@@ -1,11 +1,12 @@
 """The chapter side's reader of committed results (:mod:`ntputils.committed`): what it reads, the currency
-the runner hands it (and what it says without), and that it runs no runner code."""
+the runner hands it (and what it says without), the five-seed view, and that it runs no runner code."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -15,11 +16,16 @@ from ntputils.committed import (
     CURRENCY_ENV,
     POINT_ENV,
     RECORD_ENV,
+    SEEDS_REPRODUCED_AT,
     UNCHECKED,
     UnreadableTable,
     beside_cpu,
     provenance_text,
     published,
+    seed_tables,
+    seed_verdict,
+    seeds_command,
+    seeds_view,
     table_digest,
 )
 
@@ -35,6 +41,18 @@ def write_table(root: Path, name: str, body: str, **prov) -> Path:
          **prov}))
     (folder / "table.csv").write_text(HEAD + body)
     return folder
+
+
+def seeds_body(outcomes: dict[str, list[str]]) -> str:
+    """A five-seed table: one point per seed, each claim's outcome at that seed (value = the seed)."""
+    lines = []
+    for seed in range(5):
+        for key, per_seed in outcomes.items():
+            lines.append(f"p{seed},{seed},cpu,compare,{key},{seed}.5,,{per_seed[seed]},,ok,1.0\n")
+    return "".join(lines)
+
+
+R, D = "reproduced", "deviates"
 
 
 @pytest.fixture
@@ -113,12 +131,60 @@ def test_a_garbled_committed_table_is_named_to_the_chapter_that_renders_it(tmp_p
         published("y", tmp_path)
 
 
-def test_show_paper_profile_shows_the_view(root, monkeypatch):
+def test_the_seed_verdict_is_fixed_at_four_of_five():
+    assert SEEDS_REPRODUCED_AT == 4
+    assert seed_verdict([R, R, R, R, D]) == "reproduced"
+    assert seed_verdict([R, R, R, D, D]) == "fragile"
+    assert seed_verdict([D] * 5) == "not reproduced"
+    assert seed_verdict(["not run"] * 5) == "not run"
+
+
+def test_the_five_seed_view_counts_each_claim(root):
+    write_table(root, "t01-seeds", seeds_body({"four": [R, R, D, R, R], "three": [R, D, R, D, R],
+                                               "none": [D] * 5}), axes={"seed": [0, 1, 2, 3, 4]}, points=5)
+    record = {"comparisons": [{"key": "three", "claim": "the third claim", "rule": ">= 1"}]}
+    view = seeds_view("t01", record, root, currency={"t01-seeds": {"stale": False}})
+    rows = view.rows.set_index("claim")
+    assert list(rows.index) == ["four", "the third claim", "none"]
+    assert rows.loc["four", "reproduced"] == "4/5" and rows.loc["four", "verdict"] == "reproduced"
+    third = rows.loc["the third claim"]
+    assert (third["reproduced"], third["rule"], third["verdict"]) == ("3/5", ">= 1", "fragile")
+    assert rows.loc["none", "reproduced"] == "0/5" and rows.loc["none", "verdict"] == "not reproduced"
+    assert rows.loc["four", "seed 2"] == "2.5 (deviates)"
+    assert rows.loc["four", "seed 4"] == "4.5 (reproduced)"
+    assert "Five seeds" in view.html() and "STALE" not in view.html()
+    stale = seeds_view("t01", record, root, currency={"t01-seeds": {"stale": True}})
+    assert "STALE" in stale.html() and "recertify t01-seeds" in stale.html()
+    claims = seed_tables(root, {"t01-seeds": {"stale": True}})["t01"]
+    assert claims["stale"] is True and claims["claims"]["three"]["k"] == 3
+    assert claims["claims"]["three"]["n"] == 5 and claims["claims"]["three"]["verdict"] == "fragile"
+    assert claims["claims"]["four"]["outcomes"][2] == D and claims["claims"]["four"]["values"][4] == 4.5
+    assert seed_tables(root)["t01"]["stale"] is None  # no runner: not checked
+
+
+def test_a_failed_seed_point_counts_against_the_claim(root):
+    body = seeds_body({"c": [R] * 5}).replace("p4,4,cpu,compare,c,4.5,,reproduced,,ok,1.0\n",
+                                                "p4,4,cpu,point,,,,error,,failed,1.0\n")
+    write_table(root, "t02-seeds", body)
+    c = seed_tables(root)["t02"]["claims"]["c"]
+    assert (c["k"], c["n"], c["outcomes"][4], c["verdict"]) == (4, 5, "failed", "reproduced")
+
+
+def test_without_a_seed_table_one_line_names_the_command(root):
+    view = seeds_view("t01", {}, root)
+    assert not view.found
+    assert seeds_command("t01") == ("python -m ntputils.book sweep t01 -p seed=0,1,2,3,4 --name t01-seeds "
+                                    "--workers 2 && python -m ntputils.book sweep-table t01-seeds --publish")
+    assert escape(seeds_command("t01")) in view.html() and view.html().count("<p>") == 1
+
+
+def test_show_paper_profile_shows_both_views(root, monkeypatch):
     shown = []
     monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj.data))
     monkeypatch.setenv(committed.ROOT_ENV, str(root))
     view = committed.show_paper_profile("t01", {}, "cpu")
-    assert view.found and "Paper-profile run" in shown[0]
+    assert view.found and not view.seeds.found
+    assert "Paper-profile run" in shown[0] and "No committed five-seed run of t01" in shown[0]
     assert committed.show_paper_profile("t01", {}, "paper") is None
 
 
