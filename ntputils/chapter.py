@@ -661,8 +661,9 @@ def record(name: str, value: Any, *, paper: Any = None, unit: str | None = None,
 
 
 
-# The committed-results reader of the runner, re-exported lazily for chapters (it moves below the runner
-# in the redesign's next step; chapters keep importing it from here).
-_LAZY = {"show_paper_profile": "ntputils.book.paper_profile", "published": "ntputils.book.sweep_table",
-         "provenance_text": "ntputils.book.sweep_table"}
+# The reader of committed results (ntputils.committed, below this module; nothing of the runner), imported
+# on first use. Lazily, not by a plain import: this module's statements are part of every committed
+# table's fingerprint (ntputils.book.fingerprint.skeleton skips imports and _LAZY, not this last line).
+_LAZY = {"show_paper_profile": "ntputils.committed", "published": "ntputils.committed",
+         "provenance_text": "ntputils.committed"}
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

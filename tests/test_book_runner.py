@@ -381,7 +381,7 @@ def publish_table(root: Path, name: str, rows: int = 1) -> Path:
 
 
 def test_tables_current_compares_exactly_the_tables_a_run_read(tmp_path):
-    from ntputils.book.fingerprint import table_digest
+    from ntputils.committed import table_digest
 
     (tmp_path / "notebooks").mkdir()
     keys = cli.KeyCalculator(Project(tmp_path))
@@ -398,12 +398,26 @@ def test_tables_current_compares_exactly_the_tables_a_run_read(tmp_path):
     assert not keys.tables_current(meta)
 
 
+def test_a_table_that_went_stale_since_the_run_makes_its_page_stale(tmp_path):
+    """The run was handed each table's currency (meta ``currency``: name -> stale then); a table whose
+    code changed since (here: one without a fingerprint is stale) makes the page that showed it stale."""
+    from ntputils.committed import table_digest
+
+    (tmp_path / "notebooks").mkdir()
+    s1 = publish_table(tmp_path, "s1")
+    meta = {"tables": {"s1": table_digest(s1), "new": None}, "currency": {"s1": False, "new": None}}
+    assert not cli.KeyCalculator(Project(tmp_path)).tables_current(meta)  # shown current, stale now
+    meta["currency"]["s1"] = True
+    assert cli.KeyCalculator(Project(tmp_path)).tables_current(meta)
+    assert cli.KeyCalculator(Project(tmp_path)).tables_current({"tables": meta["tables"]})  # an older run
+
+
 def test_publishing_a_table_reexecutes_exactly_the_chapters_that_read_it(tmp_path, capsys):
     """Real papermill runs: ``published`` notes each table it reads (found or not) with its digest, the
     runner keeps that list with the run, and the build key covers exactly those tables: a newly published
     or republished table re-executes its readers and nothing else, so no page shows an old table as
     current."""
-    from ntputils.book.fingerprint import table_digest
+    from ntputils.committed import table_digest
 
     project = make_project(tmp_path, {"a01_reader": chapter_text("reads_table"),
                                      "a02_quiet": chapter_text("tiny")})
@@ -417,6 +431,7 @@ def test_publishing_a_table_reexecutes_exactly_the_chapters_that_read_it(tmp_pat
 
     assert build() == ["a01_reader", "a02_quiet"]
     assert read_meta(project.executed(reader))["tables"] == {"s1": None}
+    assert read_meta(project.executed(reader))["currency"] == {"s1": None}
     assert read_meta(project.executed(quiet))["tables"] == {}
     assert build() == []
     publish_table(tmp_path, "s2")
@@ -425,6 +440,8 @@ def test_publishing_a_table_reexecutes_exactly_the_chapters_that_read_it(tmp_pat
     assert not cli.KeyCalculator(project).is_current(reader)  # its page would show the old table
     assert build() == ["a01_reader"]
     assert read_meta(project.executed(reader))["tables"] == {"s1": table_digest(s1)}
+    assert read_meta(project.executed(reader))["currency"] == {"s1": True}  # no fingerprint: stale
+    assert "s1 stale=True" in project.executed(reader).read_text()  # the kernel read the runner's verdict
     publish_table(tmp_path, "s1", rows=2)
     assert build() == ["a01_reader"]
     assert build() == []

@@ -1,4 +1,4 @@
-"""The paper profile beside the cpu run (:mod:`ntputils.book.paper_profile`) and the scorecard's
+"""The paper profile beside the cpu run (:mod:`ntputils.committed`) and the scorecard's
 paper-profile column: a real one-point paper-profile sweep of a tiny chapter, published, read back next
 to a cpu record; stale after a code edit; a clear message (and the command) when nothing is committed."""
 
@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from ntputils.book.paper_profile import beside_cpu, paper_tables, refresh_command, sweep_name
 from ntputils.book.project import Project
 from ntputils.book.scorecard import render_scorecard
-from ntputils.book.sweep_table import PublishRefused, publish
+from ntputils.book.sweep_table import PublishRefused, currencies, publish
+from ntputils.committed import beside_cpu as _beside_cpu
+from ntputils.committed import paper_tables, refresh_command, sweep_name
 
 from chapters import CHAPTERS, add_chapter, chapter_text
 
@@ -28,6 +29,11 @@ CPU_RECORD = {"checks": [{"claim": "mean = (n - 1) / 2", "passed": True}],
                               {"key": "cpu_only", "claim": "only the cpu run judges this", "rule": "-",
                                "measured": 1, "outcome": "reproduced", "items": []}],
               "results": {"mean": {"value": 4.5}, "cpu_only_value": {"value": 2}}}
+
+
+def beside_cpu(prefix: str, record: dict, project: Project):
+    """The view as a chapter run by the build shows it: with the currency the runner hands over."""
+    return _beside_cpu(prefix, record, project.root, currencies(project))
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +69,7 @@ def test_the_paper_run_stands_beside_the_cpu_record(project):
 
 
 def test_scorecard_tallies_the_paper_run_per_item(project):
-    paper = paper_tables(project)
+    paper = paper_tables(project.root, currencies(project))
     assert set(paper) == {"t01"}
     md = render_scorecard({"t01_tiny": CPU_RECORD}, {"t01": "t01_tiny"}, paper)
     (row,) = [line for line in md.splitlines() if line.startswith("| Paper A Fig. 1:")]
@@ -81,7 +87,8 @@ def test_a_code_edit_makes_the_committed_table_stale(project):
                                     "mean = sum(range(cfg[\"n\"])) / cfg[\"n\"] + 0"))
         view = beside_cpu("t01", CPU_RECORD, project)
         assert view.stale and "STALE" in view.html() and refresh_command("t01") in view.text() + view.refresh
-        md = render_scorecard({"t01_tiny": CPU_RECORD}, {"t01": "t01_tiny"}, paper_tables(project))
+        md = render_scorecard({"t01_tiny": CPU_RECORD}, {"t01": "t01_tiny"},
+                              paper_tables(project.root, currencies(project)))
         assert "t01 (STALE): 1 reproduced" in md
         src.write_text(text.replace("# A tiny chapter", "# A tiny chapter (prose only)"))
         assert not beside_cpu("t01", CPU_RECORD, project).stale  # markdown is not code

@@ -82,11 +82,14 @@ def test_edits_of_what_ran_change_the_fingerprint(edit):
 
 
 def test_runner_entries_do_not_count_and_traces_merge():
-    files = {"m.py": MOD, "book/show.py": b"def show():\n    return 1\n"}
-    trace = merge_traces([TRACE, {"functions": ["book/show.py:show"], "modules": ["book/show.py"]}])
-    assert trace["functions"] == sorted([*TRACE["functions"], "book/show.py:show"])
+    files = {"m.py": MOD, "book/show.py": b"def show():\n    return 1\n",
+             "committed.py": b"X = 1\n\n\ndef shown():\n    return 1\n"}
+    trace = merge_traces([TRACE, {"functions": ["book/show.py:show"], "modules": ["book/show.py"]},
+                          {"functions": ["committed.py:shown"], "modules": ["committed.py"]}])
+    assert trace["functions"] == sorted([*TRACE["functions"], "book/show.py:show", "committed.py:shown"])
     before = trace_digest(trace, files)
     files["book/show.py"] = b"def show():\n    return 2\n"
+    files["committed.py"] = b"X = 2\n\n\ndef shown():\n    return 2\n"  # the reader of committed tables
     assert trace_digest(trace, files) == before
 
 
@@ -222,16 +225,6 @@ def test_recertify_keeps_current_certifies_a_neutral_edit_and_refuses_a_moved_va
     assert book("recertify").returncode == 2
 
 
-def test_a_sweep_point_reads_no_committed_table(tmp_path, monkeypatch):
-    from ntputils.book.project import POINT_ENV, Project
-    from ntputils.book.sweep_table import published
-
-    (tmp_path / "notebooks").mkdir()
-    monkeypatch.setenv(POINT_ENV, "d-below-V/0123")
-    with pytest.raises(FileNotFoundError, match="sweep point"):
-        published("d-below-V", Project(tmp_path))
-
-
 def test_a_committed_table_is_read_back_verbatim(tmp_path):
     from ntputils.book.recertify import read_committed_table
 
@@ -243,24 +236,3 @@ def test_a_committed_table_is_read_back_verbatim(tmp_path):
     assert list(table["value_text"]) == ["null", "", ""] and list(table["outcome"]) == ["not run", "", ""]
     assert table["value"][1] == float("0.1234567890123456789") and table["value"][2] == math.inf
     assert math.isnan(table["value"][0]) and math.isnan(table["seconds"][2]) and table["d"][0] == 2
-
-
-@pytest.mark.parametrize("garble", [
-    ("table.csv", 'point_id,kind\n"unterminated\n'), ("table.csv", "a,b\n1,2\n"),
-    ("provenance.json", "{not json"), ("provenance.json", '{"name": "x"}'),
-])
-def test_a_garbled_committed_table_is_named_to_the_chapter_that_renders_it(tmp_path, garble):
-    from ntputils.book.project import Project
-    from ntputils.book.sweep_table import UnreadableTable, published
-
-    folder = tmp_path / "results" / "sweeps" / "x-paper"
-    folder.mkdir(parents=True)
-    (tmp_path / "notebooks").mkdir()
-    (folder / "provenance.json").write_text('{"name": "x-paper", "chapter": "x", "axes": {"seed": [0]}}')
-    (folder / "table.csv").write_text("point_id,kind,metric,value\np,record,m,1\n")
-    (folder / garble[0]).write_text(garble[1])
-    with pytest.raises(UnreadableTable, match=r"results/sweeps/x-paper cannot be read.*git checkout") as err:
-        published("x-paper", Project(tmp_path))
-    assert str(tmp_path) not in str(err.value)  # no machine path on a page
-    with pytest.raises(FileNotFoundError, match="no published sweep 'y' in results/sweeps/y$"):
-        published("y", Project(tmp_path))

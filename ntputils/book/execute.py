@@ -29,8 +29,9 @@ from typing import Any
 
 from ntputils.book.environment import git_commit, package_versions
 from ntputils.book.fingerprint import run_key
-from ntputils.book.project import ROOT_ENV, Chapter, Project, read_json
+from ntputils.book.project import Chapter, Project, read_json, write_json_atomic
 from ntputils.chapter import RECORD_ENV
+from ntputils.committed import CURRENCY_ENV, ROOT_ENV, tables_path
 from ntputils.tracing import TRACE_ENV
 
 META_KEY = "ntpbook"
@@ -68,6 +69,7 @@ def _paths(project: Project, chapter: Chapter, work: Path) -> dict[str, Path]:
         "params": work / "params.yaml",
         "output": work / "out.ipynb",
         "record": work / "record.json",
+        "currency": work / "currency.json",
         "run_log": work / "run.log",
         "log": project.cache_dir / "logs" / f"{chapter.name}.log",
         "failed_nb": project.failed_dir() / f"{chapter.name}.ipynb",
@@ -223,10 +225,15 @@ def trace_path(record: Path) -> Path:
     return record.with_name("trace.json")
 
 
-def tables_path(record: Path) -> Path:
-    """Where the kernel notes the committed tables it read (:func:`ntputils.book.sweep_table.note_read`):
-    ``tables.json`` beside the record."""
-    return record.with_name("tables.json")
+def write_currency(project: Project, path: Path) -> dict[str, Any]:
+    """Write the currency of every committed table (:func:`ntputils.book.sweep_table.currencies`) to
+    ``path``, the file a kernel started with ``CURRENCY_ENV`` naming it reads (:mod:`ntputils.committed`:
+    a chapter runs no runner code to know whether a table it shows is stale); returns it."""
+    from ntputils.book.sweep_table import currencies
+
+    handed = currencies(project)
+    write_json_atomic(path, handed)
+    return handed
 
 
 def _plain(text: Any, limit: int = 300) -> str:
@@ -539,7 +546,8 @@ def _papermill(project: Project, p: dict[str, Path], work: Path, timeout: float 
                 return None, False
             # a session of its own: a terminal's Ctrl-C reaches the build only, which stops the run itself
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=project.root,
-                                    env=worker_env(project, p["record"], threads), start_new_session=True,
+                                    env=worker_env(project, p["record"], threads)
+                                    | {CURRENCY_ENV: str(p["currency"])}, start_new_session=True,
                                     preexec_fn=_die_with_parent(os.getpid()))
             _ACTIVE[proc.pid] = (proc, work)
         try:
@@ -559,10 +567,11 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
     p = _paths(project, chapter, work)
     for path in p.values():
         path.parent.mkdir(parents=True, exist_ok=True)
-    start, failure, code, timed_out = time.time(), {}, None, False
+    start, failure, code, timed_out, handed = time.time(), {}, None, False, {}
     try:
         write_input(chapter.source, p["input"])
         write_params(inject, p["params"])
+        handed = write_currency(project, p["currency"])
     except Exception as err:  # noqa: BLE001 - a source that does not convert is a failed chapter
         failure = {"ename": type(err).__name__, "evalue": str(err), "traceback": traceback.format_exc()}
         p["run_log"].write_text(failure["traceback"])
@@ -575,9 +584,11 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
 
     record = read_json(p["record"])
     trace = read_json(trace_path(p["record"])) or None
+    tables = read_json(tables_path(p["record"]))
     meta = {
         "key": key, "trace": trace, "trace_key": run_key(key, trace),
-        "tables": read_json(tables_path(p["record"])),  # committed tables read: name -> digest then
+        "tables": tables,  # committed tables read: name -> digest then, and whether each was stale then
+        "currency": {name: (handed.get(name) or {}).get("stale") for name in tables},
         "chapter": chapter.name, "status": "ok", "parameters": parameters, "resolved": resolved,
         "profile": record.get("profile", resolved.get("profile")),
         "seed": record.get("seed", resolved.get("seed")),

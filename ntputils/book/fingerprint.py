@@ -2,7 +2,8 @@
 
 A build's key: the chapter source, resolved parameters, pins and Python version (:func:`chapter_key`), its
 run's trace rehashed under the current code (:func:`run_key`) and the committed tables it read
-(:func:`table_digest`). The runner's own package ``ntputils/book/`` is never part of a key or fingerprint.
+(:func:`ntputils.committed.table_digest`). The runner's own package ``ntputils/book/`` and the chapters'
+reader of committed tables ``ntputils/committed.py`` are never part of a key or fingerprint.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from ntputils.paths import data_digest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 EXCLUDED_SUBPACKAGES = ("book",)
+#: modules outside it that compute nothing of a run's results either (they show committed tables)
+EXCLUDED_MODULES = ("committed.py",)
 #: where the sources a trace names are read: a package folder, or ``{relative path: bytes}`` (tests)
 Package = Path | Mapping[str, bytes]
 
@@ -48,18 +51,6 @@ def chapter_key(source_text: str, resolved: dict[str, Any], pins: list[str]) -> 
 #: that imported any of them has the content digest of the data in its trace digest
 DATA_READERS = frozenset({"data/corpora/readers.py", "data/corpora/wordnet.py",
                           "data/corpora/gpt2_tokenizer.py", "data/mnist.py"})
-
-
-def table_digest(folder: Path) -> str | None:
-    """sha256 over the relative paths and contents of the files of a committed table's folder
-    (``results/sweeps/<name>/``), or ``None`` when there is no such folder."""
-    if not folder.is_dir():
-        return None
-    h = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        rel = path.relative_to(folder).as_posix().encode()
-        h.update(rel + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-    return h.hexdigest()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -161,10 +152,12 @@ class TraceSources:
 
 
 def runner_entries(entries: Iterable[str]) -> list[str]:
-    """Trace entries of the runner's own package (``book/``): a chapter may call its display helpers
-    (the committed tables it shows, whose content is part of the build key), but they compute none of
-    its results, so they are not part of a fingerprint (an edit of the status page re-executes nothing)."""
-    return [e for e in entries if e.split("/", 1)[0] in EXCLUDED_SUBPACKAGES]
+    """Trace entries of the runner's own package (``book/``) and of the reader of committed tables
+    (``committed.py``): a chapter calls the reader to show committed tables (whose content is part of the
+    build key), but it computes none of its results, so it is not part of a fingerprint (an edit of the
+    paper-profile view makes no committed table stale)."""
+    return [e for e in entries if e.split("/", 1)[0] in EXCLUDED_SUBPACKAGES
+            or e.split(":", 1)[0] in EXCLUDED_MODULES]
 
 
 def trace_digest(trace: dict[str, list[str]], package: Package | None = None) -> str:

@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from ntputils.book.execute import read_meta
-from ntputils.book.fingerprint import Package, chapter_key, dependency_pins, run_key, table_digest
+from ntputils.book.fingerprint import Package, chapter_key, dependency_pins, run_key
 from ntputils.book.params import ChapterSpec, chapter_spec, read_source
 from ntputils.book.project import Chapter, Project
 from ntputils.chapter import ParameterError
+from ntputils.committed import RESULTS_DIR, table_digest
 
 
 class KeyCalculator:
@@ -21,9 +22,10 @@ class KeyCalculator:
     Python version (:func:`~ntputils.book.fingerprint.chapter_key`). After it, from what the run did:
     what it executed of ``ntputils`` (the run-time trace, :mod:`ntputils.tracing`, with the shared data's
     digest when a data reader ran) hashed as normalized code (:func:`~ntputils.book.fingerprint.run_key`),
-    and the committed tables it read (``published`` notes them, meta ``tables``), hashed file by file.
-    A docstring, a comment or an edit of a function the chapter never called re-executes nothing; a
-    changed line of one it called, or a newly published table it reads, re-executes it.
+    and the committed tables it read (``published`` notes them, meta ``tables``), hashed file by file,
+    with whether each was stale then (meta ``currency``). A docstring, a comment or an edit of a function
+    the chapter never called re-executes nothing; a changed line of one it called, a newly published table
+    it reads, or one that went stale (or current) since, re-executes it.
     """
 
     def __init__(self, project: Project, package: Package | None = None):
@@ -31,6 +33,7 @@ class KeyCalculator:
         self.package = package
         self.pins = dependency_pins(project.pyproject)
         self._specs: dict[str, tuple[ChapterSpec, str]] = {}
+        self._stale: dict[str, bool | None] = {}
 
     def trace_current(self, meta: dict[str, Any]) -> bool:
         """Whether what a stored run executed of ``ntputils`` is unchanged (its trace rehashed under the
@@ -41,10 +44,24 @@ class KeyCalculator:
 
     def tables_current(self, meta: dict[str, Any]) -> bool:
         """Whether every committed table the stored run read is unchanged (meta ``tables``: name -> its
-        :func:`~ntputils.book.fingerprint.table_digest` when read, ``None`` for one that did not exist)."""
+        :func:`~ntputils.committed.table_digest` when read, ``None`` for one that did not exist) and as
+        stale as the runner handed it to the run (meta ``currency``: name -> ``stale`` then)."""
         tables = meta.get("tables") or {}
-        base = self.project.root / "results" / "sweeps"
-        return all(table_digest(base / name) == digest for name, digest in tables.items())
+        base = self.project.root / RESULTS_DIR / "sweeps"
+        if not all(table_digest(base / name) == digest for name, digest in tables.items()):
+            return False
+        return all(self.stale(name) == then for name, then in (meta.get("currency") or {}).items())
+
+    def stale(self, name: str) -> bool | None:
+        """Whether committed table ``name`` is stale now (``None``: no readable table), memoized."""
+        from ntputils.book.sweep_table import checked
+
+        if name not in self._stale:
+            try:
+                self._stale[name] = checked(self.project, name)["stale"]
+            except (FileNotFoundError, ValueError):
+                self._stale[name] = None
+        return self._stale[name]
 
     def run_current(self, meta: dict[str, Any]) -> bool:
         """:meth:`trace_current` and :meth:`tables_current`: the parts of the key a run itself found."""

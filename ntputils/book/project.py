@@ -13,12 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: set by the sweep runner in a point's kernel (``<sweep>/<point id>``): the reader of committed tables
-#: (:func:`ntputils.book.sweep_table.published`) then reads none, so a point never records another
-#: table's values (or its stale flag) as its own
-POINT_ENV = "NTPBOOK_SWEEP_POINT"
-
-ROOT_ENV = "NTPBOOK_ROOT"
+from ntputils.committed import default_root
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -68,12 +63,7 @@ class Project:
     @classmethod
     def default(cls) -> Project:
         """``$NTPBOOK_ROOT`` or the checkout that holds this package."""
-        env = os.environ.get(ROOT_ENV)
-        if env:
-            return cls(Path(env).resolve())
-        from ntputils.paths import REPO_ROOT
-
-        return cls(REPO_ROOT)
+        return cls(default_root())
 
     # ------------------------------------------------------------------ paths
     @property

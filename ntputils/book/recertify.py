@@ -29,7 +29,7 @@ from ntputils.book.sweep_store import point_dir
 from ntputils.book.sweep_table import (
     RESULTS_DIR,
     axes_of,
-    published,
+    checked,
     rows,
     same_value,
     sample_points,
@@ -160,7 +160,7 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
 
     folder = project.root / RESULTS_DIR / "sweeps" / name
     try:
-        pub = published(name, project)
+        pub = checked(project, name)
     except (FileNotFoundError, KeyError, ValueError) as err:
         say(f"error: {name}: cannot read the committed table: {err}")
         return EXIT_USAGE

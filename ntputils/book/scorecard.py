@@ -84,7 +84,7 @@ def item_status(rows: list[dict[str, Any]], chapters: tuple[str, ...],
 
 
 def paper_evidence(paper: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """item id -> the claims of the committed paper-profile runs (:func:`ntputils.book.paper_profile.
+    """item id -> the claims of the committed paper-profile runs (:func:`ntputils.committed.
     paper_tables`) that name it (the table's ``items`` column), each ``{"chapter", "key", "outcome",
     "measured", "stale", "made"}`` (``made``: commit and date of the table)."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -287,7 +287,9 @@ def write_scorecard(project: Project, chapters: list[Chapter], rendered: dict[st
             links[prefix] = c.name
         if c.name in states and overrides_text(st):
             overrides[prefix] = overrides_text(st)
-    from ntputils.book.paper_profile import paper_tables
+    from ntputils.book.sweep_table import currencies
+    from ntputils.committed import paper_tables
 
-    project.scorecard_page.write_text(render_scorecard(states, links, paper_tables(project), runs, overrides))
+    paper = paper_tables(project.root, currencies(project))
+    project.scorecard_page.write_text(render_scorecard(states, links, paper, runs, overrides))
     return coverage_problems(states, runs)

@@ -45,7 +45,7 @@ from ntputils.book.environment import git_commit, machine, package_versions
 from ntputils.book.execute import META_KEY, environment, run_papermill, trace_path
 from ntputils.book.execute import worker_env as kernel_env
 from ntputils.book.fingerprint import Package, trace_digest
-from ntputils.book.project import POINT_ENV, Project, read_json, write_json_atomic
+from ntputils.book.project import Project, read_json, write_json_atomic
 from ntputils.book.sweep_cluster import ClusterError, connect, dashboard_link, sweep_job_name
 from ntputils.book.sweep_spec import SweepPlan, SweepSpecError, plan_sweep
 from ntputils.book.sweep_store import (  # noqa: F401  (the sweep folder's names, used here and re-exported)
@@ -61,6 +61,7 @@ from ntputils.book.sweep_store import (  # noqa: F401  (the sweep folder's names
     read_plan,
     sweep_dir,
 )
+from ntputils.committed import POINT_ENV
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

@@ -15,8 +15,9 @@ import tempfile
 from html import escape
 from pathlib import Path
 
-from ntputils.book.execute import ANSI, HIDDEN, environment, run_papermill, worker_env
-from ntputils.book.project import ROOT_ENV, Project, ProjectError
+from ntputils.book.execute import ANSI, HIDDEN, environment, run_papermill, worker_env, write_currency
+from ntputils.book.project import Project, ProjectError
+from ntputils.committed import CURRENCY_ENV, ROOT_ENV
 
 PAGE = "c03"
 STYLE = ("body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;line-height:1.45}"
@@ -50,6 +51,8 @@ def report_command(project: Project, name: str, out: Path | None = None) -> int:
                 "parameters": {"names": [name], "scratch": True}, "cwd": str(project.root)}
         env = worker_env(project, work / "record.json", None)
         env[ROOT_ENV] = str(project.root)  # the page reads this project's sweeps/
+        write_currency(project, work / "currency.json")
+        env[CURRENCY_ENV] = str(work / "currency.json")
         with environment(env):
             result = run_papermill(spec)
     finally:

@@ -31,9 +31,9 @@ from ntputils.book.fingerprint import chapter_code_digest, dependency_pins
 from ntputils.book.params import ChapterSpec, chapter_spec, literal_assignment, parse_value, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.chapter import ParameterError
+from ntputils.committed import NAME_RE
 
 LIMITS_NAME = "LIMITS"
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 RANGE_RE = re.compile(r"^(-?\d+):(-?\d+)(?::(-?\d+))?$")
 MAX_POINTS = 100_000
 

@@ -13,7 +13,7 @@ pre-registered comparison (``kind="compare"``: measured value and outcome) and p
 ``sweeps/<name>/table.parquet`` (pyarrow) and ``table.csv``; ``sweep-table NAME --format markdown``
 prints one row per point for the book. ``--publish`` copies the CSV and the provenance (command,
 commit, machine, date, wall time, code hash) to ``results/sweeps/<name>/``, the committed folder the
-book renders from (:func:`published`), which also tells whether the table is stale.
+book renders from (:func:`ntputils.committed.published`); :func:`currency` tells whether it is stale.
 
 Publishing is all-or-nothing and never loses a committed result (:func:`publish`). It is refused
 (:class:`PublishRefused`, exit 2, nothing written) while the sweep's driver runs, and -- unless
@@ -45,11 +45,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ntputils.book.execute import pid_alive, tables_path
-from ntputils.book.project import POINT_ENV, Project, read_json, write_json_atomic
-from ntputils.chapter import RECORD_ENV
+from ntputils.book.execute import pid_alive
+from ntputils.book.project import Project, read_json
+from ntputils.committed import (
+    RESULTS_DIR,
+    SweepTableError,
+    check_name,
+    described,
+    read_committed,
+)
 
-RESULTS_DIR = "results"
 COLUMNS_TAIL = ["profile", "kind", "metric", "value", "value_text", "outcome", "items", "status", "seconds",
                 "attempts", "code_hash", "git_commit", "error"]
 
@@ -66,22 +71,6 @@ def _number(value: Any) -> tuple[float, str]:
             return math.nan, value
         return x, ""
     return math.nan, json.dumps(value)
-
-
-class SweepTableError(ValueError):
-    """A sweep name, sweep folder or committed table that cannot be used (exit code 2; the message names
-    the file)."""
-
-
-def check_name(name: Any) -> str:
-    """A sweep name as ``sweep --name`` accepts it (letters, digits, ``.``, ``_``, ``-``; no path
-    separator, no ``..``); raises :class:`SweepTableError` before anything is read or written."""
-    from ntputils.book.sweep_spec import NAME_RE
-
-    if not isinstance(name, str) or not NAME_RE.match(name) or ".." in name:
-        raise SweepTableError(f"sweep name {name!r}: use letters, digits, '.', '_' or '-' (at most 80, "
-                              "starting with a letter or digit; no path separators)")
-    return name
 
 
 def sweep_plan(project: Project, name: str) -> dict[str, Any]:
@@ -404,7 +393,7 @@ def _swap_in(project: Project, name: str, files: dict[str, str]) -> Path:
 def table_fingerprint(project: Project, desc: dict[str, Any]) -> dict[str, Any] | None:
     """The code fingerprint of a sweep's points (:func:`~ntputils.book.fingerprint.code_fingerprint`):
     their common chapter code and the union of what each executed of ``ntputils``; ``None`` when a point
-    has no trace or the points ran different chapter code (the table is then stale, :func:`published`)."""
+    has no trace or the points ran different chapter code (the table is then stale, :func:`currency`)."""
     from ntputils.book.fingerprint import FINGERPRINT_VERSION, code_fingerprint, dependency_pins, merge_traces
     from ntputils.book.sweep_store import point_dir
 
@@ -440,71 +429,6 @@ def current_fingerprint(project: Project, chapter: str, fingerprint: dict[str, A
     except (ProjectError, OSError, ValueError, SyntaxError):
         return None
     return code_fingerprint(code, fingerprint.get("trace") or {}, dependency_pins(project.pyproject))
-
-
-class UnreadableTable(FileNotFoundError):
-    """A committed table whose files exist but cannot be read (garbled CSV or provenance): its readers
-    treat it as absent, with this message naming the folder and how to restore it."""
-
-
-def note_read(folder: Path) -> None:
-    """In a chapter run by the build (``NTPBOOK_RECORD`` set): add the committed table ``folder`` and its
-    :func:`~ntputils.book.fingerprint.table_digest` (``None``: no such table yet) to ``tables.json``
-    beside the record, which the runner stores with the run: the build key covers exactly those tables."""
-    from ntputils.book.fingerprint import table_digest
-
-    record = os.environ.get(RECORD_ENV)
-    if not record:
-        return
-    path = tables_path(Path(record))
-    noted = read_json(path)
-    noted[folder.name] = table_digest(folder)
-    write_json_atomic(path, noted)
-
-
-def published(name: str, project: Project | None = None) -> dict[str, Any]:
-    """The committed sweep ``name`` of ``project`` (default: this one): ``table`` (DataFrame),
-    ``provenance``, ``stale`` (code the table ran has changed since its fingerprint was taken; a table
-    without one is stale), ``refresh`` and ``recertify`` (the commands that bring it up to date) and
-    their estimated costs. The chapter's run notes what it read (:func:`note_read`), found or not.
-
-    Inside a sweep point (:data:`POINT_ENV` set) it raises ``FileNotFoundError``: a point's record holds
-    only what that point computed, never values (or a stale flag) of a committed table."""
-    import pandas as pd
-
-    if os.environ.get(POINT_ENV):
-        raise FileNotFoundError(f"committed table {name!r} not read: this run is a sweep point "
-                                f"({os.environ[POINT_ENV]}), and a point's record holds only its own values")
-    project = project or Project.default()
-    folder = project.root / RESULTS_DIR / "sweeps" / check_name(name)
-    note_read(folder)  # before reading: a table published meanwhile makes the run's key stale, not current
-    shown = f"{RESULTS_DIR}/sweeps/{name}"  # no machine path on a page
-    if not (folder / "provenance.json").is_file():
-        raise FileNotFoundError(f"no published sweep {name!r} in {shown}")
-    prov = read_json(folder / "provenance.json")
-    try:
-        if not isinstance(prov, dict) or not isinstance(prov.get("axes"), dict) or not prov.get("chapter"):
-            raise ValueError("not a provenance record (no chapter or axes)")
-        table = pd.read_csv(folder / "table.csv")
-        if not {"point_id", "kind", "metric", "value"} <= set(table.columns):
-            raise ValueError("not a sweep table (columns point_id, kind, metric, value missing)")
-    except (OSError, ValueError, pd.errors.ParserError) as err:
-        raise UnreadableTable(f"the committed table {shown} cannot be read ({err}); restore it with "
-                              f"`git checkout -- {shown}` or publish it again") from None
-    fingerprint = prov.get("fingerprint") or {}  # what its points executed, re-hashed under the current code
-    current = current_fingerprint(project, prov["chapter"], fingerprint) if fingerprint else None
-    stale = current is None or current != fingerprint.get("digest")
-    refresh = f"{prov.get('command')} && python -m ntputils.book sweep-table {name} --publish"
-    recertify = f"python -m ntputils.book recertify {name}"
-    return {"table": table, "provenance": prov, "current_hash": current, "stale": stale, "refresh": refresh,
-            "recertify": recertify, "recertified": recertified(prov),
-            "full_seconds": prov.get("wall_s"), "recertify_seconds": recertify_estimate(table)}
-
-
-def recertified(prov: dict[str, Any]) -> dict[str, Any] | None:
-    """The latest re-certification of a committed table (``provenance["history"]``), or ``None``."""
-    entries = [h for h in prov.get("history", []) if h.get("event") == "recertified"]
-    return entries[-1] if entries else None
 
 
 def recertify_estimate(table) -> float | None:
@@ -604,25 +528,33 @@ def same_value(a: Any, b: Any) -> bool:
         return str(a) == str(b)
 
 
-def state_line(name: str, pub: dict[str, Any]) -> str:
-    """Whether a committed table (:func:`published`) is current, re-certified or STALE; a STALE line
-    names both ways to refresh it and what each costs (from the table's recorded times)."""
-    rec = pub.get("recertified")
-    if not pub["stale"]:
-        if rec:
-            return (f"current: re-certified at {str(rec.get('commit'))[:12]} on {rec.get('date')} by "
-                    f"re-running {rec.get('points')} of {rec.get('of')} points")
-        return "current (the code it ran is unchanged)"
-    est = pub.get("recertify_seconds")
-    cost = f"about {est:.0f} s of point time" if est is not None else "a sample of its points"
-    return (f"STALE: code this table ran has changed since it was made. Re-certify ({cost}): "
-            f"`{pub['recertify']}`; or refresh it whole (about {pub.get('full_seconds')} s wall): "
-            f"`{pub['refresh']}`")
+# ----------------------------------------------------------------------------------------------
+# currency: the runner's verdict on each committed table, handed to the chapters it runs
+# ----------------------------------------------------------------------------------------------
 
 
-def provenance_text(name: str, pub: dict[str, Any]) -> str:
-    """Two lines for a chapter that shows a committed table: where it comes from and :func:`state_line`."""
-    prov = pub["provenance"]
-    return (f"sweep {prov.get('name', name)}: {prov.get('points')} points, profile {prov.get('profile')}, "
-            f"commit {prov.get('git')}, {prov.get('machine')}, finished {prov.get('finished')}, wall "
-            f"{prov.get('wall_s')} s\n{state_line(name, pub)}")
+def currency(project: Project, table, prov: dict[str, Any]) -> dict[str, Any]:
+    """``{"stale", "current_hash", "recertify_seconds"}`` of a committed table: ``stale`` when the code
+    it ran (its fingerprint re-hashed under the current code) has changed or it has no fingerprint."""
+    fingerprint = prov.get("fingerprint") or {}
+    current = current_fingerprint(project, prov["chapter"], fingerprint) if fingerprint else None
+    return {"stale": current is None or current != fingerprint.get("digest"), "current_hash": current,
+            "recertify_seconds": recertify_estimate(table)}
+
+
+def checked(project: Project, name: str) -> dict[str, Any]:
+    """:func:`ntputils.committed.published` of ``name`` with its currency found now (the runner's reader)."""
+    table, prov = read_committed(name, project.root)
+    return described(name, table, prov, currency(project, table, prov))
+
+
+def currencies(project: Project) -> dict[str, dict[str, Any]]:
+    """Name -> :func:`currency` of every readable committed table under ``results/sweeps/``."""
+    base = project.root / RESULTS_DIR / "sweeps"
+    out = {}
+    for folder in sorted(base.iterdir()) if base.is_dir() else []:
+        try:
+            out[folder.name] = currency(project, *read_committed(folder.name, project.root))
+        except (FileNotFoundError, ValueError):  # a hidden publish folder, a stray file, a garbled table
+            continue
+    return out

@@ -1,0 +1,503 @@
+"""The chapter side's reader of committed results: ``results/sweeps/<name>/{table.csv,provenance.json}``.
+
+Chapters use it through :mod:`ntputils.chapter` (``published``, ``provenance_text``, ``show_paper_profile``:
+the paper-profile run and the five-seed run beside the cpu run); the runner imports it for the scorecard,
+re-certification and publishing. Whether a table is current is the runner's to say: before it runs a
+chapter it hands each table's currency over in the file ``$NTPBOOK_CURRENCY``. Nothing of ``ntputils.book``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any
+
+RESULTS_DIR = "results"
+#: the project whose committed tables a chapter reads (set by the runner; default: this checkout)
+ROOT_ENV = "NTPBOOK_ROOT"
+#: set by the sweep runner in a point's kernel (``<sweep>/<point id>``): :func:`published` then reads
+#: nothing, so a point never records another table's values (or its currency) as its own
+POINT_ENV = "NTPBOOK_SWEEP_POINT"
+#: the chapter's record file (:data:`ntputils.chapter.RECORD_ENV`); the tables read are noted beside it
+RECORD_ENV = "NTPBOOK_RECORD"
+#: a JSON file of ``{name: {"stale", "current_hash", "recertify_seconds"}}`` the runner writes per run
+CURRENCY_ENV = "NTPBOOK_CURRENCY"
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
+PAPER_SUFFIX, SEEDS_SUFFIX = "-paper", "-seeds"
+SEEDS = (0, 1, 2, 3, 4)
+#: a claim is reproduced across seeds when it holds at this many of the five (fixed before any seed run)
+SEEDS_REPRODUCED_AT = 4
+UNCHECKED = "currency not checked: run through `python -m ntputils.book build` to check"
+
+
+class SweepTableError(ValueError):
+    """A sweep name, sweep folder or committed table that cannot be used (exit code 2; the message names
+    the file)."""
+
+
+class UnreadableTable(FileNotFoundError):
+    """A committed table whose files exist but cannot be read (garbled CSV or provenance): its readers
+    treat it as absent, with this message naming the folder and how to restore it."""
+
+
+def check_name(name: Any) -> str:
+    """A sweep name as ``sweep --name`` accepts it (letters, digits, ``.``, ``_``, ``-``; no path
+    separator, no ``..``); raises :class:`SweepTableError` before anything is read or written."""
+    if not isinstance(name, str) or not NAME_RE.match(name) or ".." in name:
+        raise SweepTableError(f"sweep name {name!r}: use letters, digits, '.', '_' or '-' (at most 80, "
+                              "starting with a letter or digit; no path separators)")
+    return name
+
+
+def default_root() -> Path:
+    """``$NTPBOOK_ROOT`` or the checkout that holds this package."""
+    from ntputils.paths import REPO_ROOT
+
+    env = os.environ.get(ROOT_ENV)
+    return Path(env).resolve() if env else REPO_ROOT
+
+
+def table_digest(folder: Path) -> str | None:
+    """sha256 over the relative paths and contents of the files of a committed table's folder
+    (``results/sweeps/<name>/``), or ``None`` when there is no such folder."""
+    if not folder.is_dir():
+        return None
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder).as_posix().encode()
+        h.update(rel + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def tables_path(record: Path) -> Path:
+    """Where the kernel notes the committed tables it read (:func:`note_read`): ``tables.json`` beside
+    the record."""
+    return record.with_name("tables.json")
+
+
+def _json(path: Path | str | None) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text()) if path else {}
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def note_read(folder: Path) -> None:
+    """In a chapter run by the build (``NTPBOOK_RECORD`` set): add the committed table ``folder`` and its
+    :func:`table_digest` (``None``: no such table yet) to ``tables.json`` beside the record, which the
+    runner stores with the run: the build key covers exactly those tables."""
+    record = os.environ.get(RECORD_ENV)
+    if not record:
+        return
+    path = tables_path(Path(record))
+    noted = _json(path)
+    noted[folder.name] = table_digest(folder)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(noted, indent=1))
+    os.replace(tmp, path)
+
+
+def handed_currency() -> dict[str, Any]:
+    """The currency the runner computed for every committed table (``{}`` outside the runner)."""
+    return _json(os.environ.get(CURRENCY_ENV))
+
+
+def read_committed(name: str, root: Path | None = None) -> tuple[Any, dict[str, Any]]:
+    """``(table, provenance)`` of ``results/sweeps/<name>/``; ``FileNotFoundError`` when there is none,
+    :class:`UnreadableTable` (naming the folder, never a machine path) when it cannot be read."""
+    import pandas as pd
+
+    folder = (root or default_root()) / RESULTS_DIR / "sweeps" / check_name(name)
+    shown = f"{RESULTS_DIR}/sweeps/{name}"  # no machine path on a page
+    if not (folder / "provenance.json").is_file():
+        raise FileNotFoundError(f"no published sweep {name!r} in {shown}")
+    try:
+        prov = json.loads((folder / "provenance.json").read_text())
+        if not isinstance(prov, dict) or not isinstance(prov.get("axes"), dict) or not prov.get("chapter"):
+            raise ValueError("not a provenance record (no chapter or axes)")
+        table = pd.read_csv(folder / "table.csv")
+        if not {"point_id", "kind", "metric", "value"} <= set(table.columns):
+            raise ValueError("not a sweep table (columns point_id, kind, metric, value missing)")
+    except (OSError, ValueError, pd.errors.ParserError) as err:
+        raise UnreadableTable(f"the committed table {shown} cannot be read ({err}); restore it with "
+                              f"`git checkout -- {shown}` or publish it again") from None
+    return table, prov
+
+
+def recertified(prov: dict[str, Any]) -> dict[str, Any] | None:
+    """The latest re-certification of a committed table (``provenance["history"]``), or ``None``."""
+    entries = [h for h in prov.get("history", []) if h.get("event") == "recertified"]
+    return entries[-1] if entries else None
+
+
+def described(name: str, table: Any, prov: dict[str, Any], currency: dict[str, Any] | None) -> dict[str, Any]:
+    """What :func:`published` returns for a read table and its ``currency`` (``None``: not checked, and
+    ``stale`` is ``None``)."""
+    currency = currency or {}
+    return {"table": table, "provenance": prov, "current_hash": currency.get("current_hash"),
+            "stale": currency.get("stale"),
+            "refresh": f"{prov.get('command')} && python -m ntputils.book sweep-table {name} --publish",
+            "recertify": f"python -m ntputils.book recertify {name}", "recertified": recertified(prov),
+            "full_seconds": prov.get("wall_s"), "recertify_seconds": currency.get("recertify_seconds")}
+
+
+def published(name: str, root: Path | None = None, currency: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The committed sweep ``name`` (of the project at ``root``, default :func:`default_root`): ``table``
+    (DataFrame), ``provenance``, ``stale`` (code the table ran has changed since it was made: ``True`` /
+    ``False`` as the runner found, ``None`` when not checked), ``refresh`` and ``recertify`` (the commands
+    that bring it up to date) and their estimated costs. ``currency``: name -> the runner's verdict
+    (default: :func:`handed_currency`). The run notes what it read (:func:`note_read`), found or not.
+
+    Inside a sweep point (:data:`POINT_ENV` set) it raises ``FileNotFoundError``: a point's record holds
+    only what that point computed, never values (or a stale flag) of a committed table."""
+    if os.environ.get(POINT_ENV):
+        raise FileNotFoundError(f"committed table {name!r} not read: this run is a sweep point "
+                                f"({os.environ[POINT_ENV]}), and a point's record holds only its own values")
+    root = root or default_root()
+    note_read(root / RESULTS_DIR / "sweeps" / check_name(name))  # before reading: see the build key
+    table, prov = read_committed(name, root)
+    return described(name, table, prov, (handed_currency() if currency is None else currency).get(name))
+
+
+def state_line(name: str, pub: dict[str, Any]) -> str:
+    """Whether a committed table (:func:`published`) is current, re-certified, STALE or not checked; a
+    STALE line names both ways to refresh it and what each costs (from the table's recorded times)."""
+    rec = pub.get("recertified")
+    if pub["stale"] is None:
+        return UNCHECKED
+    if not pub["stale"]:
+        if rec:
+            return (f"current: re-certified at {str(rec.get('commit'))[:12]} on {rec.get('date')} by "
+                    f"re-running {rec.get('points')} of {rec.get('of')} points")
+        return "current (the code it ran is unchanged)"
+    est = pub.get("recertify_seconds")
+    cost = f"about {est:.0f} s of point time" if est is not None else "a sample of its points"
+    return (f"STALE: code this table ran has changed since it was made. Re-certify ({cost}): "
+            f"`{pub['recertify']}`; or refresh it whole (about {pub.get('full_seconds')} s wall): "
+            f"`{pub['refresh']}`")
+
+
+def provenance_text(name: str, pub: dict[str, Any]) -> str:
+    """Two lines for a chapter that shows a committed table: where it comes from and :func:`state_line`."""
+    prov = pub["provenance"]
+    return (f"sweep {prov.get('name', name)}: {prov.get('points')} points, profile {prov.get('profile')}, "
+            f"commit {prov.get('git')}, {prov.get('machine')}, finished {prov.get('finished')}, wall "
+            f"{prov.get('wall_s')} s\n{state_line(name, pub)}")
+
+
+def _state_html(stale: bool | None, state: str) -> str:
+    if stale:
+        return (f"<p style='color:#c00'><b>{escape(state or 'STALE')}</b> Its numbers may not be what the "
+                "current code gives.</p>")
+    return f"<p>{escape(state)}.</p>" if state else ""
+
+
+# ----------------------------------------------------------------------------------------------
+# the paper profile beside the cpu run
+# ----------------------------------------------------------------------------------------------
+# The book builds every chapter at the cpu profile; the paper profile (the papers' sizes) runs as a
+# one-point sweep ``<prefix>-paper`` (:func:`refresh_command`), committed under results/sweeps/.
+
+
+def sweep_name(prefix: str) -> str:
+    """The name of chapter ``prefix``'s paper-profile sweep (``a05`` -> ``a05-paper``)."""
+    return prefix + PAPER_SUFFIX
+
+
+def refresh_command(prefix: str) -> str:
+    """The two commands that (re)make and commit chapter ``prefix``'s paper-profile table."""
+    name = sweep_name(prefix)
+    return (f"python -m ntputils.book sweep {prefix} --profile paper -p seed=0 --name {name} --workers 1"
+            f" && python -m ntputils.book sweep-table {name} --publish")
+
+
+def _shown(value: Any) -> str:
+    """A measured value as short text (numbers to 4 significant digits)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, float)):
+        return f"{value:.4g}"
+    if isinstance(value, str):
+        try:
+            return f"{float(value):.4g}"
+        except ValueError:
+            return value
+    return json.dumps(value)
+
+
+def _paper_value(row: Any) -> Any:
+    """The value of one published table row (the number, else its JSON text)."""
+    value = row["value"]
+    if isinstance(value, float) and math.isnan(value):
+        text = row.get("value_text")
+        return text if isinstance(text, str) and text else None
+    return value
+
+
+@dataclass
+class PaperProfileView:
+    """A chapter's committed paper-profile run next to the current run (:func:`beside_cpu`)."""
+
+    prefix: str
+    found: bool
+    stale: bool | None = False  # None: currency not checked (outside the runner)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    refresh: str = ""
+    claims: Any = None   # DataFrame: key, claim, rule, cpu, cpu outcome, paper, paper outcome, same outcome
+    records: Any = None  # DataFrame: value, cpu, paper
+    checks: tuple[int, int, int, int] = (0, 0, 0, 0)  # passed and total: cpu run, paper run
+    error: str = ""
+    failed: str = ""  # the error of a paper-profile run that failed (its table has no values)
+    state: str = ""  # state_line: current / re-certified / STALE with both refresh commands / not checked
+    seeds: Any = None  # the five-seed view shown with it (show_paper_profile)
+
+    def counts(self) -> dict[str, int]:
+        """Outcome -> number of claims under the paper profile."""
+        if self.claims is None or self.claims.empty:
+            return {}
+        return self.claims["paper outcome"].value_counts().to_dict()
+
+    def html(self) -> str:
+        """The section's HTML: provenance (or why there is no table), a STALE line, the two tables."""
+        if not self.found:
+            return (f"<p><b>No committed paper-profile run</b> of {escape(self.prefix)} "
+                    f"({escape(self.error)}). Make it with <code>{escape(self.refresh)}</code>.</p>")
+        p = self.provenance
+        head = (f"<p>Paper-profile run <code>{escape(str(p.get('name')))}</code>: commit "
+                f"<code>{escape(str(p.get('git')))}</code>, {escape(str(p.get('machine')))}, finished "
+                f"{escape(str(p.get('finished')))}, wall {escape(str(p.get('wall_s')))} s. Claims: "
+                + (", ".join(f"{n} {escape(o)}" for o, n in sorted(self.counts().items())) or "none")
+                + f". Checks (mathematical facts) passed: cpu run {self.checks[0]}/{self.checks[1]}, "
+                f"paper run {self.checks[2]}/{self.checks[3]}.</p>")
+        if self.failed:
+            head += ("<p style='color:#c00'><b>The committed paper-profile run FAILED</b>: "
+                     f"<code>{escape(self.failed[:500])}</code></p>")
+        parts = [head + _state_html(self.stale, self.state)]
+        for title, df in (("Claims (rule fixed before either run)", self.claims),
+                          ("Recorded values", self.records)):
+            if df is not None and not df.empty:
+                parts.append(f"<p><b>{title}</b></p>" + df.to_html(index=False, escape=True, border=0))
+        return "\n".join(parts)
+
+    def text(self) -> str:
+        """A plain-text summary (terminals, logs)."""
+        if not self.found:
+            return (f"no committed paper-profile run of {self.prefix}: {self.error}; "
+                    f"make it with {self.refresh}")
+        p = self.provenance
+        return (f"paper-profile run {p.get('name')}: commit {p.get('git')}, finished {p.get('finished')}, "
+                f"wall {p.get('wall_s')} s, claims {self.counts()}"
+                + (" [STALE]" if self.stale else " [currency not checked]" if self.stale is None else "")
+                + (f" [FAILED: {self.failed.splitlines()[0] if self.failed else ''}]" if self.failed else ""))
+
+    def _repr_html_(self) -> str:
+        return self.html()
+
+    def __repr__(self) -> str:
+        return self.text()
+
+
+def beside_cpu(prefix: str, record: dict[str, Any], root: Path | None = None,
+               currency: dict[str, Any] | None = None) -> PaperProfileView:
+    """Chapter ``prefix``'s committed paper-profile table next to ``record`` (the running chapter's
+    :func:`ntputils.chapter.current_record`: its comparisons and recorded values).
+
+    Rows: every claim judged in either run (by key, in the cpu run's order, then those only the paper
+    run judged) and every value recorded in either run. A missing table gives ``found=False`` and the
+    command that makes it; never raises for a missing or unreadable table."""
+    import pandas as pd
+
+    refresh = refresh_command(prefix)
+    try:
+        pub = published(sweep_name(prefix), root, currency)
+    except (FileNotFoundError, KeyError, ValueError) as err:
+        return PaperProfileView(prefix, False, refresh=refresh, error=str(err))
+    table = pub["table"]
+    ok = table[table["status"] == "ok"] if "status" in table else table
+    bad = table[table["status"] != "ok"] if "status" in table else table.iloc[:0]
+    failed = "; ".join(str(e) for e in bad["error"].dropna().unique()) if len(bad) else ""
+    cmp_rows = {r["metric"]: r for r in ok[ok["kind"] == "compare"].to_dict("records")}
+    rec_rows = {r["metric"]: r for r in ok[ok["kind"] == "record"].to_dict("records")}
+
+    cpu_cmp = {c["key"]: c for c in record.get("comparisons", [])}
+    claims = []
+    for key in [*cpu_cmp, *(k for k in cmp_rows if k not in cpu_cmp)]:
+        c, r = cpu_cmp.get(key, {}), cmp_rows.get(key)
+        claims.append({"key": key, "claim": c.get("claim", ""), "rule": c.get("rule", ""),
+                       "cpu": _shown(c.get("measured")) if c else "-", "cpu outcome": c.get("outcome", "-"),
+                       "paper": _shown(_paper_value(r)) if r else "-",
+                       "paper outcome": r["outcome"] if r else "not in the paper run"})
+        last = claims[-1]
+        last["same outcome"] = "yes" if last["cpu outcome"] == last["paper outcome"] else "NO"
+    cpu_rec = record.get("results", {})
+    records = []
+    for name in [*cpu_rec, *(k for k in rec_rows if k not in cpu_rec)]:
+        entry = cpu_rec.get(name)
+        cpu_value = entry.get("value") if isinstance(entry, dict) else entry
+        r = rec_rows.get(name)
+        records.append({"value": name, "cpu": _shown(cpu_value) if name in cpu_rec else "-",
+                        "paper": _shown(_paper_value(r)) if r else "-"})
+    cpu_checks = record.get("checks", [])
+    paper_checks = ok[ok["kind"] == "check"]
+    checks = (sum(bool(c.get("passed")) for c in cpu_checks), len(cpu_checks),
+              int((paper_checks["outcome"] == "pass").sum()), len(paper_checks))
+    return PaperProfileView(prefix, True, stale=pub["stale"], provenance=pub["provenance"],
+                            refresh=refresh, claims=pd.DataFrame(claims), records=pd.DataFrame(records),
+                            checks=checks, failed=failed or ("failed" if len(bad) else ""),
+                            state=state_line(sweep_name(prefix), pub))
+
+
+def show_paper_profile(prefix: str, record: dict[str, Any], profile: str) -> PaperProfileView | None:
+    """Display :func:`beside_cpu` and :func:`seeds_view` in a chapter (the last cell). When the page itself
+    runs at the paper profile (it is then the run that makes the table) it only says so and returns
+    ``None``."""
+    from IPython.display import HTML, display
+
+    if profile == "paper":
+        print("this run is the paper profile itself: its values are the ones recorded above")
+        return None
+    view = beside_cpu(prefix, record)
+    view.seeds = seeds_view(prefix, record)
+    display(HTML(view.html() + "\n" + view.seeds.html()))
+    return view
+
+
+def _tables(suffix: str, root: Path | None, currency: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Chapter prefix -> :func:`published` of every committed ``<prefix><suffix>`` table (an unreadable
+    folder is left out with a warning naming it); the runner passes ``currency``."""
+    import sys
+
+    root = root or default_root()
+    base = root / RESULTS_DIR / "sweeps"
+    currency = handed_currency() if currency is None else currency
+    out: dict[str, dict[str, Any]] = {}
+    for folder in sorted(base.glob("*" + suffix)) if base.is_dir() else []:
+        prefix = folder.name[: -len(suffix)]
+        try:
+            out[prefix] = published(folder.name, root, currency)
+        except (FileNotFoundError, KeyError, ValueError) as err:
+            print(f"warning: committed table {folder.name}: {err}", file=sys.stderr)
+    return out
+
+
+def paper_tables(root: Path | None = None, currency: dict[str, Any] | None = None) -> dict[str, dict]:
+    """Chapter prefix -> ``{"table", "provenance", "stale"}`` for every committed ``<prefix>-paper`` sweep
+    (the scorecard's paper-profile column)."""
+    return {prefix: {k: pub[k] for k in ("table", "provenance", "stale")}
+            for prefix, pub in _tables(PAPER_SUFFIX, root, currency).items()}
+
+
+# ----------------------------------------------------------------------------------------------
+# five seeds: does a claim hold at other seeds than the one the page ran?
+# ----------------------------------------------------------------------------------------------
+
+
+def seeds_name(prefix: str) -> str:
+    """The name of chapter ``prefix``'s seed sweep (``a05`` -> ``a05-seeds``)."""
+    return prefix + SEEDS_SUFFIX
+
+
+def seeds_command(prefix: str) -> str:
+    """The two commands that (re)make and commit chapter ``prefix``'s five-seed table (cpu profile)."""
+    name = seeds_name(prefix)
+    return (f"python -m ntputils.book sweep {prefix} -p seed={','.join(map(str, SEEDS))} --name {name} "
+            f"--workers 2 && python -m ntputils.book sweep-table {name} --publish")
+
+
+def seed_verdict(outcomes: list[str]) -> str:
+    """``reproduced`` when at least :data:`SEEDS_REPRODUCED_AT` seeds reproduce the claim, ``not
+    reproduced`` at none, ``fragile`` in between; ``not run`` when no seed measured it."""
+    k = outcomes.count("reproduced")
+    if k >= SEEDS_REPRODUCED_AT:
+        return "reproduced"
+    if k == 0:
+        return "not run" if all(o == "not run" for o in outcomes) else "not reproduced"
+    return "fragile"
+
+
+def seed_claims(table: Any) -> dict[str, dict[str, Any]]:
+    """Claim key -> ``{"k", "n", "outcomes", "values", "verdict"}`` of a seed table: ``outcomes`` and
+    ``values`` by seed (a seed whose point failed: outcome ``failed``), ``k`` seeds of ``n`` reproduced."""
+    points = table.drop_duplicates("point_id")
+    seeds = {pid: int(s) for pid, s in zip(points["point_id"], points["seed"], strict=True)}
+    ok = table[table["kind"] == "compare"]
+    ok = ok[ok["status"] == "ok"] if "status" in ok else ok
+    out: dict[str, dict[str, Any]] = {}
+    for key, rows in ok.groupby("metric", sort=False):
+        by_seed = {seeds[r["point_id"]]: r for r in rows.to_dict("records")}
+        outcomes = {s: by_seed[s]["outcome"] if s in by_seed else "failed" for s in sorted({*seeds.values()})}
+        values = {s: _paper_value(by_seed[s]) if s in by_seed else None for s in outcomes}
+        listed = list(outcomes.values())
+        out[key] = {"k": listed.count("reproduced"), "n": len(listed), "outcomes": outcomes, "values": values,
+                    "verdict": seed_verdict(listed)}
+    return out
+
+
+@dataclass
+class SeedsView:
+    """A chapter's committed five-seed run (:func:`seeds_view`): one row per claim."""
+
+    prefix: str
+    found: bool
+    stale: bool | None = None
+    state: str = ""
+    rows: Any = None  # DataFrame: claim, [rule,] reproduced, seed 0 ... seed 4, verdict
+    error: str = ""
+
+    def html(self) -> str:
+        """A one-line note with the command that makes the table, or its STALE line and the table."""
+        if not self.found:
+            return (f"<p>No committed five-seed run of {escape(self.prefix)} ({escape(self.error)}). Make it "
+                    f"with <code>{escape(seeds_command(self.prefix))}</code>.</p>")
+        return (f"<p><b>Five seeds</b> (a claim is reproduced when it holds at {SEEDS_REPRODUCED_AT} or more "
+                f"of them, fragile at fewer, not reproduced at none)</p>"
+                + _state_html(self.stale, self.state)
+                + self.rows.to_html(index=False, escape=True, border=0))
+
+    def _repr_html_(self) -> str:
+        return self.html()
+
+
+def seeds_view(prefix: str, record: dict[str, Any] | None = None, root: Path | None = None,
+               currency: dict[str, Any] | None = None) -> SeedsView:
+    """Chapter ``prefix``'s committed seed sweep ``<prefix>-seeds``: per claim its text and rule (from
+    ``record``'s comparisons, else the table's ``rule`` column), k of n seeds reproduced, each seed's
+    measured value and outcome, and the verdict (:func:`seed_verdict`). Never raises for a missing or
+    unreadable table (``found=False``)."""
+    import pandas as pd
+
+    name = seeds_name(prefix)
+    try:
+        pub = published(name, root, currency)
+    except (FileNotFoundError, KeyError, ValueError) as err:
+        return SeedsView(prefix, False, error=str(err))
+    table = pub["table"]
+    cpu = {c.get("key"): c for c in (record or {}).get("comparisons", [])}
+    rules = (table[table["kind"] == "compare"].groupby("metric")["rule"].first().to_dict()
+             if "rule" in table else {})
+    rows = []
+    for key, c in seed_claims(table).items():
+        row = {"claim": cpu.get(key, {}).get("claim") or key}
+        if cpu or rules:
+            row["rule"] = cpu.get(key, {}).get("rule") or rules.get(key, "")
+        row["reproduced"] = f"{c['k']}/{c['n']}"
+        row |= {f"seed {s}": f"{_shown(c['values'][s])} ({o})" for s, o in c["outcomes"].items()}
+        rows.append(row | {"verdict": c["verdict"]})
+    return SeedsView(prefix, True, stale=pub["stale"], state=state_line(name, pub), rows=pd.DataFrame(rows))
+
+
+def seed_tables(root: Path | None = None, currency: dict[str, Any] | None = None) -> dict[str, dict]:
+    """Chapter prefix -> ``{"claims": seed_claims(table), "provenance", "stale"}`` for every committed
+    ``<prefix>-seeds`` sweep (for the scorecard, like :func:`paper_tables`)."""
+    return {prefix: {"claims": seed_claims(pub["table"]), "provenance": pub["provenance"],
+                     "stale": pub["stale"]}
+            for prefix, pub in _tables(SEEDS_SUFFIX, root, currency).items()}

@@ -1,0 +1,197 @@
+"""The chapter side's reader of committed results (:mod:`ntputils.committed`): what it reads, the currency
+the runner hands it (and what it says without), the five-seed view, and that it runs no runner code."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from html import escape
+from pathlib import Path
+
+import pytest
+
+from ntputils import committed
+from ntputils.committed import (
+    CURRENCY_ENV,
+    POINT_ENV,
+    RECORD_ENV,
+    SEEDS_REPRODUCED_AT,
+    UNCHECKED,
+    UnreadableTable,
+    beside_cpu,
+    provenance_text,
+    published,
+    seed_tables,
+    seed_verdict,
+    seeds_command,
+    seeds_view,
+    table_digest,
+)
+
+HEAD = "point_id,seed,profile,kind,metric,value,value_text,outcome,items,status,seconds\n"
+
+
+def write_table(root: Path, name: str, body: str, **prov) -> Path:
+    folder = root / "results" / "sweeps" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "provenance.json").write_text(json.dumps(
+        {"name": name, "chapter": "t01_tiny", "profile": "cpu", "axes": {"seed": [0]}, "points": 1,
+         "git": "abc", "wall_s": 12.5, "command": f"python -m ntputils.book sweep t01 --name {name}",
+         **prov}))
+    (folder / "table.csv").write_text(HEAD + body)
+    return folder
+
+
+def seeds_body(outcomes: dict[str, list[str]]) -> str:
+    """A five-seed table: one point per seed, each claim's outcome at that seed (value = the seed)."""
+    lines = []
+    for seed in range(5):
+        for key, per_seed in outcomes.items():
+            lines.append(f"p{seed},{seed},cpu,compare,{key},{seed}.5,,{per_seed[seed]},,ok,1.0\n")
+    return "".join(lines)
+
+
+R, D = "reproduced", "deviates"
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    for var in (CURRENCY_ENV, POINT_ENV, RECORD_ENV):
+        monkeypatch.delenv(var, raising=False)
+    write_table(tmp_path, "t01-paper", "p0,0,paper,compare,big,499.5,,reproduced,A:Fig 1,ok,3.0\n")
+    return tmp_path
+
+
+def test_outside_the_runner_currency_is_not_checked_and_never_claimed(root):
+    pub = published("t01-paper", root)
+    assert pub["stale"] is None and pub["recertify_seconds"] is None
+    assert pub["refresh"].endswith("&& python -m ntputils.book sweep-table t01-paper --publish")
+    text = provenance_text("t01-paper", pub)
+    assert UNCHECKED in text and "current" not in text.replace("currency", "")
+    view = beside_cpu("t01", {}, root)
+    assert view.stale is None and UNCHECKED in view.html() and "STALE" not in view.html()
+    assert "[currency not checked]" in view.text()
+
+
+def test_the_runners_currency_file_says_current_or_stale(root, tmp_path, monkeypatch):
+    handed = tmp_path / "currency.json"
+    monkeypatch.setenv(CURRENCY_ENV, str(handed))
+    handed.write_text(json.dumps({"t01-paper": {"stale": False, "current_hash": "h",
+                                                "recertify_seconds": 3}}))
+    pub = published("t01-paper", root)
+    assert pub["stale"] is False and pub["current_hash"] == "h"
+    assert "current (the code it ran is unchanged)" in provenance_text("t01-paper", pub)
+    handed.write_text(json.dumps({"t01-paper": {"stale": True, "current_hash": "g", "recertify_seconds": 3}}))
+    view = beside_cpu("t01", {}, root)
+    assert view.stale and "STALE" in view.html() and "[STALE]" in view.text()
+    assert "Re-certify (about 3 s of point time): `python -m ntputils.book recertify t01-paper`" in view.state
+    handed.write_text("{}")  # a table the runner did not see (published since): not checked
+    assert published("t01-paper", root)["stale"] is None
+
+
+def test_the_tables_a_chapter_reads_are_noted_beside_its_record(root, tmp_path, monkeypatch):
+    record = tmp_path / "work" / "record.json"
+    record.parent.mkdir()
+    monkeypatch.setenv(RECORD_ENV, str(record))
+    published("t01-paper", root)
+    with pytest.raises(FileNotFoundError, match="no published sweep 'nope'"):
+        published("nope", root)
+    noted = json.loads((record.parent / "tables.json").read_text())
+    assert noted == {"t01-paper": table_digest(root / "results" / "sweeps" / "t01-paper"), "nope": None}
+
+
+def test_the_record_variable_is_the_chapters():
+    from ntputils.chapter import RECORD_ENV as chapter_record_env
+
+    assert RECORD_ENV == chapter_record_env
+
+
+def test_a_sweep_point_reads_no_committed_table(tmp_path, monkeypatch):
+    monkeypatch.setenv(POINT_ENV, "d-below-V/0123")
+    with pytest.raises(FileNotFoundError, match="sweep point"):
+        published("d-below-V", tmp_path)
+
+
+@pytest.mark.parametrize("garble", [
+    ("table.csv", 'point_id,kind\n"unterminated\n'), ("table.csv", "a,b\n1,2\n"),
+    ("provenance.json", "{not json"), ("provenance.json", '{"name": "x"}'),
+])
+def test_a_garbled_committed_table_is_named_to_the_chapter_that_renders_it(tmp_path, garble, monkeypatch):
+    monkeypatch.delenv(POINT_ENV, raising=False)
+    folder = tmp_path / "results" / "sweeps" / "x-paper"
+    folder.mkdir(parents=True)
+    (folder / "provenance.json").write_text('{"name": "x-paper", "chapter": "x", "axes": {"seed": [0]}}')
+    (folder / "table.csv").write_text("point_id,kind,metric,value\np,record,m,1\n")
+    (folder / garble[0]).write_text(garble[1])
+    with pytest.raises(UnreadableTable, match=r"results/sweeps/x-paper cannot be read.*git checkout") as err:
+        published("x-paper", tmp_path)
+    assert str(tmp_path) not in str(err.value)  # no machine path on a page
+    with pytest.raises(FileNotFoundError, match="no published sweep 'y' in results/sweeps/y$"):
+        published("y", tmp_path)
+
+
+def test_the_seed_verdict_is_fixed_at_four_of_five():
+    assert SEEDS_REPRODUCED_AT == 4
+    assert seed_verdict([R, R, R, R, D]) == "reproduced"
+    assert seed_verdict([R, R, R, D, D]) == "fragile"
+    assert seed_verdict([D] * 5) == "not reproduced"
+    assert seed_verdict(["not run"] * 5) == "not run"
+
+
+def test_the_five_seed_view_counts_each_claim(root):
+    write_table(root, "t01-seeds", seeds_body({"four": [R, R, D, R, R], "three": [R, D, R, D, R],
+                                               "none": [D] * 5}), axes={"seed": [0, 1, 2, 3, 4]}, points=5)
+    record = {"comparisons": [{"key": "three", "claim": "the third claim", "rule": ">= 1"}]}
+    view = seeds_view("t01", record, root, currency={"t01-seeds": {"stale": False}})
+    rows = view.rows.set_index("claim")
+    assert list(rows.index) == ["four", "the third claim", "none"]
+    assert rows.loc["four", "reproduced"] == "4/5" and rows.loc["four", "verdict"] == "reproduced"
+    third = rows.loc["the third claim"]
+    assert (third["reproduced"], third["rule"], third["verdict"]) == ("3/5", ">= 1", "fragile")
+    assert rows.loc["none", "reproduced"] == "0/5" and rows.loc["none", "verdict"] == "not reproduced"
+    assert rows.loc["four", "seed 2"] == "2.5 (deviates)"
+    assert rows.loc["four", "seed 4"] == "4.5 (reproduced)"
+    assert "Five seeds" in view.html() and "STALE" not in view.html()
+    stale = seeds_view("t01", record, root, currency={"t01-seeds": {"stale": True}})
+    assert "STALE" in stale.html() and "recertify t01-seeds" in stale.html()
+    claims = seed_tables(root, {"t01-seeds": {"stale": True}})["t01"]
+    assert claims["stale"] is True and claims["claims"]["three"]["k"] == 3
+    assert claims["claims"]["three"]["n"] == 5 and claims["claims"]["three"]["verdict"] == "fragile"
+    assert claims["claims"]["four"]["outcomes"][2] == D and claims["claims"]["four"]["values"][4] == 4.5
+    assert seed_tables(root)["t01"]["stale"] is None  # no runner: not checked
+
+
+def test_a_failed_seed_point_counts_against_the_claim(root):
+    body = seeds_body({"c": [R] * 5}).replace("p4,4,cpu,compare,c,4.5,,reproduced,,ok,1.0\n",
+                                                "p4,4,cpu,point,,,,error,,failed,1.0\n")
+    write_table(root, "t02-seeds", body)
+    c = seed_tables(root)["t02"]["claims"]["c"]
+    assert (c["k"], c["n"], c["outcomes"][4], c["verdict"]) == (4, 5, "failed", "reproduced")
+
+
+def test_without_a_seed_table_one_line_names_the_command(root):
+    view = seeds_view("t01", {}, root)
+    assert not view.found
+    assert seeds_command("t01") == ("python -m ntputils.book sweep t01 -p seed=0,1,2,3,4 --name t01-seeds "
+                                    "--workers 2 && python -m ntputils.book sweep-table t01-seeds --publish")
+    assert escape(seeds_command("t01")) in view.html() and view.html().count("<p>") == 1
+
+
+def test_show_paper_profile_shows_both_views(root, monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj.data))
+    monkeypatch.setenv(committed.ROOT_ENV, str(root))
+    view = committed.show_paper_profile("t01", {}, "cpu")
+    assert view.found and not view.seeds.found
+    assert "Paper-profile run" in shown[0] and "No committed five-seed run of t01" in shown[0]
+    assert committed.show_paper_profile("t01", {}, "paper") is None
+
+
+def test_the_chapter_side_imports_nothing_of_the_runner():
+    code = ("import sys\nfrom ntputils.chapter import provenance_text, published, show_paper_profile\n"
+            "import ntputils.committed\n"
+            "assert not [m for m in sys.modules if m.startswith('ntputils.book')], sys.modules")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert run.returncode == 0, run.stderr
