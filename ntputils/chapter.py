@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ntputils.lazy import lazy_exports
+from ntputils.committed import provenance_text, published, show_paper_profile  # noqa: F401 - for chapters
 
 RESERVED = ("profile", "seed", "device")
 DEFAULT_PROFILE = "cpu"
@@ -658,12 +658,3 @@ def record(name: str, value: Any, *, paper: Any = None, unit: str | None = None,
     _RECORD.setdefault("results", {})[name] = entry
     _write_record()
     return value
-
-
-
-# The reader of committed results (ntputils.committed, below this module; nothing of the runner), imported
-# on first use. Lazily, not by a plain import: this module's statements are part of every committed
-# table's fingerprint (ntputils.book.fingerprint.skeleton skips imports and _LAZY, not this last line).
-_LAZY = {"show_paper_profile": "ntputils.committed", "published": "ntputils.committed",
-         "provenance_text": "ntputils.committed"}
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
