@@ -421,6 +421,7 @@ class Rule:
     low: float = -math.inf
     high: float = math.inf
     margin: float = 0.0
+    paper: float | None = None  # the paper's number, for a within() rule
 
     def holds(self, measured: float, chance: float | None = None) -> bool:
         """Whether ``measured`` satisfies the rule (``chance``: the chance level, for above_chance).
@@ -473,7 +474,7 @@ def within(paper: float, *, abs_tol: float | None = None, rel_tol: float | None 
                          f"{given!r} (a claim that can never pass)")
     tol = abs_tol if abs_tol is not None else rel_tol * abs(paper)
     what = f"{abs_tol:g}" if abs_tol is not None else f"{100 * rel_tol:g}% of it"
-    return Rule("within", f"paper's {paper:g} within {what}", low=paper - tol, high=paper + tol)
+    return Rule("within", f"paper's {paper:g} within {what}", low=paper - tol, high=paper + tol, paper=paper)
 
 
 def at_least(bound: float, why: str = "") -> Rule:
@@ -510,7 +511,38 @@ def above_chance(margin: float) -> Rule:
     return Rule("above_chance", f"> chance + {margin:g}", margin=margin)
 
 
-_RULES: dict[str, tuple[str, Rule, list[str]]] = {}
+@dataclass(frozen=True)
+class Claim:
+    """A pre-registered empirical claim, returned by :func:`preregister` and judged by name later.
+
+    ``key`` names it in records and sweep tables; ``paper`` is the paper's value or wording, stated once
+    here (a ``within`` rule's number by default) and shown beside every measurement.
+    """
+
+    key: str
+    text: str
+    rule: Rule
+    items: tuple[str, ...] = ()
+    paper: Any = None
+
+    def judge(self, measured: Any, **kw: Any) -> str:
+        """:func:`compare` this claim with ``measured`` (keywords as there); returns the outcome."""
+        return compare(self.key, measured, **kw)
+
+
+class Claims(dict):
+    """The claims of one :func:`preregister` call by key; also by attribute (``claims.ce_final``), so a
+    misspelt claim is an error at the line that judges it."""
+
+    def __getattr__(self, key: str) -> Claim:
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(f"no claim {key!r} was pre-registered here; registered: "
+                                 f"{', '.join(self)}") from None
+
+
+_RULES: dict[str, Claim] = {}
 
 
 def _items(item: str | Sequence[str] | None) -> list[str]:
@@ -520,24 +552,37 @@ def _items(item: str | Sequence[str] | None) -> list[str]:
     return [item] if isinstance(item, str) else [str(i) for i in item]
 
 
-def preregister(claims: Mapping[str, tuple]) -> None:
-    """Register empirical claims *before* computing them: ``{key: (claim text, rule[, item])}``.
+def preregister(claims: Mapping[str, tuple]) -> Claims:
+    """Register empirical claims *before* computing them: ``{key: (claim text, rule[, item[, paper]])}``.
 
-    ``item``: the scorecard item(s) the claim is evidence for (e.g. ``"A:Fig 6"``).
-    Call it in a cell above the computation; :func:`compare` refuses keys that were not registered
-    (the rule cannot be chosen after the number is seen). Registering a key twice is an error.
+    ``item``: the scorecard item(s) the claim is evidence for (e.g. ``"A:Fig 6"``); ``paper``: the
+    paper's value or wording (default: a ``within`` rule's number), shown beside the measurement.
+    Call it in a cell above the computation; it returns the :class:`Claims`, judged later with
+    ``claim.judge(measured)`` (or :func:`compare` by key, which refuses keys that were not registered:
+    the rule cannot be chosen after the number is seen). Registering a key twice is an error; a claim
+    registered and never judged fails the chapter's build (:func:`unjudged_claims`).
     """
+    out = Claims()
     for key, spec in claims.items():
         if key in _RULES:
             raise ValueError(f"claim {key!r} is already registered")
-        if not isinstance(spec, tuple) or len(spec) not in (2, 3):
-            raise TypeError(f"claim {key!r}: expected (claim text, rule[, item]), got {spec!r}")
-        claim, rule, item = (*spec, None) if len(spec) == 2 else spec
+        if not isinstance(spec, tuple) or len(spec) not in (2, 3, 4):
+            raise TypeError(f"claim {key!r}: expected (claim text, rule[, item[, paper]]), got {spec!r}")
+        text, rule, item, paper = (*spec, None, None)[:4]
         if not isinstance(rule, Rule):
             raise TypeError(f"claim {key!r}: the rule must be a Rule (within/at_least/...), got {rule!r}")
-        _RULES[key] = (str(claim), rule, _items(item))
+        out[key] = _RULES[key] = Claim(key, str(text), rule, tuple(_items(item)),
+                                       rule.paper if paper is None else paper)
     _RECORD.setdefault("preregistered", []).extend(claims)
     _write_record()
+    return out
+
+
+def unjudged_claims(record: Mapping[str, Any]) -> list[str]:
+    """The keys a chapter's record pre-registered and never judged (the build fails on them: a claim
+    silently left out of the evidence is a bug, like a misspelt key)."""
+    judged = {row.get("key") for row in record.get("comparisons", [])}
+    return [key for key in record.get("preregistered", []) if key not in judged]
 
 
 def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, note: str = "",
@@ -563,7 +608,9 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
         chance = max(baselines.values())
     if key not in _RULES:
         raise KeyError(f"claim {key!r} was not pre-registered: call preregister() above its computation")
-    claim, rule, items = _RULES[key]
+    registered = _RULES[key]
+    claim, rule, items = registered.text, registered.rule, list(registered.items)
+    paper = registered.paper if paper is None else paper
     if unavailable is not None:
         if measured is not None:
             raise ValueError(f"claim {key!r}: 'unavailable' is for claims without a measurement "
@@ -599,7 +646,7 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
 OFFDIAG = "_offdiag"
 
 
-def preregister_similarity(claims: Mapping[str, tuple[str, float, Any]]) -> None:
+def preregister_similarity(claims: Mapping[str, tuple[str, float, Any]]) -> Claims:
     """Register ``sim`` claims judged against chance: ``{key: (claim text, margin, item)}``.
 
     Each key registers two claims, both ``above_chance(margin)``: ``key`` for the value with the
@@ -607,9 +654,10 @@ def preregister_similarity(claims: Mapping[str, tuple[str, float, Any]]) -> None
     matrices are 1 and inflate ``sim``). Judge them with :func:`compare_similarity`; for a learned
     matrix the chance level is the larger of the Gaussian one and the untrained model's value.
     """
-    preregister({k: spec for key, (claim, margin, item) in claims.items()
-                 for k, spec in ((key, (claim, above_chance(margin), item)),
-                                 (key + OFFDIAG, (f"{claim} (off-diagonal)", above_chance(margin), item)))})
+    return preregister({k: spec for key, (claim, margin, item) in claims.items()
+                        for k, spec in ((key, (claim, above_chance(margin), item)),
+                                        (key + OFFDIAG, (f"{claim} (off-diagonal)", above_chance(margin),
+                                                         item)))})
 
 
 def compare_similarity(key: str, rep: Any, **kw: Any) -> tuple[str, str]:
@@ -622,7 +670,7 @@ def compare_similarity(key: str, rep: Any, **kw: Any) -> tuple[str, str]:
     outcomes = []
     for k, value, offdiagonal in ((key, rep.value, False), (key + OFFDIAG, rep.offdiagonal, True)):
         levels = rep.baselines(offdiagonal)
-        margin = _RULES[k][1].margin if k in _RULES else 0.0
+        margin = _RULES[k].rule.margin if k in _RULES else 0.0
         args = dict(kw)
         if "untrained" in levels and levels["Gaussian"] + margin < value <= levels["untrained"] + margin:
             why = (f"clears the Gaussian chance level ({levels['Gaussian']:.3f}) but not the untrained "

@@ -532,3 +532,14 @@ def test_a01_declares_the_t_max_range_its_check_holds_in(tmp_path, capsys):
     (tmp_path / "_toc.yml").write_text(TOC.replace("a01_good", "a01_ntp_as_soft_labels"))
     assert cli.main(["--root", str(tmp_path), "build", "--only", "a01", "-p", "t_max=10.0"]) == cli.EXIT_USAGE
     assert "t_max=10.0 is outside the chapter's limits [18.0, 30.0]" in capsys.readouterr().out
+
+
+def test_a_claim_registered_and_never_judged_fails_the_chapter(tmp_path, capsys):
+    """Real papermill run: the notebook runs to its end, but a pre-registered claim that no cell judged
+    is missing evidence, so the chapter fails naming it (and no notebook is installed as current)."""
+    project = make_project(tmp_path, {"a01_unjudged": chapter_text("leaves_claim_unjudged")})
+    (chapter,) = project.chapters()
+    assert cli.build(project, make_html=False) == cli.EXIT_FAILED
+    out = capsys.readouterr().out
+    assert "UnjudgedClaims: pre-registered and never judged: forgotten" in out
+    assert not project.executed(chapter).exists()

@@ -564,3 +564,32 @@ def test_an_at_least_claim_the_untrained_model_already_meets_deviates():
     assert runtime.compare("pc1", 1.0, baselines={"coin flip": 0.5, "untrained": 0.55}) == "reproduced"
     axis, pc1 = runtime.current_record()["comparisons"]
     assert "does not test training" in axis["note"] and pc1["note"] == ""
+
+
+def test_preregister_returns_claims_judged_by_name_with_the_paper_value_stated_once():
+    setup_chapter(namespace())
+    claims = runtime.preregister({
+        "dist": ("distance to the proxy", runtime.within(0.163, abs_tol=0.05), "A:proxy"),
+        "grow": ("norms grow", runtime.at_least(5.0), "A:Fig 6", "17.9 (TF STS)"),
+    })
+    assert claims.dist.paper == 0.163 and claims["grow"].paper == "17.9 (TF STS)"
+    assert claims.dist.judge(0.2) == "reproduced" and claims.grow.judge(3.0) == "deviates"
+    dist, grow = runtime.current_record()["comparisons"]
+    assert dist["paper"] == 0.163 and grow["paper"] == "17.9 (TF STS)" and dist["items"] == ["A:proxy"]
+    with pytest.raises(AttributeError, match="no claim 'dsit'.*registered: dist, grow"):
+        claims.dsit.judge(0.2)
+    assert runtime.compare("dist", 0.2, paper="overridden") == "reproduced"
+    assert runtime.current_record()["comparisons"][-1]["paper"] == "overridden"
+
+
+def test_unjudged_claims_are_the_registered_keys_never_compared():
+    setup_chapter(namespace())
+    claims = runtime.preregister({"a": ("a", runtime.at_least(0)), "b": ("b", runtime.at_least(0))})
+    sims = runtime.preregister_similarity({"s": ("s", 0.1, None)})
+    assert set(sims) == {"s", "s_offdiag"}
+    claims.a.judge(1)
+    assert runtime.unjudged_claims(runtime.current_record()) == ["b", "s", "s_offdiag"]
+    claims.b.judge(1)
+    runtime.compare("s", 1, chance=0)
+    runtime.compare("s_offdiag", 1, chance=0)
+    assert runtime.unjudged_claims(runtime.current_record()) == []

@@ -30,7 +30,7 @@ from typing import Any
 from ntputils.book.environment import git_commit, package_versions
 from ntputils.book.fingerprint import run_key
 from ntputils.book.project import Chapter, Project, read_json, write_json_atomic
-from ntputils.chapter import RECORD_ENV
+from ntputils.chapter import RECORD_ENV, unjudged_claims
 from ntputils.committed import CURRENCY_ENV, ROOT_ENV, tables_path
 from ntputils.tracing import TRACE_ENV
 
@@ -602,7 +602,8 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
         meta["resolved"] = {"profile": meta["profile"], "seed": meta["seed"], "device": meta["device"],
                             **record["params"]}
 
-    if code == 0 and not timed_out and p["output"].exists():
+    unjudged = unjudged_claims(record)
+    if code == 0 and not timed_out and p["output"].exists() and not unjudged:
         install_executed(project, chapter, p["output"], meta, link_status)
         p["failed_json"].unlink(missing_ok=True)
         p["failed_nb"].unlink(missing_ok=True)
@@ -613,6 +614,10 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
         error, tb = f"TimeoutError: chapter did not finish within {timeout:g} s", ""
     elif failure:
         error, tb = f"{failure['ename']}: {failure['evalue']}", failure["traceback"]
+    elif unjudged and code == 0:
+        error = (f"UnjudgedClaims: pre-registered and never judged: {', '.join(unjudged)} (judge each one, "
+                 "claim.judge(...) or compare(key, ...), or remove its registration)")
+        tb = ""
     else:  # no error cell: papermill itself failed (a kernel that died or did not start); its log says why
         tail = [line for line in p["log"].read_text(errors="replace").splitlines() if line.strip()]
         error = f"papermill exited with code {code}" + (f": {tail[-1].strip()}" if tail else "")

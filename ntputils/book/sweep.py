@@ -61,6 +61,7 @@ from ntputils.book.sweep_store import (  # noqa: F401  (the sweep folder's names
     read_plan,
     sweep_dir,
 )
+from ntputils.chapter import unjudged_claims
 from ntputils.committed import POINT_ENV
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -147,6 +148,10 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     t_papermill = time.perf_counter() - t0
     record = read_json(record_path)
     trace = read_json(trace_path(record_path)) or None
+    unjudged = unjudged_claims(record)
+    if outcome.get("status") == "ok" and unjudged:  # ran to the end, but evidence is missing: a failed point
+        outcome = {"status": "error", "ename": "UnjudgedClaims",
+                   "evalue": f"pre-registered and never judged: {', '.join(unjudged)}"}
     status = "ok" if outcome.get("status") == "ok" and output.exists() else "error"
     meta = {"chapter": task["chapter"], "point": task["id"], "status": status,
             "parameters": task["parameters"], "resolved": task["resolved"],
