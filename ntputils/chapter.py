@@ -340,6 +340,7 @@ def setup_chapter(namespace: Mapping[str, Any], *,
                    device_requested=resolved["device"], params={k: _jsonable(v) for k, v in params.items()},
                    injected=names, checks=[], comparisons=[], results={})
     _RULES.clear()
+    _SHOWN.update(checks=0, comparisons=0)
     _write_record()
     run = ChapterRun(resolved["profile"], resolved["seed"], device, params, threads or None)
     _banner(run, changed)
@@ -371,7 +372,8 @@ def _fmt(value: Any) -> str:
 
 def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol: Any = None, *,
           sanity: bool = False, item: str | Sequence[str] | None = None) -> None:
-    """Assert a mathematical fact (identity, closed form, certificate): print, record, raise if false.
+    """Assert a mathematical fact (identity, closed form, certificate): record it, raise if false; the
+    page shows it in the next :func:`claims_table`.
 
     ``passed`` is the outcome: a ``bool`` or a numpy bool, nothing else (``bool(nan)`` is true, so a
     number is refused with a ``TypeError`` rather than read as a pass); ``measured`` our number,
@@ -392,8 +394,6 @@ def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol:
            "tol": _jsonable(tol), "sanity": bool(sanity), "items": _items(item)}
     _RECORD.setdefault("checks", []).append(row)
     _write_record()
-    verdict = "PASS" if ok else "FAIL"
-    print(f"{verdict} | {claim} | measured: {_fmt(measured)} | paper: {_fmt(paper)} | tol: {_fmt(tol)}")
     if not ok:
         raise AssertionError(
             f"check failed: {claim} (measured {_fmt(measured)}, paper {_fmt(paper)}, tol {_fmt(tol)})"
@@ -635,12 +635,54 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
         row["baselines"] = baselines
     _RECORD.setdefault("comparisons", []).append(row)
     _write_record()
-    extra = f" | chance: {_fmt(chance)}" if chance is not None else ""
-    if baselines is not None and len(baselines) > 1:
-        extra += " (" + ", ".join(f"{k} {_fmt(v)}" for k, v in baselines.items()) + ")"
-    print(f"{outcome.upper()} | {claim} | measured: {_fmt(measured)}{extra} | rule: {rule.text}"
-          + (f" | {note}" if note else ""))
     return outcome
+
+
+def _chance_text(row: Mapping[str, Any]) -> str:
+    levels = row.get("baselines")
+    if levels and len(levels) > 1:
+        return ", ".join(f"{k} {_fmt(v)}" for k, v in levels.items())
+    return _fmt(row.get("chance")) if row.get("chance") is not None else ""
+
+
+_SHOWN = {"checks": 0, "comparisons": 0}  # how many of each the last claims_table() showed
+
+
+def claims_table(*, all_rows: bool = False) -> Any:
+    """The checks and judged claims of this chapter since the previous call (``all_rows``: all of them)
+    as one table, the page's view of its evidence: statement, rule (a check: its tolerance), measured
+    value, chance level(s), the paper's value and the outcome (a deviation with its reason).
+
+    A chapter computes in its cells and ends a section with ``claims_table()``; :func:`check` and
+    :func:`compare` print nothing themselves. Returns a pandas ``Styler`` (shown as a cell's last
+    expression); ``None`` when there is nothing new to show.
+    """
+    import pandas as pd
+
+    checks = _RECORD.get("checks", [])
+    judged = _RECORD.get("comparisons", [])
+    start_c, start_j = (0, 0) if all_rows else (_SHOWN["checks"], _SHOWN["comparisons"])
+    _SHOWN.update(checks=len(checks), comparisons=len(judged))
+    rows = [{"": "check" + (" (sanity)" if r.get("sanity") else ""), "statement": r["claim"],
+             "rule": f"tol {_fmt(r['tol'])}" if r.get("tol") is not None else "",
+             "measured": _fmt(r["measured"]),
+             "chance": "", "paper": _fmt(r["paper"]) if r.get("paper") is not None else "",
+             "outcome": "pass" if r["passed"] else "FAIL", "note": ""} for r in checks[start_c:]]
+    rows += [{"": "claim", "statement": r["claim"], "rule": r["rule"], "measured": _fmt(r["measured"]),
+              "chance": _chance_text(r), "paper": _fmt(r["paper"]) if r.get("paper") is not None else "",
+              "outcome": r["outcome"], "note": r.get("note", "")} for r in judged[start_j:]]
+    if not rows:
+        return None
+    table = pd.DataFrame(rows)
+    if not table["note"].astype(bool).any():
+        table = table.drop(columns="note")
+    colour = {"reproduced": "#1b7837", "pass": "#1b7837", "deviates": "#b2182b", "FAIL": "#b2182b"}
+
+    def mark(value: str) -> str:
+        return f"color: {colour[value]}; font-weight: bold" if value in colour else ""
+
+    return (table.style.hide(axis="index").map(mark, subset=["outcome"])
+            .set_properties(**{"text-align": "left"}))
 
 
 OFFDIAG = "_offdiag"

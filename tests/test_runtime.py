@@ -388,11 +388,18 @@ def test_profile_values_reads_the_profile_yaml_over_the_parameters_cell(tmp_path
 
 
 # ---- checks ---------------------------------------------------------------------------------------
-def test_check_prints_records_and_raises_on_failure(capsys):
+def test_check_records_and_raises_on_failure_and_the_claims_table_shows_it(capsys):
     setup_chapter(namespace())
+    capsys.readouterr()  # the run banner
     gap = np.float64(1e-4)
     assert check("gap is small", gap < 1e-3, measured=gap, paper="~1e-3", tol=1e-3) is None
-    assert "PASS | gap is small | measured: 0.0001 | paper: ~1e-3 | tol: 0.001" in capsys.readouterr().out
+    assert capsys.readouterr().out == ""  # nothing printed: the page shows it in claims_table()
+    shown = runtime.claims_table().data
+    assert shown.to_dict("records") == [{"": "check", "statement": "gap is small", "rule": "tol 0.001",
+                                         "measured": "0.0001", "chance": "", "paper": "~1e-3",
+                                         "outcome": "pass"}]
+    assert runtime.claims_table() is None  # nothing new since the last table
+    assert len(runtime.claims_table(all_rows=True).data) == 1
     with pytest.raises(AssertionError, match="check failed: rank is 2"):
         check("rank is 2", False, measured=3, paper=2)
     checks = runtime.current_record()["checks"]
@@ -444,7 +451,9 @@ def test_compare_needs_a_preregistered_rule_and_records_outcomes(tmp_path, monke
     assert rec["comparisons"][0]["rule"].startswith("paper's 0.163")
     assert rec["comparisons"][1]["chance"] == 0.7
     assert rec["preregistered"] == ["dist", "sim", "big"]
-    assert "DEVIATES | proxy distance" in capsys.readouterr().out
+    table = runtime.claims_table().data
+    assert list(table["outcome"]) == ["deviates", "reproduced", "not run"]
+    assert table["statement"].iloc[0].startswith("proxy distance")
     setup_chapter(namespace())  # a new run starts with no rules
     with pytest.raises(KeyError):
         runtime.compare("dist", 0.2)
@@ -542,7 +551,7 @@ def test_a_learned_similarity_is_judged_against_the_untrained_model(capsys):
     value_row, off_row = runtime.current_record()["comparisons"]
     assert value_row["chance"] == 0.70 and value_row["baselines"] == {"Gaussian": 0.30, "untrained": 0.70}
     assert "not the untrained model's" in value_row["note"] and off_row["note"] == ""
-    assert "Gaussian 0.3, untrained 0.7" in capsys.readouterr().out
+    assert runtime.claims_table().data["chance"].iloc[0] == "Gaussian 0.3, untrained 0.7"
     assert rep.row("x")["untrained"] == "0.700"
 
 
