@@ -290,7 +290,7 @@ record("a03_dir_target", DIR_TARGET)
 record("a03_needed_log", float(needed_log))
 record("a03_needed_log10", float(needed_log / np.log(10)))
 record("a03_proj_first", float(pq["proj_error"][nz][0]))
-record("a03_proj_last", float(pq["proj_error"][-1]))
+_ = record("a03_proj_last", float(pq["proj_error"][-1]))
 
 # %% [markdown]
 # **Reading.** The in-support component converges fast (on the Synthetic data its error falls from
@@ -416,7 +416,7 @@ compare("a03_dir_small", float(pq_small["dir_perp"][idx_spec[-1]]), paper=0.13,
         note="reference is another random V=8 instance")
 compare("a03_c_small", c_small, paper=1.46, note="reference is another random V=8 instance")
 spread = record("a03_spread", float(np.ptp(pq["dir_perp"][fit] * x[fit]) / c_fit))
-compare("a03_spread", spread, paper=0.05)
+_ = compare("a03_spread", spread, paper=0.05)
 
 # %%
 late = gd_steps_arr >= 100

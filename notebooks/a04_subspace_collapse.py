@@ -422,7 +422,7 @@ late = np.asarray(hist.snap_steps) >= 50
 compare("a04_perp_monotone", float(np.diff(perp_curve[late]).min()), paper="-> 1")
 compare("a04_proj_within", proj["within_mean"], paper="≈ 1 (subspace UNKNOWN)",
         note=f"raw embeddings: {final['raw h_j']['within_mean']:.3f}")
-compare("a04_proj_blocks", proj["within_mean"], chance=proj["between_mean"])
+_ = compare("a04_proj_blocks", proj["within_mean"], chance=proj["between_mean"])
 
 # %%
 for r_sym in sym_rows:

@@ -564,7 +564,7 @@ REASON = (f"our Simplified TinyStories has m={datasets['STS'].m}, V={datasets['S
 compare("a05_sts_nuc_ratio", info["nuclear_norm"] / nuclear_norm(ref.S_tilde), paper=197.88 / 199.14, note=REASON)
 record("a05_sts_proxy_dist", normalized_distance(ref.L_mm, ref.S_tilde), paper=0.163)
 compare("a05_sts_dist", normalized_distance(ref.L_mm, ref.S_tilde), paper=0.163, note=REASON)
-compare("a05_sts_rank_deficit", int(np.linalg.matrix_rank(ref.S_tilde) - ref.W_mm.shape[1]), paper="31 - (30..31)",
+_ = compare("a05_sts_rank_deficit", int(np.linalg.matrix_rank(ref.S_tilde) - ref.W_mm.shape[1]), paper="31 - (30..31)",
         note=REASON)
 
 # %%

@@ -154,7 +154,7 @@ record("a07_m100", full100.m)
 record("a07_heat_support_max100", int((full100.S.toarray()[:, sel100.columns] > 0).sum(axis=0).max()))
 # the distinct contexts of 100 stories for which the paper profile's steps x batch make the authors' 600 epochs
 paper_values = profile_values("a07_tinystories_transformer", "paper")
-record("a07_paper_epoch_contexts", paper_values["steps"] * paper_values["batch_size"] / 600)
+_ = record("a07_paper_epoch_contexts", paper_values["steps"] * paper_values["batch_size"] / 600)
 
 # %%
 sel = support_group_selection(data, n_contexts=n_heatmap, per_group=per_group, min_group=min_group)

@@ -424,7 +424,7 @@ compare("b01_pc1", pc1_frac, chance=0.5, paper="animals left, plants right")
 compare("b01_cos", float(cos_uv[:2].min()), chance=float(rand_cos.mean()), paper="coincide",
         note=f"off-diagonal max |cos| = {cos_off:.3f}")
 compare("b01_axis1", axis1_frac, chance=0.5, paper="dog + / apple -")
-compare("b01_axis2", axis2_frac, chance=0.5, paper="cat + / trout -")
+_ = compare("b01_axis2", axis2_frac, chance=0.5, paper="cat + / trout -")
 
 # %% [markdown]
 # ## What differs from the paper and why

@@ -485,7 +485,7 @@ print(f"-ing forms (the paper's aspect split): best orthant on K={{1..{p_ing}}},
       + " ".join(data["STS"].vocab[i] for i in all_orthants[(p_ing, C_ing)][:12]))
 record("ing_n_forms", int(labels["STS"].member[:, labels["STS"].index("-ing verb")].sum()))
 record("ing_best_p", int(p_ing))
-record("ing_best_purity", float(ing.purity))
+_ = record("ing_best_purity", float(ing.purity))
 
 # %% [markdown]
 # **What we see.** The tree refines: the gap to random word sets of the same sizes grows with $p$ in both

@@ -149,7 +149,7 @@ record("b05_rank", int(sigma.size))
 display(concepts_table)
 for i, c in enumerate(names):
     record(f"b05_depth_{c}", int(depth[i]))
-record("b05_depth_max", int(depth.max()))
+_ = record("b05_depth_max", int(depth.max()))
 
 # %% [markdown]
 # The concept depths of the table above: Animals {glue:text}`b05_depth_Animals` and Plants
@@ -318,7 +318,7 @@ print(f"median over seeds: {rho_median:.3f}; permutation null of the median: mea
 record("b05_rho_min", float(min(rho.values())))
 record("b05_rho_max", float(max(rho.values())))
 record("b05_rho_median", rho_median)
-record("b05_rho_chance_q95", rho_chance_q95)
+_ = record("b05_rho_chance_q95", rho_chance_q95)
 
 # %% [markdown]
 # ## The spec's "largest total probability" rule
@@ -444,8 +444,8 @@ if lr_sweep is not None:
         display(lr_table)
         lr_share = record("b05_lr_share_broad_first", float((out["broad_first"] == "reproduced").mean()))
         record("b05_lr_n", int(len(out)))
-compare("lr_broad_first", lr_share, paper="broad by 20, finer 40-200 (one unknown lr)",
-        note="epochs in the table are in our time axis; the paper's optimizer is UNKNOWN")
+_ = compare("lr_broad_first", lr_share, paper="broad by 20, finer 40-200 (one unknown lr)",
+            note="epochs in the table are in our time axis; the paper's optimizer is UNKNOWN")
 
 # %% [markdown]
 # ## The paper profile, recorded

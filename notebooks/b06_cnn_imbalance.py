@@ -390,8 +390,8 @@ compare("paper_order", float(np.mean(list(paper_order.values()))), paper="13 < 5
         note="[majorities, minorities, no maj-min confusion, all] per seed: " + per_seed)
 compare("tier_order", float(np.mean(list(tier_order.values()))), paper=np.round(sigma[0] / sigma, 2).tolist(),
         note=str({s: r["tiers"].tolist() for s, r in runs.items()}))
-compare("perfect_end", float(min(r["accuracy"] for r in runs.values())), paper=1.0,
-        note=f"after {steps} GD steps")
+_ = compare("perfect_end", float(min(r["accuracy"] for r in runs.values())), paper=1.0,
+            note=f"after {steps} GD steps")
 
 # %% [markdown]
 # At step 0 a share {glue:text}`b06_step0_share_maj1:.2f` of the images is predicted as Maj1 at the shown seed

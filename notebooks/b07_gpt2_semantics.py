@@ -179,7 +179,7 @@ print(f"decoder W: {W.shape[0]} tokens x d = {W.shape[1]}")
 fallback_cfg = FallbackConfig()  # the offline fallback LM's configuration (used when GPT-2 is not available)
 record("fallback_layers", fallback_cfg.n_layers)
 record("fallback_d", fallback_cfg.d)
-record("fallback_vocab", fallback_cfg.bpe_vocab - 1)  # GPT-2 tokens kept; one more id is <other>
+_ = record("fallback_vocab", fallback_cfg.bpe_vocab - 1)  # GPT-2 tokens kept; one more id is <other>
 
 # %% [markdown]
 # ## Word concepts: the SVD of the decoder

@@ -206,7 +206,7 @@ pd.DataFrame([rep.row(name) for name, rep in reps.items()]).set_index("claim")
 compare("c01_ce", ce_minus_H, paper="not studied below d = V")
 compare("c01_topd", topd if d < rank_st else None, paper="paper B: top-d singular factors first")
 compare_similarity("c01_sim_H_mm", reps["H_mm"], paper="paper A (d >= V): high")
-compare_similarity("c01_sim_W_mm", reps["W_mm"], paper="paper A (d >= V): high")
+_ = compare_similarity("c01_sim_W_mm", reps["W_mm"], paper="paper A (d >= V): high")
 
 # %% [markdown]
 # ## The sweep over $d$ and seeds, on both datasets
