@@ -206,7 +206,7 @@ record("a05_syn_m", datasets["Synthetic"].m)
 record("a05_sts_table_min", min(len(row) for row in SYNONYMS.values()))  # variants a hand-table word adds
 record("a05_sts_table_max", max(len(row) for row in SYNONYMS.values()))
 WN = [sts.context_str(j) for j in range(sts.m) if sts_details.kind[j] == "wordnet"]
-print(f"contexts by origin: {kinds.to_dict()}; WordNet variants: {WN}")
+print(f"contexts by origin: {', '.join(f'{k} {n}' for k, n in kinds.items())}; WordNet variants: {' | '.join(WN)}")
 
 # %% [markdown]
 # Our STS has {glue:text}`a05_sts_base` base contexts from the corpus, expanded into {glue:text}`a05_sts_m` contexts

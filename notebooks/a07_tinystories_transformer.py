@@ -140,7 +140,7 @@ never_next = [data.token_str(z) for z in np.flatnonzero(np.asarray(data.counts.s
 print(f"{n_stories} stories -> {stories.windows.shape[0]:,} windows of {context_length} tokens, {data}")
 print(f"distinct support sets: {n_supports:,}; contexts with support size 1 / 2 / >2: "
       f"{(sizes == 1).mean():.1%} / {(sizes == 2).mean():.1%} / {(sizes > 2).mean():.1%}; "
-      f"tokens never seen as next token: {never_next}")
+      f"tokens never seen as next token: {' '.join(never_next) or 'none'}")
 print("vocabulary ('#' = leading space):", " ".join(stories.token_strings))
 occurrences = np.asarray(data.counts.sum(axis=0)).ravel()
 record("a07_m", data.m)

@@ -352,7 +352,7 @@ for title, X, reps, labels, colors, marker in panels:
     plane_panels.append((title, P2, [Q.T @ reps[:, k] for k in (0, 1)], labels, colors, marker))
 concept_plane_figure(plane_panels)
 plt.show()
-print("share of the embeddings' squared norm in that plane:", {k: round(float(v), 3) for k, v in plane_share.items()})
+print("share of the embeddings' squared norm in that plane:", ", ".join(f"{k} {float(v):.3f}" for k, v in plane_share.items()))
 
 # %% [markdown]
 # Projections on the concept axes (Fig. 10 caption: animals positive and plants negative on axis 1;
@@ -375,7 +375,7 @@ axis2_frac = float(np.mean(np.r_[coord_w[mammal_words, 1] > 0, coord_w[is_animal
                                   axis2_named["stays warm-blooded"] > 0, axis2_named["has feathers"] < 0]]))
 axis2_named_ok = bool(axis2_named["cat"] > 0 > axis2_named["trout"]
                       and axis2_named["stays warm-blooded"] > 0 > axis2_named["has feathers"])
-print({k: round(float(v), 3) for k, v in axis2_named.items()})
+print("second coordinate:", ", ".join(f"{k} {float(v):.3f}" for k, v in axis2_named.items()))
 
 # %% [markdown]
 # ## Fig. 2C: the training data

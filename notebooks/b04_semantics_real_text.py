@@ -248,7 +248,7 @@ record("n_layout_wiki", len(layout_rows["WikiText"]))
 print(f"TinyStories: {n_stories} stories (our local sample, not the whole dataset); WikiText-2 train: "
       f"{n_wiki_pieces} paragraph pieces between <unk> marks")
 print("layout tokens among the next tokens (kept in S, left out of the clouds):",
-      {k: v for k, v in layout_rows.items()})
+      "; ".join(f"{k}: {' '.join(v) or 'none'}" for k, v in layout_rows.items()))
 pd.DataFrame(rows).set_index("dataset")
 
 # %% [markdown]

@@ -294,7 +294,7 @@ fig.suptitle(f"Fig. 9 (ours): 3-layer CNN, full-batch GD, {source_used}, seed {s
              "top: the paper's steps, bottom: measured milestones", fontsize=10)
 plt.show()
 not_reached = [what for key, what in MILESTONES if not np.isfinite(ms[key])]
-print("milestones not reached within", steps, "steps:", not_reached or "none")
+print("milestones not reached within", steps, "steps:", ", ".join(not_reached) or "none")
 
 # %% [markdown]
 # ## The three tiers on the predicted probabilities
@@ -347,7 +347,9 @@ for key, name in [("majorities", "majorities"), ("minorities", "minorities"), ("
     record(f"b06_{name}_max", float(np.nanmax(vals)) if np.isfinite(vals).any() else float("nan"), unit="step")
 record("b06_final_acc_min", float(min(r["accuracy"] for r in runs.values())))
 ratios = {s: np.round(r["tiers"] / r["tiers"][0], 2).tolist() for s, r in runs.items()}
-print("tier learning times relative to tier 1:", ratios, "; Prop. 1 (square loss):", np.round(sigma[0] / sigma, 2))
+print("tier learning times relative to tier 1:", "; ".join(f"seed {s}: " + ", ".join(f"{x:g}" for x in r)
+                                                      for s, r in ratios.items()),
+      "; Prop. 1 (square loss):", ", ".join(f"{x:g}" for x in np.round(sigma[0] / sigma, 2)))
 
 # %% [markdown]
 # ## The claims, judged by their pre-registered rules
@@ -358,8 +360,9 @@ step0_pred = step0.sum(axis=0)  # images predicted as each class at step 0
 share_maj1 = float(step0_pred[0] / step0_pred.sum())
 share_top = float(step0_pred.max() / step0_pred.sum())
 step0_top = {s: CLASS_NAMES[int(np.argmax(r["C"][0].sum(axis=0)))] for s, r in runs.items()}
-print(f"step 0, seed {seed}: images predicted as {dict(zip(CLASS_NAMES, step0_pred.tolist(), strict=True))}")
-print("step 0, class receiving most images, per seed:", step0_top)
+print(f"step 0, seed {seed}: images predicted as "
+      + ", ".join(f"{n} {c}" for n, c in zip(CLASS_NAMES, step0_pred.tolist(), strict=True)))
+print("step 0, class receiving most images, per seed:", ", ".join(f"seed {s} {n}" for s, n in step0_top.items()))
 record("b06_step0_share_maj1", share_maj1, paper=1.0)
 record("b06_step0_share_top", share_top)
 record("b06_step0_top_class", CLASS_NAMES[int(np.argmax(step0_pred))])
@@ -374,8 +377,9 @@ def reached(step: float) -> float:
     """The step a milestone was reached at; never reached (NaN in the milestone table) is an infinite step."""
     return float(step) if np.isfinite(step) else float("inf")
 
-per_seed = str({s: [r["milestones"][k] for k in ("majorities", "minorities", "majority-minority", "all")]
-                for s, r in runs.items()})
+per_seed = "; ".join(f"seed {s}: " + ", ".join(f"{float(r['milestones'][k]):g}"
+                                             for k in ("majorities", "minorities", "majority-minority", "all"))
+                     for s, r in runs.items())
 
 compare("step0_maj1", share_maj1, paper=1.0, chance=0.25,
         note=f"at step 0 the most-predicted class is {CLASS_NAMES[int(np.argmax(step0_pred))]} "
@@ -385,11 +389,12 @@ compare("majorities_by_13", reached(ms["majorities"]), paper=13, note=TIME_NOTE)
 compare("all_by_60", reached(ms["all"]), paper=60, note=TIME_NOTE + f"; not reached within {steps} steps"
         if not np.isfinite(ms["all"]) else TIME_NOTE)
 compare("intermediate_stage", float(np.mean(list(inter.values()))), paper="13 (majorities) < 55-60 (minorities)",
-        note="[majorities, minorities, no maj-min confusion, all] per seed: " + per_seed)
+        note="steps to majorities, minorities, no maj-min confusion, all right: " + per_seed)
 compare("paper_order", float(np.mean(list(paper_order.values()))), paper="13 < 55 < 60",
-        note="[majorities, minorities, no maj-min confusion, all] per seed: " + per_seed)
+        note="steps to majorities, minorities, no maj-min confusion, all right: " + per_seed)
 compare("tier_order", float(np.mean(list(tier_order.values()))), paper=np.round(sigma[0] / sigma, 2).tolist(),
-        note=str({s: r["tiers"].tolist() for s, r in runs.items()}))
+        note="tier times q1, q2, q3: " + "; ".join(f"seed {s}: " + ", ".join(f"{x:g}" for x in r["tiers"])
+                                                   for s, r in runs.items()))
 _ = compare("perfect_end", float(min(r["accuracy"] for r in runs.values())), paper=1.0,
             note=f"after {steps} GD steps")
 

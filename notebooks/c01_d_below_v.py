@@ -466,17 +466,17 @@ if fresh:
         topd = [int(x) for x in dd[(dd < r_) & v["R3 top-d"].to_numpy()]]
         below = [int(x) for x in dd[dd < r_]]
         lines.append(
-            f"* **{ds}** (V = {V_}, rank S~ = {r_}): the geometry holds (R1 and R2) at d = {holds or 'none'}; "
+            f"* **{ds}** (V = {V_}, rank S~ = {r_}): the geometry holds (R1 and R2) at d = {', '.join(map(str, holds)) or 'none'}; "
             f"it breaks at d = {', '.join(f'{x} ({why})' for x, why in fails.items()) or 'none'}. "
             f"Below the rank, the run is closer to the top-d truncation of S~ than to S~ (R3) at d = "
-            f"{topd or 'none'} of {below or 'none'}.")
+            f"{', '.join(map(str, topd)) or 'none'} of {', '.join(map(str, below)) or 'none'}.")
 if fresh_tf:
     for ds in tf_v.index.get_level_values("dataset").unique():
         v = tf_v.loc[ds]
         dd = v.index.to_numpy()
         t1_at = [int(x) for x in dd[v["theory (T1)"].to_numpy()]]
         fit_at = [int(x) for x in dd[v["fit (T2)"].to_numpy()]]
-        lines.append(f"* **transformer, {ds}**: its geometry is above chance + 0.1 (T1) at d = {t1_at or 'none'}; "
-                     f"it fits to CE - H <= 1e-2 at every seed (T2) at d = {fit_at or 'none'} "
-                     f"(of {[int(x) for x in dd]}).")
+        lines.append(f"* **transformer, {ds}**: its geometry is above chance + 0.1 (T1) at d = {', '.join(map(str, t1_at)) or 'none'}; "
+                     f"it fits to CE - H <= 1e-2 at every seed (T2) at d = {', '.join(map(str, fit_at)) or 'none'} "
+                     f"(of {', '.join(str(int(x)) for x in dd)}).")
 display(Markdown("\n".join(lines) if lines else "*(no current committed sweep table)*"))
