@@ -76,7 +76,6 @@ import pandas as pd
 import torch
 from matplotlib.colors import TwoSlopeNorm
 
-from ntputils import paths
 from ntputils.data.corpora import paper_a_synthetic, read_template_sentences
 from ntputils.data.corpora.tokenize import words_stripped
 from ntputils.geometry import centered_support, in_support_logits
@@ -89,7 +88,6 @@ from ntputils.training.ufm import ce_loss
 # The template file is read from the project's data root (`NTP_DATA_DIR`, default `../shared/data`).
 
 # %%
-print("data root:", paths.data_dir())
 sentences = read_template_sentences()
 print(f"{len(sentences)} template sentences, e.g.")
 for s in sentences[:3] + sentences[20:22]:
