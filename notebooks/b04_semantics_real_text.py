@@ -554,7 +554,8 @@ fig4_table.round(3)
 # selection-aware rule: the purest candidate is purer than the 95th percentile of the purest of as many random
 # word sets of the same sizes (column "best-of-N random p95"); {glue:text}`fig4_majority` of the eight have a
 # majority of their top-40 words in the class. The weakest is units (purity {glue:text}`fig4_unit_purity:.2f`):
-# GPT-2's tokenizer keeps unit tokens whole, and the unit orthant mixes them with other symbols and pieces.
+# the purest unit orthant's top words (column "top words") mix the lexicon's unit words with other words and
+# symbols.
 #
 # ## Figs. 5, 20, 21: k-means on the top-$p$ analyzer coordinates
 #
@@ -863,7 +864,9 @@ claims_table
 #
 # * **Units (Fig. 4, WikiText).** The best orthant cluster for our lexicon's `unit` class has unit purity
 #   {glue:text}`fig4_unit_purity:.2f`, the lowest of the eight (the best-of-N chance levels are in the Fig. 4
-#   table): the paper's "units" may include time units, which our lexicon counts as nouns.
+#   table). That class is a hand list of measurement units, time units such as *hours* and *years* included
+#   (`ntputils.data.corpora.lexicon.UNITS`); the cluster's top words (Fig. 4 table, column "top words") mix
+#   the lexicon's unit words with other words.
 # * **Orthants vs. single half-dimensions.** Mean purity of the $p=5$ orthant clusters vs. the single
 #   half-dimensions: STS {glue:text}`fig14_STS_orthants_mean:.2f` vs {glue:text}`fig14_STS_singles_mean:.2f`,
 #   WikiText {glue:text}`fig14_WikiText_orthants_mean:.2f` vs {glue:text}`fig14_WikiText_singles_mean:.2f` (rule:
