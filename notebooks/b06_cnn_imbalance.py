@@ -409,7 +409,7 @@ _ = compare("perfect_end", float(min(r["accuracy"] for r in runs.values())), pap
 #
 # * **Data.** Real MNIST with the paper's class sizes; the digits (0, 1 majorities; 2, 3 minorities) are our
 #   choice, the paper does not name them.
-# * **Optimizer and time scale.** Full-batch gradient descent as the issue of this reproduction asks; the paper's
+# * **Optimizer and time scale.** Full-batch gradient descent, as this reproduction's specification asks; the paper's
 #   optimizer and learning rate are UNKNOWN, so its step numbers are not ours. Over the
 #   {glue:text}`b06_n_seeds` seeds the majorities are right (at least 90% of their images) from step
 #   {glue:text}`b06_majorities_min:.0f` to {glue:text}`b06_majorities_max:.0f` on, the minorities at
