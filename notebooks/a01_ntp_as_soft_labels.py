@@ -135,17 +135,18 @@ S = data.S.toarray().astype(float)
 S_tilde = centered_support(data.S)
 pi = data.pi
 
-fig, axes = plt.subplots(1, 3, figsize=(17, 7.5), constrained_layout=True)
+# one heatmap per row: at the page width the tick labels stay legible
+fig, axes = plt.subplots(3, 1, figsize=(9, 22), constrained_layout=True)
 heatmap(axes[0], P, cmap="Blues", vmin=0, vmax=1, title=r"soft labels $P$ (columns $\hat p_j$)",
-        xlabel="context j", ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab,
+        xlabel="context j", ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab, fontsize=8,
         colorbar=r"$\hat p_{j,z}$")
 heatmap(axes[1], S, cmap="Greys", vmin=0, vmax=1, title=r"support $S$", xlabel="context j",
-        ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab, colorbar="in support")
+        ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab, fontsize=8, colorbar="in support")
 # two slopes around 0: the off-support entries -|S_j|/V are small, and a symmetric scale would draw them
 # almost white; here the most negative entry gets the full blue, the most positive the full red
 heatmap(axes[2], S_tilde, cmap="RdBu_r", norm=TwoSlopeNorm(vmin=S_tilde.min(), vcenter=0.0, vmax=S_tilde.max()),
         title=r"centered support $\widetilde S$ (blue: $-|\mathcal{S}_j|/V$, red: $1-|\mathcal{S}_j|/V$)",
-        xlabel="context j", ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab,
+        xlabel="context j", ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab, fontsize=8,
         colorbar=r"$\widetilde S[z,j]$ (two-slope scale around 0)")
 plt.show()
 

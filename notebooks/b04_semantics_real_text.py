@@ -283,7 +283,7 @@ for key, k, s in FIG14:
     cl = half_dimension(key, k, s)
     panels.append(cluster_panel(f"{key}: {'+' if s > 0 else '-'}u_{k}", cl.indices, cl.typicality, data[key].vocab,
                                 labels[key]))
-fig = renderer.grid(panels, ncols=4, cell=(3.6, 2.5), fontsize=10,
+fig = renderer.grid(panels, ncols=2, cell=(3.6, 2.5), fontsize=10,
                     title="Fig. 14 (ours): single half-dimensions, top-40 words by |u_k[z]| (title: best class, purity)")
 plt.show()
 
