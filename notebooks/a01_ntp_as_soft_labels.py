@@ -129,7 +129,7 @@ counts.loc[:, (counts > 0).any(axis=0)].T.apply(
 # contexts with the same support have identical columns in $\boldsymbol S$ and $\widetilde{\boldsymbol S}$ --
 # the structure that papers A and B show the trained embeddings inherit.
 
-# %%
+# %% mystnb={"figure": {"caption": "The soft labels P, the support S and the centered support S~ of paper A's Synthetic dataset, one heatmap per row (our own figure).", "name": "fig-a01-matrices"}, "image": {"alt": "Three heatmaps, contexts on the horizontal axis and next tokens on the vertical axis: soft labels, support and centered support."}}
 P = data.P.toarray()
 S = data.S.toarray().astype(float)
 S_tilde = centered_support(data.S)
@@ -150,7 +150,7 @@ heatmap(axes[2], S_tilde, cmap="RdBu_r", norm=TwoSlopeNorm(vmin=S_tilde.min(), v
         colorbar=r"$\widetilde S[z,j]$ (two-slope scale around 0)")
 plt.show()
 
-# %%
+# %% mystnb={"figure": {"caption": "The empirical context probabilities of the Synthetic dataset (our own figure).", "name": "fig-a01-context-probabilities"}, "image": {"alt": "Bar chart of the empirical probability of each context."}}
 fig, ax = plt.subplots(figsize=(9, 3.2), constrained_layout=True)
 ax.bar(np.arange(data.m), pi, color="tab:blue")
 ax.set_xticks(np.arange(data.m), contexts, rotation=90, fontsize=7)
@@ -166,7 +166,7 @@ plt.show()
 # growing push of the support above the rest -- the softmax tends to $\hat{\boldsymbol p}_j$ and the loss
 # decreases to $\mathcal H$, but $\mathcal L(\boldsymbol L_t)>\mathcal H$ for every finite $t$.
 
-# %%
+# %% mystnb={"figure": {"caption": "The cross-entropy of the logits L^in + t S~ approaches the empirical entropy only as t grows without bound (our own figure).", "name": "fig-a01-entropy"}, "image": {"alt": "Curves of the loss minus the entropy decreasing towards zero as the scale t grows."}}
 L_in = in_support_logits(data.P)
 P_t, pi_t = torch.from_numpy(P), torch.from_numpy(pi)
 ts = np.linspace(0.0, t_max, 61)

@@ -412,7 +412,7 @@ series = {f"{name} UFM": convergence_curves(hist, refs[name], label=f"{name} UFM
 # horizontal axis is step $k+1$ so the initialization is visible. The last panel (not in Fig. 6) is the
 # normalized distance of $\boldsymbol L_k$ to $\boldsymbol L^{\rm mm}$ and to $\widetilde{\boldsymbol S}$.
 
-# %%
+# %% mystnb={"figure": {"caption": "NTP-UFM training on both datasets: loss gap to the entropy, norms, in-support convergence and similarity to proxy and theory; reproduces the NTP-UFM rows of paper A, Fig. 6.", "name": "fig-a05-fig6"}, "image": {"alt": "Grid of training curves over steps, one colour per dataset."}}
 fig = plots.convergence_panels(series, panels=plots.CONVERGENCE_PANELS, ncols=3, panel_size=4.4,
                         suptitle="Paper A Fig. 6, NTP-UFM rows (ours)")
 plots.legend_below(fig, ncol=4)
@@ -466,7 +466,7 @@ pd.DataFrame(sim_rows).set_index(["dataset", "claim"])
 # Contexts are ordered so that those with the same support are adjacent, words by the first context
 # whose support contains them (`ntputils.analysis.convergence.support_group_order`, `ntputils.analysis.convergence.word_order`).
 
-# %%
+# %% mystnb={"figure": {"caption": "Snapshots of corr(H_k), corr(W_k^T) and L_k during NTP-UFM training on the Synthetic dataset, beside the theory and the proxy; reproduces paper A, Fig. 4.", "name": "fig-a05-fig4-synthetic"}, "image": {"alt": "Grid of heatmaps: rows are context correlations, word correlations and logits; columns are training steps, theory and proxy."}}
 snap_steps = [0, 10, 100, steps]
 orders = {}
 for name, data in datasets.items():
@@ -479,7 +479,7 @@ fig = plots.snapshot_grid(histories["Synthetic"], refs["Synthetic"], snap_steps,
                           suptitle="Fig. 4 (Synthetic): NTP-UFM snapshots | theory | proxy")
 plt.show()
 
-# %%
+# %% mystnb={"figure": {"caption": "The same snapshots on Simplified TinyStories; reproduces paper A, Fig. 4.", "name": "fig-a05-fig4-sts"}, "image": {"alt": "Grid of heatmaps: rows are context correlations, word correlations and logits; columns are training steps, theory and proxy."}}
 fig = plots.snapshot_grid(histories["STS"], refs["STS"], snap_steps, context_order=orders["STS"][0],
                           word_order=orders["STS"][1], panel_size=3.0,
                           suptitle="Fig. 4 (Simplified TinyStories): NTP-UFM snapshots | theory | proxy")
@@ -488,7 +488,7 @@ plt.show()
 # %% [markdown]
 # ## Fig. 5 (PROPOSED): the training curves of the Fig. 4 run
 
-# %%
+# %% mystnb={"figure": {"caption": "The training curves of the Synthetic run shown in Fig. 4; our proposed content for paper A, Fig. 5.", "name": "fig-a05-fig5"}, "image": {"alt": "Four training-curve panels over steps."}}
 fig = plots.convergence_panels({"Synthetic UFM": series["Synthetic UFM"]}, panels=("ce", "norms", "proj", "direction"),
                         ncols=2, panel_size=4.4, suptitle="Fig. 5 (PROPOSED content): NTP-UFM on Synthetic")
 plots.legend_below(fig, ncol=3)
@@ -501,7 +501,7 @@ plt.show()
 # marks the first context of a support group (a block), for groups far enough apart that labels do not overlap;
 # every tick sits on the row it names. Word labels are thinned the same way (every tick on its row).
 
-# %%
+# %% mystnb={"figure": {"caption": "Context and word correlations of the trained NTP-UFM, the theory and the proxy on Simplified TinyStories; reproduces paper A, Fig. 1 (b) to (d).", "name": "fig-a05-fig1"}, "image": {"alt": "Heatmaps of context correlations (top) and word correlations (bottom) for NTP-UFM, theory and proxy."}}
 data, ref, hist = datasets["STS"], refs["STS"], histories["STS"]
 ctx_order, w_order = orders["STS"]
 _, group = support_group_order(data.S)

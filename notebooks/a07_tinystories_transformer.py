@@ -264,7 +264,7 @@ curve = convergence_curves(history_subset(hist, first), ref, label=f"first {firs
 # $\boldsymbol L^{\rm mm}$ and $\widetilde{\boldsymbol S}$ have the same direction). Panels after the first are annotated with
 # their $\operatorname{sim}$ to the first.
 
-# %%
+# %% mystnb={"figure": {"caption": "Context and word correlations of the transformer on TinyStories early and late in training, beside the theory and the proxy; reproduces paper A, Fig. 3 with the theory column.", "name": "fig-a07-fig3"}, "image": {"alt": "Heatmaps of context and word correlations: two training steps, theory and proxy."}}
 early = plots.nearest_snapshots(hist, [steps // 12])[0]
 sub = history_subset(hist, sel.columns)
 theory_differs = proxy_quality["|| L^mm/|L^mm| - S~/|S~| ||_F"] > 1e-6
@@ -293,7 +293,7 @@ plt.show()
 # first 1,000 contexts and the proxy only). The word curve (dashed, open circles) is the same for both context sets
 # and drawn once.
 
-# %%
+# %% mystnb={"figure": {"caption": "Loss gap, norms and similarity to the proxy and the theory during training; the authors' companion curves (no numbered paper figure).", "name": "fig-a07-curves"}, "image": {"alt": "Four line plots over training steps."}}
 fig, axes = plt.subplots(1, 4, figsize=(17, 4.4), layout="constrained")
 plots.plot_ce_gap(axes[0], {"TF": hist}, colors={"TF": "steelblue"})
 plots.plot_norms(axes[1], {"TF": hist}, colors={"TF": "steelblue"})

@@ -230,7 +230,7 @@ show_steps = [s for s in (0, 20, 40, 200) if s <= steps]
 # %% [markdown]
 # ## Fig. 3: confusion matrices at epochs 0, 20, 40, 200
 
-# %%
+# %% mystnb={"figure": {"caption": "Confusion matrices of the 2-layer transformer on the organism data at four epochs; reproduces paper B, Fig. 3.", "name": "fig-b05-fig3"}, "image": {"alt": "Four confusion-matrix heatmaps, true class against predicted class."}}
 fig, axes = plt.subplots(1, len(show_steps), figsize=(4.6 * len(show_steps), 4.8), layout="constrained")
 for ax, step in zip(np.atleast_1d(axes), show_steps, strict=True):
     C = main["confusions"][step]
@@ -257,7 +257,7 @@ plt.show()
 # disjoint class predicted as it); the dashed lines are the paper's epochs 20 and 40. Right: measured learning
 # times of every seed against the Prop. 1 prediction $T_c=1/\sigma_{\mathrm{depth}(c)}$.
 
-# %%
+# %% mystnb={"figure": {"caption": "When each class is learned (left) and the measured learning times against the prediction of Prop. 1 (right) (our own figure).", "name": "fig-b05-learning-times"}, "image": {"alt": "A timeline of learned classes per epoch and a scatter plot of measured against predicted learning times."}}
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.6), layout="constrained")
 learned_map = learned_classes(main["confusions"], disjoint, threshold).T  # (k, T)
 last = int(min(steps, max(100, 1.5 * np.nanmax(main["times"]))))
@@ -292,6 +292,7 @@ ax2.set_title("Learning time vs concept depth (colour = class)", fontsize=10)
 ax2.legend(fontsize=8)
 plt.show()
 
+# %%
 times = pd.DataFrame({f"seed {s}": runs[s]["times"] for s in seeds_run}, index=names)
 times.insert(0, "T_pred", T_pred.round(3))
 times.insert(0, "depth", depth)

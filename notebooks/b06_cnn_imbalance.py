@@ -107,7 +107,7 @@ def load_images(seed: int) -> tuple[torch.Tensor, torch.Tensor, str]:
         return (x - MNIST_MEAN) / MNIST_STD, y, "MNIST 28x28 (official files)"
     return x, y, "scikit-learn 8x8 digits (test fixture, not the paper's data)"
 
-
+# %% mystnb={"figure": {"caption": "Training images of the two majority and the two minority classes (our own figure).", "name": "fig-b06-images"}, "image": {"alt": "A row of handwritten digit images labelled by class."}}
 images, labels, source_used = load_images(seed)
 print(f"data: {source_used}; images {tuple(images.shape)}; class sizes {np.bincount(labels.numpy()).tolist()}")
 fig, axes = plt.subplots(1, 16, figsize=(13, 1.5))
@@ -255,7 +255,7 @@ ms = main["milestones"]
 # panel, so no matrix is drawn twice.
 
 
-# %%
+# %% mystnb={"figure": {"caption": "Confusion matrices of the CNN at the paper's steps (top) and at the measured milestones (bottom); reproduces paper B, Fig. 9.", "name": "fig-b06-fig9"}, "image": {"alt": "Two rows of confusion-matrix heatmaps, true class against predicted class."}}
 def draw_confusion(ax, C: np.ndarray, title: str, first: bool) -> None:
     im = ax.imshow(C, cmap="Blues", vmin=0, vmax=max(per_class))
     for a in range(4):
@@ -302,7 +302,7 @@ print("milestones not reached within", steps, "steps:", ", ".join(not_reached) o
 # $q_1$ (majority vs majority), $q_2$ (minority images: mass on the minority classes) and $q_3$ (minority vs
 # minority) over training, with the steps where each reaches `level` for good; the faint curves are the other seeds.
 
-# %%
+# %% mystnb={"figure": {"caption": "The three tiers of STEP imbalance on the predicted probabilities over training (App. A.4; our own figure).", "name": "fig-b06-tiers"}, "image": {"alt": "Three probability curves over gradient-descent steps with the steps where each reaches the level."}}
 fig, ax = plt.subplots(figsize=(9, 4))
 tier_names = ["tier 1: Maj1 vs Maj2 (q1)", "tier 2: maj vs min (q2)", "tier 3: Min1 vs Min2 (q3)"]
 tier_colors = ["tab:blue", "tab:orange", "tab:green"]
@@ -325,6 +325,8 @@ plt.show()
 MS_ROWS = ["majorities", "minority-stage", "minorities", "no maj-min confusion", "all"]
 for r in runs.values():
     r["milestones"]["no maj-min confusion"] = r["milestones"]["majority-minority"]
+
+# %%
 table = pd.DataFrame({
     f"seed {s}": {**{k: r["milestones"][k] for k in MS_ROWS},
                   "q1 >= level (tier 1)": r["tiers"][0], "q2 >= level (tier 2)": r["tiers"][1],

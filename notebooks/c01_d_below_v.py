@@ -282,7 +282,7 @@ if pub is not None:  # a stale table is shown (marked) but judged by no claim
 # $d=\mathrm{rank}\,\widetilde{\boldsymbol S}$ and $d=V$, the dashed grey line the chance level of the
 # off-diagonal `sim` (mean over seeds of 20 random matrices each).
 
-# %%
+# %% mystnb={"figure": {"caption": "NTP-UFM with the embedding dimension below and above V: fit, theory geometry and proxy geometry over d (beyond the papers).", "name": "fig-c01-sweep"}, "image": {"alt": "Line plots against the embedding dimension d, one row per dataset, with mean and standard deviation over seeds."}}
 if verdicts is not None:
     fig, axes = plt.subplots(2, 3, figsize=(15, 8.5), squeeze=False)
     for row, ds in enumerate(("synthetic", "sts")):
@@ -354,7 +354,7 @@ for ds in ("synthetic", "sts"):
 # * (T2) *fit* at every swept $d\ge V$: CE $-\,\mathcal H\le10^{-2}$ at every seed (the cpu-profile rule of
 #   chapter a06; the cpu budget of steps does not reach the $10^{-3}$ of NTP-UFM); share at least 1.
 
-# %%
+# %% mystnb={"image": {"alt": "Line plots of off-diagonal similarity against the embedding dimension d for the transformer, one panel per dataset."}}
 TF_CLAIMS = {}
 for ds in ("synthetic", "sts"):
     TF_CLAIMS.update({
