@@ -136,7 +136,7 @@ S_tilde = centered_support(data.S)
 pi = data.pi
 
 # one heatmap per row: at the page width the tick labels stay legible
-fig, axes = plt.subplots(3, 1, figsize=(9, 22), constrained_layout=True)
+fig, axes = plt.subplots(3, 1, figsize=(9, 17), constrained_layout=True)
 heatmap(axes[0], P, cmap="Blues", vmin=0, vmax=1, title=r"soft labels $P$ (columns $\hat p_j$)",
         xlabel="context j", ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab, fontsize=8,
         colorbar=r"$\hat p_{j,z}$")

@@ -436,7 +436,7 @@ profile_rows = {}
 for name, s in series.items():
     for key in ("ce_minus_H", "sim_H_proxy", "sim_W_proxy", "sim_H_mm", "sim_W_mm", "dist_L_mm"):
         profile_rows[(key, name)] = {f"`{profile}` (this run)": s.final[key],
-                                     f"`{other}`": "not executed in this build" + (" (committed run: last section)" if other == "paper" else "")}
+                                     f"`{other}`": "not executed" + (" (see the last section)" if other == "paper" else "")}
 pd.DataFrame(profile_rows).T
 
 # %% [markdown]

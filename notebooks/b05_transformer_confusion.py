@@ -299,7 +299,7 @@ times.insert(0, "depth", depth)
 times.insert(0, "example attribute", [EXAMPLE_ATTRIBUTE[c] for c in names])
 display(times)
 rho = {s: spearman(T_pred, runs[s]["times"]) for s in seeds_run}
-print("Spearman(predicted T_c, measured learning time):", {s: round(r, 2) for s, r in rho.items()})
+print("Spearman(predicted T_c, measured learning time):", ", ".join(f"seed {s} {r:.2f}" for s, r in rho.items()))
 
 # chance level of the order: each seed's measured times permuted at random over the classes
 rng = np.random.default_rng(seed)
