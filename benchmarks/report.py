@@ -3,8 +3,8 @@
 The page is static: the book build never re-runs a benchmark. Every number on it comes from the
 JSON files (written by ``python -m benchmarks.lmm`` / ``python -m benchmarks.concepts`` /
 ``python -m benchmarks.sweep``) and the prose
-around them from ``benchmarks/performance_template.md``; each target of issue #4 (the solvers
-against their baselines) and of issue #17 (the L^mm solver at paper B's scale, with the budget of
+around them from ``benchmarks/performance_template.md``; each performance target (the solvers
+against their baselines; the L^mm solver at paper B's scale, with the budget of
 ``python -m benchmarks.lmm_budget``) gets a verdict computed from those numbers.
 """
 
@@ -161,7 +161,7 @@ def budget_section(lmm_payloads: list[dict]) -> list[str]:
 
 
 def rank_line(lmm_payloads: list[dict]) -> list[str]:
-    """Issue 17: the rank of every certified real-text or Zipf solution of at least 200 x 1000, over V --
+    """The rank of every certified real-text or Zipf solution of at least 200 x 1000, over V --
     why a rank-r (truncated) thresholding would not make an iteration cheaper on these supports."""
     seen = {}
     for p in lmm_payloads:

@@ -76,7 +76,6 @@ import pandas as pd
 import torch
 from matplotlib.colors import TwoSlopeNorm
 
-from ntputils import paths
 from ntputils.data.corpora import paper_a_synthetic, read_template_sentences
 from ntputils.data.corpora.tokenize import words_stripped
 from ntputils.geometry import centered_support, in_support_logits
@@ -89,7 +88,6 @@ from ntputils.training.ufm import ce_loss
 # The template file is read from the project's data root (`NTP_DATA_DIR`, default `../shared/data`).
 
 # %%
-print("data root:", paths.data_dir())
 sentences = read_template_sentences()
 print(f"{len(sentences)} template sentences, e.g.")
 for s in sentences[:3] + sentences[20:22]:
@@ -131,27 +129,28 @@ counts.loc[:, (counts > 0).any(axis=0)].T.apply(
 # contexts with the same support have identical columns in $\boldsymbol S$ and $\widetilde{\boldsymbol S}$ --
 # the structure that papers A and B show the trained embeddings inherit.
 
-# %%
+# %% mystnb={"figure": {"caption": "The soft labels P, the support S and the centered support S~ of paper A's Synthetic dataset, one heatmap per row (our own figure).", "name": "fig-a01-matrices"}, "image": {"alt": "Three heatmaps, contexts on the horizontal axis and next tokens on the vertical axis: soft labels, support and centered support."}}
 P = data.P.toarray()
 S = data.S.toarray().astype(float)
 S_tilde = centered_support(data.S)
 pi = data.pi
 
-fig, axes = plt.subplots(1, 3, figsize=(17, 7.5), constrained_layout=True)
+# one heatmap per row: at the page width the tick labels stay legible
+fig, axes = plt.subplots(3, 1, figsize=(9, 17), constrained_layout=True)
 heatmap(axes[0], P, cmap="Blues", vmin=0, vmax=1, title=r"soft labels $P$ (columns $\hat p_j$)",
-        xlabel="context j", ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab,
+        xlabel="context j", ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab, fontsize=8,
         colorbar=r"$\hat p_{j,z}$")
 heatmap(axes[1], S, cmap="Greys", vmin=0, vmax=1, title=r"support $S$", xlabel="context j",
-        ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab, colorbar="in support")
+        ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab, fontsize=8, colorbar="in support")
 # two slopes around 0: the off-support entries -|S_j|/V are small, and a symmetric scale would draw them
 # almost white; here the most negative entry gets the full blue, the most positive the full red
 heatmap(axes[2], S_tilde, cmap="RdBu_r", norm=TwoSlopeNorm(vmin=S_tilde.min(), vcenter=0.0, vmax=S_tilde.max()),
         title=r"centered support $\widetilde S$ (blue: $-|\mathcal{S}_j|/V$, red: $1-|\mathcal{S}_j|/V$)",
-        xlabel="context j", ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab,
+        xlabel="context j", ylabel="next token z", xticklabels=contexts, yticklabels=data.vocab, fontsize=8,
         colorbar=r"$\widetilde S[z,j]$ (two-slope scale around 0)")
 plt.show()
 
-# %%
+# %% mystnb={"figure": {"caption": "The empirical context probabilities of the Synthetic dataset (our own figure).", "name": "fig-a01-context-probabilities"}, "image": {"alt": "Bar chart of the empirical probability of each context."}}
 fig, ax = plt.subplots(figsize=(9, 3.2), constrained_layout=True)
 ax.bar(np.arange(data.m), pi, color="tab:blue")
 ax.set_xticks(np.arange(data.m), contexts, rotation=90, fontsize=7)
@@ -167,7 +166,7 @@ plt.show()
 # growing push of the support above the rest -- the softmax tends to $\hat{\boldsymbol p}_j$ and the loss
 # decreases to $\mathcal H$, but $\mathcal L(\boldsymbol L_t)>\mathcal H$ for every finite $t$.
 
-# %%
+# %% mystnb={"figure": {"caption": "The cross-entropy of the logits L^in + t S~ approaches the empirical entropy only as t grows without bound (our own figure).", "name": "fig-a01-entropy"}, "image": {"alt": "Curves of the loss minus the entropy decreasing towards zero as the scale t grows."}}
 L_in = in_support_logits(data.P)
 P_t, pi_t = torch.from_numpy(P), torch.from_numpy(pi)
 ts = np.linspace(0.0, t_max, 61)

@@ -175,7 +175,7 @@ for (lam, d), r in reports.items():
     print(f"{lam:6g} {d:3d} {r['rel_dist_L']:18.2e} {r['obj_gap']:9.1e} {r['balance']:9.1e} "
           f"{r['W2_vs_nuc']:11.1e} {r['H2_vs_nuc']:11.1e} {r['rank']:4d} {numerical_rank(convex[lam][0]):8d}")
 
-# %%
+# %% mystnb={"figure": {"caption": "Distance of the NTP-UFM gradient-descent logits to the convex nuclear-norm solution, and the objective gap, per GD step (Lemma 1; our own figure).", "name": "fig-a02-gd-vs-convex"}, "image": {"alt": "Two log-scale line plots over gradient-descent steps: distance to the convex solution and objective gap."}}
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), layout="constrained")
 for (lam, d), h in runs.items():
     L_cvx = convex[lam][0]
@@ -194,7 +194,7 @@ for ax in axes:
     ax.grid(alpha=0.3)
 plt.show()
 
-# %%
+# %% mystnb={"figure": {"caption": "Singular values of the convex solution and of the trained logits W H, one panel per regularization strength λ (our own figure).", "name": "fig-a02-singular-values"}, "image": {"alt": "Singular values by index, one panel per regularization strength."}}
 fig, axes = plt.subplots(1, len(lams), figsize=(4.2 * len(lams), 3.4), layout="constrained",
                          squeeze=False)
 for ax, lam in zip(axes[0], lams, strict=True):
@@ -217,7 +217,7 @@ plt.show()
 # The balancedness $\boldsymbol W^\top\boldsymbol W=\boldsymbol H\boldsymbol H^\top$ is easiest to see as
 # two identical $d\times d$ matrices (here for the smallest $\lambda$ at $d=V$):
 
-# %%
+# %% mystnb={"figure": {"caption": "The convex logits next to the trained W H, and the balancedness of W and H as two equal d x d matrices (our own figure).", "name": "fig-a02-logits-balancedness"}, "image": {"alt": "Heatmaps: convex logits, trained logits, and the two Gram matrices of the factors."}}
 lam_show, d_show = lams[-1], d_values[0]
 h = runs[lam_show, d_show]
 W_fin, H_fin = h.W[-1], h.H[-1]
@@ -240,7 +240,7 @@ plt.show()
 # finds *a* stationary point, which we cannot certify as the global rank-$d$ optimum; what we can check
 # is rank, balancedness and the ordering of objectives.
 
-# %%
+# %% mystnb={"figure": {"caption": "Rank-constrained case: objective and rank of W H against the embedding dimension d (our own figure).", "name": "fig-a02-rank-constrained"}, "image": {"alt": "Two plots against the embedding dimension d: the objective and the rank of the logits."}}
 L_rank_ref, info_rank_ref = ufm.nuclear_prox_gradient(data, lam_rank, tol=1e-10)
 r_cvx = numerical_rank(L_rank_ref)
 sweep_d = sorted(set(d_sweep) | {V_data})

@@ -197,7 +197,7 @@ for i, lam in enumerate(lams):
 # smallest $\lambda$ and its two orthogonal components; the $\mathcal F^\perp$ component is rescaled to the
 # Frobenius norm of $\boldsymbol L^{\rm mm}$ so the two can share a colour scale.
 
-# %%
+# %% mystnb={"figure": {"caption": "The in-support logits L^in, the max-margin logits L^mm, and the path solution at the smallest λ with its two orthogonal components; reproduces paper A, Fig. 2.", "name": "fig-a03-decomposition"}, "image": {"alt": "Grid of heatmaps, words by contexts: L^in, L^mm, the path solution and its two components."}}
 i_min = len(lams) - 1
 L_lam = path[i_min][1]
 L_lam_F = geometry.project_F(L_lam, S)
@@ -231,7 +231,7 @@ plt.show()
 #
 # ## The path as $\lambda\to0$, against $\log(1/\lambda)$
 
-# %%
+# %% mystnb={"figure": {"caption": "The quantities of Thm. 1 along the regularization path against log(1/λ): in-support error, logit norm, loss gap and direction error (our own figure).", "name": "fig-a03-path"}, "image": {"alt": "Line plots of the path's quantities against log of one over lambda."}}
 x = np.log(1.0 / lams)
 # the spec's reconstruction-time measurements on its own V=8, m=10 random instance (not paper numbers)
 spec_lams = np.logspace(-1, -5, 5)
@@ -290,7 +290,7 @@ record("a03_dir_target", DIR_TARGET)
 record("a03_needed_log", float(needed_log))
 record("a03_needed_log10", float(needed_log / np.log(10)))
 record("a03_proj_first", float(pq["proj_error"][nz][0]))
-record("a03_proj_last", float(pq["proj_error"][-1]))
+_ = record("a03_proj_last", float(pq["proj_error"][-1]))
 
 # %% [markdown]
 # **Reading.** The in-support component converges fast (on the Synthetic data its error falls from
@@ -327,7 +327,7 @@ preregister({
     "a03_gd_gram": ("GD: Gram distances (worse of W, H), final / at step 100", at_most(1.0, "decrease")),
 })
 
-# %%
+# %% mystnb={"figure": {"caption": "Gradient descent without regularization: in-support part, loss gap, logit norm and normalized distances to the theory, and the path and GD compared at equal logit norm (our own figure).", "name": "fig-a03-gd"}, "image": {"alt": "Four line plots over gradient-descent steps and logit norm."}}
 hist = ufm.train(data, d=d, loss="ce", lam=0.0, steps=gd_steps, lr=gd_lr, optimizer="gd",
                  init_scale=gd_init_scale, log_steps=30, seed=seed, device=run.device, progress=False)
 gd_steps_arr = np.asarray(hist.snap_steps)
@@ -416,7 +416,7 @@ compare("a03_dir_small", float(pq_small["dir_perp"][idx_spec[-1]]), paper=0.13,
         note="reference is another random V=8 instance")
 compare("a03_c_small", c_small, paper=1.46, note="reference is another random V=8 instance")
 spread = record("a03_spread", float(np.ptp(pq["dir_perp"][fit] * x[fit]) / c_fit))
-compare("a03_spread", spread, paper=0.05)
+_ = compare("a03_spread", spread, paper=0.05)
 
 # %%
 late = gd_steps_arr >= 100

@@ -204,7 +204,7 @@ for name, data in datasets.items():
 # words are ordered by the first such group that contains them, so *subspace collapse* shows as blocks. Every
 # panel after the first is annotated with its $\operatorname{sim}$ to the TF panel.
 
-# %%
+# %% mystnb={"figure": {"caption": "Context (top) and word (bottom) correlations at the end of training for the transformer, LSTM, NTP-UFM, theory and proxy, one figure per dataset; reproduces paper A, Fig. 1 with the network columns."}, "image": {"alt": "Heatmaps of context and word correlations, one column per model, theory and proxy."}}
 def fig1_panels(name: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Columns of Fig. 1: (context matrix, word matrix), each with the items as columns."""
     ref = refs[name]
@@ -234,7 +234,7 @@ for name, data in datasets.items():
 # Fig. 1, on one shared colour scale per dataset. The title gives the normalized distance of each panel to
 # $\boldsymbol L^{\rm mm}$ (0 = the same direction).
 
-# %%
+# %% mystnb={"figure": {"caption": "Final normalized logits of the transformer beside NTP-UFM, the theory and the proxy, one figure per dataset; the networks' version of the bottom row of paper A, Fig. 4."}, "image": {"alt": "Heatmaps of logits, words by contexts: transformer, NTP-UFM, theory and proxy."}}
 for name, data in datasets.items():
     ref = refs[name]
     ctx_order, _ = support_group_order(data.S)
@@ -277,7 +277,7 @@ for name, data in datasets.items():
 # curve ends at its run's last step (compare values at equal steps, not the curves' ends). A dashed curve
 # (word embeddings) carries open circles, so it stays visible where it lies on the solid one.
 
-# %%
+# %% mystnb={"figure": {"caption": "Training curves of NTP-UFM, the transformer and the LSTM, one figure per dataset; reproduces the network rows of paper A, Fig. 6."}, "image": {"alt": "Grid of training curves over steps, one colour per model."}}
 series = {f"{name} {model}": r.series for (name, model), r in runs.items()}
 for name in datasets:
     steps_of = {m: int(runs[name, m].history.steps[-1]) for m in ("TF", "LSTM")}

@@ -140,7 +140,7 @@ never_next = [data.token_str(z) for z in np.flatnonzero(np.asarray(data.counts.s
 print(f"{n_stories} stories -> {stories.windows.shape[0]:,} windows of {context_length} tokens, {data}")
 print(f"distinct support sets: {n_supports:,}; contexts with support size 1 / 2 / >2: "
       f"{(sizes == 1).mean():.1%} / {(sizes == 2).mean():.1%} / {(sizes > 2).mean():.1%}; "
-      f"tokens never seen as next token: {never_next}")
+      f"tokens never seen as next token: {' '.join(never_next) or 'none'}")
 print("vocabulary ('#' = leading space):", " ".join(stories.token_strings))
 occurrences = np.asarray(data.counts.sum(axis=0)).ravel()
 record("a07_m", data.m)
@@ -154,7 +154,7 @@ record("a07_m100", full100.m)
 record("a07_heat_support_max100", int((full100.S.toarray()[:, sel100.columns] > 0).sum(axis=0).max()))
 # the distinct contexts of 100 stories for which the paper profile's steps x batch make the authors' 600 epochs
 paper_values = profile_values("a07_tinystories_transformer", "paper")
-record("a07_paper_epoch_contexts", paper_values["steps"] * paper_values["batch_size"] / 600)
+_ = record("a07_paper_epoch_contexts", paper_values["steps"] * paper_values["batch_size"] / 600)
 
 # %%
 sel = support_group_selection(data, n_contexts=n_heatmap, per_group=per_group, min_group=min_group)
@@ -264,7 +264,7 @@ curve = convergence_curves(history_subset(hist, first), ref, label=f"first {firs
 # $\boldsymbol L^{\rm mm}$ and $\widetilde{\boldsymbol S}$ have the same direction). Panels after the first are annotated with
 # their $\operatorname{sim}$ to the first.
 
-# %%
+# %% mystnb={"figure": {"caption": "Context and word correlations of the transformer on TinyStories early and late in training, beside the theory and the proxy; reproduces paper A, Fig. 3 with the theory column.", "name": "fig-a07-fig3"}, "image": {"alt": "Heatmaps of context and word correlations: two training steps, theory and proxy."}}
 early = plots.nearest_snapshots(hist, [steps // 12])[0]
 sub = history_subset(hist, sel.columns)
 theory_differs = proxy_quality["|| L^mm/|L^mm| - S~/|S~| ||_F"] > 1e-6
@@ -293,7 +293,7 @@ plt.show()
 # first 1,000 contexts and the proxy only). The word curve (dashed, open circles) is the same for both context sets
 # and drawn once.
 
-# %%
+# %% mystnb={"figure": {"caption": "Loss gap, norms and similarity to the proxy and the theory during training; the authors' companion curves (no numbered paper figure).", "name": "fig-a07-curves"}, "image": {"alt": "Four line plots over training steps."}}
 fig, axes = plt.subplots(1, 4, figsize=(17, 4.4), layout="constrained")
 plots.plot_ce_gap(axes[0], {"TF": hist}, colors={"TF": "steelblue"})
 plots.plot_norms(axes[1], {"TF": hist}, colors={"TF": "steelblue"})

@@ -150,7 +150,7 @@ ctx_labels = grouped_labels([tuple(col) for col in S.T], attributes)
 # $\boldsymbol u_k$ are its columns); rows of $\boldsymbol V$ are the attributes' coordinates (*context
 # analyzer vectors* $\boldsymbol v_k$).
 
-# %%
+# %% mystnb={"figure": {"caption": "The SVD of the centered support S~ of the organism data: word and attribute coordinates on the concept dimensions; reproduces paper B, Fig. 1.", "name": "fig-b01-fig1"}, "image": {"alt": "Heatmaps of the singular vectors with words and attributes labelled, and the singular values."}}
 organism_svd_figure(U, sigma, Vt, words, attributes)
 plt.show()
 
@@ -240,7 +240,7 @@ ce_gap = hist.final["ce_minus_H"]
 print(f"after {steps} GD steps: CE - H = {ce_gap:.2e},  ||W||_F = {hist.final['norm_W']:.2f}, "
       f"||H||_F = {hist.final['norm_H']:.2f},  direction error to S~: {normalized_distance(W @ H, S_tilde):.3f}")
 
-# %%
+# %% mystnb={"figure": {"caption": "NTP-trained word and context embeddings in a 3-D PCA; reproduces paper B, Fig. 2A.", "name": "fig-b01-fig2a"}, "image": {"alt": "3-D scatter plot of word and context embeddings."}}
 pca3 = PCA(n_components=3).fit(np.vstack([W, H.T]))
 Pw, Ph = pca3.transform(W), pca3.transform(H.T)
 organism_embeddings_figure(Pw, Ph, word_colors, ctx_colors, word_labels, ctx_labels,
@@ -288,7 +288,7 @@ for p, (name, members, expected) in enumerate(zip(level_names, levels, expected_
 nesting = pd.DataFrame(nest_rows)
 nesting
 
-# %%
+# %% mystnb={"figure": {"caption": "Nested orthants in context-analyzer space on the dimensions 1, 2 and 4; reproduces paper B, Fig. 2B.", "name": "fig-b01-fig2b"}, "image": {"alt": "3-D scatter plot of context-analyzer coordinates with the nested orthants marked."}}
 X = A_ctx[:, list(dims)]
 organism_orthants_figure(X, levels, grouped_labels([tuple(np.round(x, 9)) for x in X], attributes))
 plt.show()
@@ -342,7 +342,7 @@ pd.DataFrame({"k": np.arange(1, r + 1), "sigma_k": sigma.round(3), "cos(u^d_k, v
               "||u^d_k|| / ||v^d_k||": (np.linalg.norm(u_d, axis=0) / np.linalg.norm(v_d, axis=0)).round(3),
               "max_l!=k |cos(u^d_k, u^d_l)|": np.abs(u_dir.T @ u_dir - np.eye(r)).max(axis=1).round(3)})
 
-# %%
+# %% mystnb={"figure": {"caption": "Context (left) and word (right) embeddings projected on the plane of two concept representations; reproduces paper B, Fig. 10 (App. B).", "name": "fig-b01-fig10"}, "image": {"alt": "Two scatter plots of embeddings on the plane of two concept directions."}}
 panels = [("Left: context embeddings (columns of H)", H.T, v_d, ctx_labels, ctx_colors, "^"),
           ("Right: word embeddings (rows of W)", W, u_d, word_labels, word_colors, "o")]
 plane_share = {}
@@ -355,7 +355,7 @@ for title, X, reps, labels, colors, marker in panels:
     plane_panels.append((title, P2, [Q.T @ reps[:, k] for k in (0, 1)], labels, colors, marker))
 concept_plane_figure(plane_panels)
 plt.show()
-print("share of the embeddings' squared norm in that plane:", {k: round(float(v), 3) for k, v in plane_share.items()})
+print("share of the embeddings' squared norm in that plane:", ", ".join(f"{k} {float(v):.3f}" for k, v in plane_share.items()))
 
 # %% [markdown]
 # Projections on the concept axes (Fig. 10 caption: animals positive and plants negative on axis 1;
@@ -378,17 +378,19 @@ axis2_frac = float(np.mean(np.r_[coord_w[mammal_words, 1] > 0, coord_w[is_animal
                                   axis2_named["stays warm-blooded"] > 0, axis2_named["has feathers"] < 0]]))
 axis2_named_ok = bool(axis2_named["cat"] > 0 > axis2_named["trout"]
                       and axis2_named["stays warm-blooded"] > 0 > axis2_named["has feathers"])
-print({k: round(float(v), 3) for k, v in axis2_named.items()})
+print("second coordinate:", ", ".join(f"{k} {float(v):.3f}" for k, v in axis2_named.items()))
 
 # %% [markdown]
 # ## Fig. 2C: the training data
 #
 # $\boldsymbol P^\top$ (attributes are rows, subjects are columns), and the table itself.
 
-# %%
+# %% mystnb={"figure": {"caption": "The training data P transposed: attributes as rows, subjects as columns; reproduces paper B, Fig. 2C.", "name": "fig-b01-fig2c"}, "image": {"alt": "Heatmap of the organism training data, attributes by subjects."}}
 P = data.P.toarray()
 organism_data_figure(P, words, attributes)
 plt.show()
+
+# %%
 pd.DataFrame({"attribute (context)": attributes, "support class": attr_class,
               "subjects (next tokens)": [", ".join(table[a]) for a in attributes]})
 

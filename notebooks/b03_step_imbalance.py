@@ -125,7 +125,7 @@ print(f"max |sigma_num - sigma_closed| = {sigma_err:.1e};  max |U Sigma V^T - S~
       f"orthonormality error of U, V = {orth_err:.1e};  tier projector error = {proj_err:.1e}")
 print(f"printed V^T (no 1/sqrt(R)): max |V^T V - I| = {printed_orth_err:.3f} (= R - 1 = {R - 1})")
 
-# %%
+# %% mystnb={"figure": {"caption": "The STEP-imbalanced support matrix and its closed-form SVD against the numerical one; reproduces paper B, Fig. 13 (top).", "name": "fig-b03-fig13-top"}, "image": {"alt": "Heatmap of a support matrix and plots of its singular values and vectors."}}
 step_support_svd_figure(S, R, U_cf, s_cf, Vt_cf, s_num, tier_of_mode)
 plt.show()
 
@@ -139,7 +139,7 @@ plt.show()
 # *learning time* of a mode is the first $t$ at which $c_k$ reaches the fraction {glue:text}`b03_level:.0%` of
 # $\sigma_k$ (`LEVEL` below).
 
-# %%
+# %% mystnb={"figure": {"caption": "Mode amplitudes under the square loss: three learning tiers; reproduces paper B, Fig. 13 (middle).", "name": "fig-b03-fig13-middle"}, "image": {"alt": "Line plots of mode amplitudes over time in three colour groups."}}
 W0, H0 = aligned_init(U_num, Vt_num, d, delta, seed=seed)
 steps = int(round(t_max / lr))
 log_steps = list(range(0, steps + 1, max(1, int(round(dt / lr)))))
@@ -187,7 +187,7 @@ t90_sq = learning_times(t, sv_sq, s_num, level=LEVEL)
 # plot the weighted logits $\boldsymbol L\boldsymbol\Omega=\boldsymbol W\boldsymbol H'$, and then also report the
 # logits $\boldsymbol L=\boldsymbol W\boldsymbol H'\boldsymbol\Omega^{-1}=\boldsymbol U\boldsymbol A(t)\boldsymbol\Sigma\boldsymbol V^\top$.
 
-# %%
+# %% mystnb={"figure": {"caption": "Mode amplitudes under the reweighted loss of eq. (10); reproduces paper B, Fig. 13 (bottom).", "name": "fig-b03-fig13-bottom"}, "image": {"alt": "Line plots of mode amplitudes over time under the reweighted loss."}}
 omega = step_weights(V, R)
 S_omega = S_t * omega
 U_w, s_w, Vt_w = svd_factors(S_omega)
@@ -221,7 +221,7 @@ t90_w_logits = learning_times(t, amp_w_logits, s_num, level=LEVEL)
 # then differ only through the $\log\sigma$ term of eq. 7). Both runs start from the
 # SVD initialization of the unweighted problem.
 
-# %%
+# %% mystnb={"figure": {"caption": "Mode amplitudes with gradient descent on H itself for two weightings, next to the unweighted run (our own figure).", "name": "fig-b03-weighting"}, "image": {"alt": "Line plots of mode amplitudes over time for three weightings."}}
 t, hist_lit = gd_run("weighted_square", init=(W0, H0), omega=omega)
 omega_quarter = np.where(omega < 1, R ** -0.25, 1.0)
 t, hist_q = gd_run("weighted_square", init=(W0, H0), omega=omega_quarter)
@@ -236,6 +236,7 @@ weighting_comparison_figure(t, [(sv_sq, "unweighted (Fig. 13 middle)"),
 plt.show()
 
 
+# %%
 def spread(times):
     return float(np.nanmax(times) / np.nanmin(times))
 
@@ -256,7 +257,7 @@ summary
 # $\boldsymbol S=\mathbb I_V\otimes\mathbb 1_{k}^\top$: every singular value of $\widetilde{\boldsymbol S}$ equals
 # $\sqrt k$ (rank $V-1$), so the square-loss dynamics has a single tier and no concept is learned first.
 
-# %%
+# %% mystnb={"figure": {"caption": "The balanced one-hot case of App. A.4 next to the STEP case: a single tier (our own figure).", "name": "fig-b03-balanced"}, "image": {"alt": "Line plots of mode amplitudes over time for the balanced and the STEP case."}}
 per_class = R
 S_bal = one_hot_balanced_support(V, per_class)
 s_bal = np.linalg.svd(centered_support(S_bal), compute_uv=False)

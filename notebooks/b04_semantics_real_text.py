@@ -248,7 +248,7 @@ record("n_layout_wiki", len(layout_rows["WikiText"]))
 print(f"TinyStories: {n_stories} stories (our local sample, not the whole dataset); WikiText-2 train: "
       f"{n_wiki_pieces} paragraph pieces between <unk> marks")
 print("layout tokens among the next tokens (kept in S, left out of the clouds):",
-      {k: v for k, v in layout_rows.items()})
+      "; ".join(f"{k}: {' '.join(v) or 'none'}" for k, v in layout_rows.items()))
 pd.DataFrame(rows).set_index("dataset")
 
 # %% [markdown]
@@ -271,7 +271,7 @@ class_sizes.T
 # among the top 8. The paper's signs are unknown, so its "+2nd" may be our "-2nd": the table shows both.
 
 
-# %%
+# %% mystnb={"figure": {"caption": "Word clouds of four single half-dimensions, top words by their coordinate; reproduces paper B, Fig. 14.", "name": "fig-b04-fig14"}, "image": {"alt": "Four word clouds, two per row, titled by dataset, dimension and best class."}}
 def half_dimension(key: str, k: int, s: int):
     """Top members of the half-space sign(u_k) = s (paper's 1-based k), sorted by |u_k|."""
     return orthant_clusters(U[key], [k - 1], top=top)[(s,)]
@@ -283,10 +283,11 @@ for key, k, s in FIG14:
     cl = half_dimension(key, k, s)
     panels.append(cluster_panel(f"{key}: {'+' if s > 0 else '-'}u_{k}", cl.indices, cl.typicality, data[key].vocab,
                                 labels[key]))
-fig = renderer.grid(panels, ncols=4, cell=(3.6, 2.5), fontsize=10,
+fig = renderer.grid(panels, ncols=2, cell=(3.6, 2.5), fontsize=10,
                     title="Fig. 14 (ours): single half-dimensions, top-40 words by |u_k[z]| (title: best class, purity)")
 plt.show()
 
+# %%
 single_rows = []
 for key in DATASETS:
     lexical_only = labels[key].without(NO_SPACE)
@@ -366,7 +367,7 @@ for figname, (key, p) in GRIDS.items():
                          **summarize_purity(grid_tables[figname], MIN_SIZE),
                          "shuffled U: beat random": summarize_purity(shuffled, MIN_SIZE)["beat random"]})
 
-# %%
+# %% mystnb={"figure": {"caption": "Orthant clusters of the top concepts on Simplified TinyStories, one word cloud per sign configuration; reproduces paper B, Figs. 22 and 23."}, "image": {"alt": "Grid of word clouds, one per sign configuration."}}
 for figname in ("Fig. 22", "Fig. 23"):
     key, p = GRIDS[figname]
     renderer.grid(grid_panels(key, grids[figname]), ncols=8,
@@ -378,7 +379,7 @@ for figname in ("Fig. 22", "Fig. 23"):
     display(Markdown(f"**{figname}: purity of every orthant** (random = same-size random word sets, {n_draws} draws)"))
     display(grid_tables[figname].round(3))
 
-# %%
+# %% mystnb={"figure": {"caption": "Orthant clusters of the top concepts on Simplified WikiText, one word cloud per sign configuration; reproduces paper B, Figs. 24 and 25."}, "image": {"alt": "Grid of word clouds, one per sign configuration."}}
 for figname in ("Fig. 24", "Fig. 25"):
     key, p = GRIDS[figname]
     if figname == "Fig. 25" and not wikitext_p6_grid:
@@ -420,7 +421,7 @@ pd.DataFrame(summary_rows).set_index("figure").round(3)
 # $p=5$ are the grid of Fig. 23 above, not repeated here); the verb detail starts from the $p=2$ configuration
 # with the highest purity of the class "verb" (not chosen by hand) and follows it to $p=5$.
 
-# %%
+# %% mystnb={"figure": {"caption": "The hierarchy of orthant clusters from one to five concepts (top) and the verb branch (bottom); reproduces paper B, Fig. 11."}, "image": {"alt": "Word clouds arranged as a tree, each cluster above its two children."}}
 tree_clusters = {p: orthant_clusters(U["STS"], range(p), top=top) for p in range(1, 6)}
 levels = [grid_panels("STS", tree_clusters[p]) for p in range(1, 5)]
 renderer.tree(levels, cell=(2.2, 1.9), fontsize=8, stack_last=True,
@@ -485,7 +486,7 @@ print(f"-ing forms (the paper's aspect split): best orthant on K={{1..{p_ing}}},
       + " ".join(data["STS"].vocab[i] for i in all_orthants[(p_ing, C_ing)][:12]))
 record("ing_n_forms", int(labels["STS"].member[:, labels["STS"].index("-ing verb")].sum()))
 record("ing_best_p", int(p_ing))
-record("ing_best_purity", float(ing.purity))
+_ = record("ing_best_purity", float(ing.purity))
 
 # %% [markdown]
 # **What we see.** The tree refines: the gap to random word sets of the same sizes grows with $p$ in both
@@ -517,7 +518,7 @@ record("ing_best_purity", float(ing.purity))
 # random mean / p95"; the pre-registered rule); the single-cluster columns "random mean / p95" are shown only
 # to calibrate one class.
 
-# %%
+# %% mystnb={"figure": {"caption": "The orthant cluster with the highest purity for each class of the paper, STS on top and WikiText below; reproduces paper B, Fig. 4.", "name": "fig-b04-fig4"}, "image": {"alt": "Grid of word clouds titled by class, purity and chance level."}}
 FIG4 = {"STS": {"Past-tense verb": "past-tense verb", "Present-tense verb": "base-form verb",
                 "Preposition": "preposition/conjunction", "Proper names": "person name"},
         "WikiText": {"Month": "month", "Number": "number", "Unit": "unit",
@@ -546,6 +547,8 @@ for key, targets in FIG4.items():
 renderer.grid(panels, ncols=4, cell=(4.0, 2.8), fontsize=9,
               title="Fig. 4 (ours): clusters with the highest purity for the paper's classes (top: STS, bottom: WikiText)")
 plt.show()
+
+# %%
 fig4_table = pd.DataFrame(fig4_rows)
 fig4_table.round(3)
 
@@ -554,7 +557,8 @@ fig4_table.round(3)
 # selection-aware rule: the purest candidate is purer than the 95th percentile of the purest of as many random
 # word sets of the same sizes (column "best-of-N random p95"); {glue:text}`fig4_majority` of the eight have a
 # majority of their top-40 words in the class. The weakest is units (purity {glue:text}`fig4_unit_purity:.2f`):
-# GPT-2's tokenizer keeps unit tokens whole, and the unit orthant mixes them with other symbols and pieces.
+# the purest unit orthant's top words (column "top words") mix the lexicon's unit words with other words and
+# symbols.
 #
 # ## Figs. 5, 20, 21: k-means on the top-$p$ analyzer coordinates
 #
@@ -566,7 +570,7 @@ fig4_table.round(3)
 # 40 most typical members (`top`). Frequent tokens (".", "the", "and") sit far from the rest and get singleton
 # clusters.
 
-# %%
+# %% mystnb={"figure": {"caption": "k-means clusters on the top word-analyzer coordinates, STS and WikiText; reproduces paper B, Figs. 20 and 21."}, "image": {"alt": "Grids of word clouds, one per k-means cluster."}}
 KMEANS = {"Fig. 20": ("STS", 5, 32), "Fig. 21": ("WikiText", 6, 64)}
 
 
@@ -605,7 +609,7 @@ for figname in KMEANS:
     display(Markdown(f"**{figname}: purity of every k-means cluster** (top-{top} members)"))
     display(km_tables[figname].round(3))
 
-# %%
+# %% mystnb={"figure": {"caption": "The k-means cluster with the highest purity for each class of the paper; reproduces paper B, Fig. 5.", "name": "fig-b04-fig5"}, "image": {"alt": "Grid of word clouds titled by class and purity."}}
 FIG5 = {"Fig. 20": {"Past-tense verbs": "past-tense verb", "Proper names": "person name"},
         "Fig. 21": {"Numbers": "number", "Conjunctions": "preposition/conjunction"}}
 fig5_rows, panels = [], []
@@ -629,6 +633,8 @@ for figname, targets in FIG5.items():
 renderer.grid(panels, ncols=4, cell=(4.0, 2.8), fontsize=9,
               title="Fig. 5 (ours): k-means clusters with the highest purity for the paper's classes")
 plt.show()
+
+# %%
 fig5_table = pd.DataFrame(fig5_rows)
 fig5_table.round(3)
 
@@ -652,7 +658,7 @@ fig5_table.round(3)
 # (top-40 words x top-40 contexts by typicality). The heatmap shows the density of every such block, word
 # configuration vs. context configuration: a bright diagonal means matching signs predict support.
 
-# %%
+# %% mystnb={"figure": {"caption": "Context clusters beside the word clusters with the same sign pattern on STS; reproduces paper B, Fig. 6.", "name": "fig-b04-fig6"}, "image": {"alt": "Pairs of clouds: contexts on the left, words on the right."}}
 matched = matched_clusters(U["STS"], Vt["STS"].T, range(5), top=top, min_size=MIN_SIZE)
 S_sts = data["STS"].S
 density = {C: block_support_density(S_sts, mc.words.indices, mc.contexts.indices) for C, mc in matched.items()}
@@ -688,6 +694,8 @@ for cls, endings in ENDINGS.items():
 renderer.grid(panels, ncols=4, cell=(4.2, 2.8), fontsize=10,
               title="Fig. 6 (ours): context cluster | word cluster with the same signs on K={1..5}, STS")
 plt.show()
+
+# %%
 fig6_table = pd.DataFrame(fig6_rows)
 for r, name in zip(fig6_rows, ("fig6_to", "fig6_sovery"), strict=True):
     record(f"{name}_share", r["share of contexts ending so"])
@@ -695,7 +703,7 @@ for r, name in zip(fig6_rows, ("fig6_to", "fig6_sovery"), strict=True):
     record(f"{name}_p95", r["random p95 share"])
 fig6_table.round(3)
 
-# %%
+# %% mystnb={"figure": {"caption": "Support density of every word-by-context block, word configuration against context configuration, on STS (a check of paper B, Fig. 6; our own figure).", "name": "fig-b04-fig6-density"}, "image": {"alt": "Heatmap of support densities with a bright diagonal for matching sign configurations."}}
 configs = list(matched)
 word_orth = orthant_clusters(U["STS"], range(5), top=top)
 ctx_orth = orthant_clusters(Vt["STS"].T, range(5), top=top)
@@ -718,6 +726,8 @@ ax.set_title(f"Support density of word x context blocks, STS, K={{1..5}}\n"
              f"diagonal mean {diag:.3f}, off-diagonal {off:.3f}, all of S {overall_density:.4f}")
 fig.colorbar(im, ax=ax, label="fraction of (word, context) pairs observed")
 plt.show()
+
+# %%
 pd.DataFrame({"value": [diag, off, perm_diag.mean(), perm_diag.std(), density_p95, overall_density]},
              index=["diagonal mean (matched configurations)", "off-diagonal mean (mismatched)",
                     "chance: permuted configurations, mean", "chance: permuted, std", "chance: permuted, p95",
@@ -863,7 +873,9 @@ claims_table
 #
 # * **Units (Fig. 4, WikiText).** The best orthant cluster for our lexicon's `unit` class has unit purity
 #   {glue:text}`fig4_unit_purity:.2f`, the lowest of the eight (the best-of-N chance levels are in the Fig. 4
-#   table): the paper's "units" may include time units, which our lexicon counts as nouns.
+#   table). That class is a hand list of measurement units, time units such as *hours* and *years* included
+#   (`ntputils.data.corpora.lexicon.UNITS`); the cluster's top words (Fig. 4 table, column "top words") mix
+#   the lexicon's unit words with other words.
 # * **Orthants vs. single half-dimensions.** Mean purity of the $p=5$ orthant clusters vs. the single
 #   half-dimensions: STS {glue:text}`fig14_STS_orthants_mean:.2f` vs {glue:text}`fig14_STS_singles_mean:.2f`,
 #   WikiText {glue:text}`fig14_WikiText_orthants_mean:.2f` vs {glue:text}`fig14_WikiText_singles_mean:.2f` (rule:

@@ -149,7 +149,7 @@ record("b05_rank", int(sigma.size))
 display(concepts_table)
 for i, c in enumerate(names):
     record(f"b05_depth_{c}", int(depth[i]))
-record("b05_depth_max", int(depth.max()))
+_ = record("b05_depth_max", int(depth.max()))
 
 # %% [markdown]
 # The concept depths of the table above: Animals {glue:text}`b05_depth_Animals` and Plants
@@ -230,7 +230,7 @@ show_steps = [s for s in (0, 20, 40, 200) if s <= steps]
 # %% [markdown]
 # ## Fig. 3: confusion matrices at epochs 0, 20, 40, 200
 
-# %%
+# %% mystnb={"figure": {"caption": "Confusion matrices of the 2-layer transformer on the organism data at four epochs; reproduces paper B, Fig. 3.", "name": "fig-b05-fig3"}, "image": {"alt": "Four confusion-matrix heatmaps, true class against predicted class."}}
 fig, axes = plt.subplots(1, len(show_steps), figsize=(4.6 * len(show_steps), 4.8), layout="constrained")
 for ax, step in zip(np.atleast_1d(axes), show_steps, strict=True):
     C = main["confusions"][step]
@@ -257,7 +257,7 @@ plt.show()
 # disjoint class predicted as it); the dashed lines are the paper's epochs 20 and 40. Right: measured learning
 # times of every seed against the Prop. 1 prediction $T_c=1/\sigma_{\mathrm{depth}(c)}$.
 
-# %%
+# %% mystnb={"figure": {"caption": "When each class is learned (left) and the measured learning times against the prediction of Prop. 1 (right) (our own figure).", "name": "fig-b05-learning-times"}, "image": {"alt": "A timeline of learned classes per epoch and a scatter plot of measured against predicted learning times."}}
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.6), layout="constrained")
 learned_map = learned_classes(main["confusions"], disjoint, threshold).T  # (k, T)
 last = int(min(steps, max(100, 1.5 * np.nanmax(main["times"]))))
@@ -292,13 +292,14 @@ ax2.set_title("Learning time vs concept depth (colour = class)", fontsize=10)
 ax2.legend(fontsize=8)
 plt.show()
 
+# %%
 times = pd.DataFrame({f"seed {s}": runs[s]["times"] for s in seeds_run}, index=names)
 times.insert(0, "T_pred", T_pred.round(3))
 times.insert(0, "depth", depth)
 times.insert(0, "example attribute", [EXAMPLE_ATTRIBUTE[c] for c in names])
 display(times)
 rho = {s: spearman(T_pred, runs[s]["times"]) for s in seeds_run}
-print("Spearman(predicted T_c, measured learning time):", {s: round(r, 2) for s, r in rho.items()})
+print("Spearman(predicted T_c, measured learning time):", ", ".join(f"seed {s} {r:.2f}" for s, r in rho.items()))
 
 # chance level of the order: each seed's measured times permuted at random over the classes
 rng = np.random.default_rng(seed)
@@ -318,7 +319,7 @@ print(f"median over seeds: {rho_median:.3f}; permutation null of the median: mea
 record("b05_rho_min", float(min(rho.values())))
 record("b05_rho_max", float(max(rho.values())))
 record("b05_rho_median", rho_median)
-record("b05_rho_chance_q95", rho_chance_q95)
+_ = record("b05_rho_chance_q95", rho_chance_q95)
 
 # %% [markdown]
 # ## The spec's "largest total probability" rule
@@ -444,8 +445,8 @@ if lr_sweep is not None:
         display(lr_table)
         lr_share = record("b05_lr_share_broad_first", float((out["broad_first"] == "reproduced").mean()))
         record("b05_lr_n", int(len(out)))
-compare("lr_broad_first", lr_share, paper="broad by 20, finer 40-200 (one unknown lr)",
-        note="epochs in the table are in our time axis; the paper's optimizer is UNKNOWN")
+_ = compare("lr_broad_first", lr_share, paper="broad by 20, finer 40-200 (one unknown lr)",
+            note="epochs in the table are in our time axis; the paper's optimizer is UNKNOWN")
 
 # %% [markdown]
 # ## The paper profile, recorded

@@ -179,7 +179,7 @@ print(f"decoder W: {W.shape[0]} tokens x d = {W.shape[1]}")
 fallback_cfg = FallbackConfig()  # the offline fallback LM's configuration (used when GPT-2 is not available)
 record("fallback_layers", fallback_cfg.n_layers)
 record("fallback_d", fallback_cfg.d)
-record("fallback_vocab", fallback_cfg.bpe_vocab - 1)  # GPT-2 tokens kept; one more id is <other>
+_ = record("fallback_vocab", fallback_cfg.bpe_vocab - 1)  # GPT-2 tokens kept; one more id is <other>
 
 # %% [markdown]
 # ## Word concepts: the SVD of the decoder
@@ -189,7 +189,7 @@ record("fallback_vocab", fallback_cfg.bpe_vocab - 1)  # GPT-2 tokens kept; one m
 # {glue:text}`sv_ratio_12:.1f` here): the rows of a trained decoder share a common direction (the paper does not
 # center $\boldsymbol W$, and neither do we).
 
-# %%
+# %% mystnb={"figure": {"caption": "Singular values of the decoder (our own figure).", "name": "fig-b07-spectrum"}, "image": {"alt": "Bar or line plot of the decoder's singular values."}}
 dc = decoder_concepts(W)
 U = dc.U
 fig, ax = plt.subplots(figsize=(7, 3))
@@ -215,7 +215,7 @@ print(f"tokens with a lexical class: {lexical.coverage:.1%}; with any class (inc
 # purity among the top-40 members); font size $\propto$ typicality; "#" marks a token that starts a word.
 
 
-# %%
+# %% mystnb={"figure": {"caption": "Orthant clusters of the top word concepts, one word cloud per sign configuration; reproduces paper B, Figs. 15 to 17."}, "image": {"alt": "Grids of word clouds, one per sign configuration."}}
 word_clusters, summary_rows, tables = {}, [], {}
 for p in ps:
     clusters, table = orthant_purity(U, p, labels, baseline, top=top)
@@ -232,6 +232,8 @@ for p in ps:
     row["beat random (lexical classes only)"] = summarize_purity(lex_table, min_size)["beat random"]
     row["shuffled U: beat random"] = summarize_purity(shuf_table, min_size)["beat random"]
     summary_rows.append(row)
+
+# %%
 summary = pd.DataFrame(summary_rows).set_index("p")
 display(summary.round(3))
 
@@ -248,7 +250,7 @@ display(summary.round(3))
 # that class beats the 95th percentile of the purest of $N$ random token sets of the same sizes. Up to eight found
 # classes are drawn, by margin over that chance level (title: $p$, $C$, class, purity, chance p95).
 
-# %%
+# %% mystnb={"figure": {"caption": "The word classes found by the selection-aware rule; an analogue of paper B, Fig. 7, not the paper's figure.", "name": "fig-b07-fig7"}, "image": {"alt": "Grid of word clouds titled by class, purity and chance level."}}
 candidates = pd.concat([t.assign(p=p) for p, t in tables.items()])
 candidates = candidates[candidates["size"] >= min_size]
 tested = {(r["p"], r["cluster"]): word_clusters[r["p"]][tuple(1 if ch == "+" else -1
@@ -275,6 +277,8 @@ if panels:
     renderer.grid(panels, ncols=4, cell=(3.4, 2.5), fontsize=9,
                   title=f"Fig. 7 analogue ({model_name}; not the paper's Fig. 7): classes found by the best-of-N rule")
     plt.show()
+
+# %%
 print(f"{n_found} of {len(fig7)} classes (best class of some tested cluster) are found by the best-of-N rule")
 display(fig7.round(3))
 
@@ -335,7 +339,7 @@ display(pd.DataFrame(agree_rows).set_index("p").round(3))
 # four configurations with the largest enrichment among those whose word orthant has at least 10 members; left the
 # top contexts by typicality (last 4 tokens), right the top words.
 
-# %%
+# %% mystnb={"figure": {"caption": "Matched context and word orthants, top contexts on the left and top words on the right (App. F.2; as paper B, Fig. 6 does for TinyStories).", "name": "fig-b07-contexts"}, "image": {"alt": "Pairs of clouds: contexts on the left, words on the right."}}
 p_pair = min(ps)
 ctx_clusters = orthant_clusters(V_ctx, range(p_pair), top=top)
 configs = sign_configurations(p_pair)

@@ -206,7 +206,7 @@ pd.DataFrame([rep.row(name) for name, rep in reps.items()]).set_index("claim")
 compare("c01_ce", ce_minus_H, paper="not studied below d = V")
 compare("c01_topd", topd if d < rank_st else None, paper="paper B: top-d singular factors first")
 compare_similarity("c01_sim_H_mm", reps["H_mm"], paper="paper A (d >= V): high")
-compare_similarity("c01_sim_W_mm", reps["W_mm"], paper="paper A (d >= V): high")
+_ = compare_similarity("c01_sim_W_mm", reps["W_mm"], paper="paper A (d >= V): high")
 
 # %% [markdown]
 # ## The sweep over $d$ and seeds, on both datasets
@@ -282,7 +282,7 @@ if pub is not None:  # a stale table is shown (marked) but judged by no claim
 # $d=\mathrm{rank}\,\widetilde{\boldsymbol S}$ and $d=V$, the dashed grey line the chance level of the
 # off-diagonal `sim` (mean over seeds of 20 random matrices each).
 
-# %%
+# %% mystnb={"figure": {"caption": "NTP-UFM with the embedding dimension below and above V: fit, theory geometry and proxy geometry over d (beyond the papers).", "name": "fig-c01-sweep"}, "image": {"alt": "Line plots against the embedding dimension d, one row per dataset, with mean and standard deviation over seeds."}}
 if verdicts is not None:
     fig, axes = plt.subplots(2, 3, figsize=(15, 8.5), squeeze=False)
     for row, ds in enumerate(("synthetic", "sts")):
@@ -354,7 +354,7 @@ for ds in ("synthetic", "sts"):
 # * (T2) *fit* at every swept $d\ge V$: CE $-\,\mathcal H\le10^{-2}$ at every seed (the cpu-profile rule of
 #   chapter a06; the cpu budget of steps does not reach the $10^{-3}$ of NTP-UFM); share at least 1.
 
-# %%
+# %% mystnb={"image": {"alt": "Line plots of off-diagonal similarity against the embedding dimension d for the transformer, one panel per dataset."}}
 TF_CLAIMS = {}
 for ds in ("synthetic", "sts"):
     TF_CLAIMS.update({
@@ -466,17 +466,17 @@ if fresh:
         topd = [int(x) for x in dd[(dd < r_) & v["R3 top-d"].to_numpy()]]
         below = [int(x) for x in dd[dd < r_]]
         lines.append(
-            f"* **{ds}** (V = {V_}, rank S~ = {r_}): the geometry holds (R1 and R2) at d = {holds or 'none'}; "
+            f"* **{ds}** (V = {V_}, rank S~ = {r_}): the geometry holds (R1 and R2) at d = {', '.join(map(str, holds)) or 'none'}; "
             f"it breaks at d = {', '.join(f'{x} ({why})' for x, why in fails.items()) or 'none'}. "
             f"Below the rank, the run is closer to the top-d truncation of S~ than to S~ (R3) at d = "
-            f"{topd or 'none'} of {below or 'none'}.")
+            f"{', '.join(map(str, topd)) or 'none'} of {', '.join(map(str, below)) or 'none'}.")
 if fresh_tf:
     for ds in tf_v.index.get_level_values("dataset").unique():
         v = tf_v.loc[ds]
         dd = v.index.to_numpy()
         t1_at = [int(x) for x in dd[v["theory (T1)"].to_numpy()]]
         fit_at = [int(x) for x in dd[v["fit (T2)"].to_numpy()]]
-        lines.append(f"* **transformer, {ds}**: its geometry is above chance + 0.1 (T1) at d = {t1_at or 'none'}; "
-                     f"it fits to CE - H <= 1e-2 at every seed (T2) at d = {fit_at or 'none'} "
-                     f"(of {[int(x) for x in dd]}).")
+        lines.append(f"* **transformer, {ds}**: its geometry is above chance + 0.1 (T1) at d = {', '.join(map(str, t1_at)) or 'none'}; "
+                     f"it fits to CE - H <= 1e-2 at every seed (T2) at d = {', '.join(map(str, fit_at)) or 'none'} "
+                     f"(of {', '.join(str(int(x)) for x in dd)}).")
 display(Markdown("\n".join(lines) if lines else "*(no current committed sweep table)*"))

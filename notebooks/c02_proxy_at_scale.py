@@ -181,7 +181,7 @@ pd.DataFrame(rows).set_index("dataset")
 # (right), with the chance level of a random subspace (dashed) and the cosine of the largest principal
 # angle (dotted: the worst direction of the $k$).
 
-# %%
+# %% mystnb={"figure": {"caption": "Overlap of the top-k concept subspaces of S~ and L^mm, words and contexts, with the chance level (beyond the papers).", "name": "fig-c02-overlaps"}, "image": {"alt": "Line plots of subspace overlap against k, with dashed chance levels."}}
 ks = np.arange(1, k_max + 1)
 overlaps = {}
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
@@ -208,6 +208,7 @@ fig.legend(handles, names, loc="lower center", ncol=3, fontsize=8, frameon=False
 fig.tight_layout(rect=(0, 0.12, 1, 1))
 plt.show()
 
+# %%
 table = []
 for key, o in overlaps.items():
     for side in ("words", "contexts"):
@@ -257,7 +258,7 @@ for key, g in geo.items():
     spec.append(row)
 pd.DataFrame(spec).set_index("dataset")
 
-# %%
+# %% mystnb={"figure": {"caption": "Spectra of S~ and L^mm, each over its nuclear norm (beyond the papers).", "name": "fig-c02-spectra"}, "image": {"alt": "Line plots of normalized singular values for each dataset."}}
 fig, axes = plt.subplots(1, len(geo), figsize=(6 * len(geo), 3.8), squeeze=False)
 for ax, (key, g) in zip(axes[0], geo.items(), strict=True):
     for which, style in (("proxy", "-"), ("theory", "--")):

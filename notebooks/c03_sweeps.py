@@ -43,7 +43,7 @@ device = "auto"  # unused (nothing runs on a device)
 names = []       # tables to draw (results/sweeps/<name>); []: every committed table
 scratch = False  # True: read the scratch sweeps/<name>/ (sweep-report) instead
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"image": {"alt": "Plot of a committed sweep's metrics against its swept parameters, or its points' wall times."}}
 # %matplotlib inline
 import json
 import os

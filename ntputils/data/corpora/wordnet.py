@@ -25,6 +25,7 @@ in synset order), which is deterministic.
 from __future__ import annotations
 
 import hashlib
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,9 @@ def _reader(zip_path: str) -> Any:
     if nltk_root not in nltk.data.path:
         nltk.data.path.insert(0, nltk_root)  # NLTK opens data only under the folders of this list
     pointer = nltk.data.find("corpora/wordnet.zip/wordnet/", paths=[nltk_root])
-    return WordNetCorpusReader(pointer, None)
+    with warnings.catch_warnings():  # no Open Multilingual Wordnet on purpose: English synonyms only
+        warnings.filterwarnings("ignore", message="The multilingual functions are not available")
+        return WordNetCorpusReader(pointer, None)
 
 
 def load_wordnet(root: str | Path | None = None, verify: bool = True) -> Any:
