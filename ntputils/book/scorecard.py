@@ -14,28 +14,44 @@ from typing import Any
 import yaml
 
 from ntputils.book.project import Chapter, Project
+from ntputils.committed import SEEDS_REPRODUCED_AT
 
 CATALOGUE_FILE = Path(__file__).resolve().parents[2] / "book" / "scorecard_items.yaml"
 
 
-def read_catalogue(path: Path = CATALOGUE_FILE) -> list[tuple[str, str, tuple[str, ...], str]]:
-    """(item id, what the paper shows, chapters that reproduce it, why not if none does) per entry."""
-    return [(e["id"], e["title"], tuple(e.get("chapters", ())), e.get("why", ""))
+def read_catalogue(path: Path = CATALOGUE_FILE) -> list[tuple[str, str, tuple[str, ...], str, str]]:
+    """(item id, what the paper shows, chapters that reproduce it, why not if none does, what of the
+    paper's scale did not run) per entry."""
+    return [(e["id"], e["title"], tuple(e.get("chapters", ())), e.get("why", ""), e.get("partial", ""))
             for e in yaml.safe_load(path.read_text())]
 
 
 NOT_BOOKS_RUN = "not the book's run"
-STATUSES = ("reproduced", "deviates", "not run", "unscored", "failed", "not executed", "not reproduced",
-            NOT_BOOKS_RUN)
+STATUSES = ("reproduced", "partial", "fragile", "deviates", "not run", "unscored", "failed", "not executed",
+            "not reproduced", NOT_BOOKS_RUN)
+#: how far each judged status is from "the paper's result holds": the item's status is the worst of its
+#: evidence (cpu run, five seeds, paper profile), then ``partial`` where the paper's scale did not run
+SEVERITY = {"reproduced": 0, "partial": 1, "fragile": 2, "deviates": 3}
 #: how a chapter's run stands: ``ok``; ``last good`` (its latest run failed, the last good run is shown);
 #: ``failed`` (failed, no good run kept); ``not executed`` (no executed notebook)
 RUN_STATES = ("ok", "last good", "failed", "not executed")
 LAST_GOOD = "last good run; latest run failed"
 
 
-def _cell(value: Any) -> str:
+def _text(value: Any) -> str:
+    """A measured value as a reader reads it: numbers to 4 digits, mappings as ``key: value`` pairs."""
     if isinstance(value, float):
-        value = f"{value:.4g}"
+        return f"{value:.4g}"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_text(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_text(v) for v in value)
+    return str(value)
+
+
+def _cell(value: Any) -> str:
+    if value is not None:
+        value = _text(value)
     text = " ".join(str(value if value is not None else "-").split())
     for ch in ("|", "$", "*", "_", "`", "<", ">", "[", "]"):
         text = text.replace(ch, "\\" + ch)
@@ -111,6 +127,48 @@ def combined_status(cpu: str, paper_rows: list[dict[str, Any]]) -> str:
     return "reproduced" if cpu in ("reproduced", "not run", "unscored") else cpu
 
 
+def seed_evidence(seeds: dict[str, dict[str, Any]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The five-seed verdicts (:func:`ntputils.committed.seed_tables`) of the claims among an item's cpu
+    evidence ``rows``: each ``{"chapter", "key", "k", "n", "outcomes", "values", "verdict", "stale"}``."""
+    out = []
+    for r in rows:
+        prefix = r["chapter"].split("_")[0]
+        claims = (seeds.get(prefix) or {}).get("claims", {})
+        claim = claims.get(r.get("key")) if r["kind"] == "compare" else None
+        if claim:
+            out.append({"chapter": prefix, "key": r["key"], **claim, "stale": seeds[prefix]["stale"]})
+    return out
+
+
+def final_status(cpu: str, paper_rows: list[dict[str, Any]], seed_rows: list[dict[str, Any]],
+                 partial: str = "") -> str:
+    """One verdict from all the evidence: the worst of the cpu run, the committed paper-profile run
+    (:func:`combined_status`) and the five seeds (a claim below :data:`ntputils.committed.SEEDS_REPRODUCED_AT`
+    seeds is ``fragile``, at none ``deviates``; a STALE table has no say); then ``partial`` for a
+    ``reproduced`` item whose paper-scale model or data did not run (``partial`` names what)."""
+    status = combined_status(cpu, paper_rows)
+    if status not in SEVERITY:
+        return status
+    verdicts = {r["verdict"] for r in seed_rows if not r["stale"]}
+    seeds = ("deviates" if "not reproduced" in verdicts else
+             "fragile" if "fragile" in verdicts else "reproduced")
+    status = max(status, seeds, key=SEVERITY.__getitem__)
+    return "partial" if partial and status == "reproduced" else status
+
+
+def _seeds_cell(seed_rows: list[dict[str, Any]]) -> str:
+    """Per chapter: how many of the item's claims hold at enough of the five seeds, and which are fragile."""
+    parts = []
+    for chapter in dict.fromkeys(r["chapter"] for r in seed_rows):
+        mine = [r for r in seed_rows if r["chapter"] == chapter]
+        held = sum(r["verdict"] == "reproduced" for r in mine)
+        weak = [f"{r['k']}/{r['n']}" for r in mine if r["verdict"] != "reproduced"]
+        parts.append(f"{chapter}{' (STALE)' if mine[0]['stale'] else ''}: {held}/{len(mine)} claims hold at "
+                     f">= {SEEDS_REPRODUCED_AT} of 5 seeds"
+                     + (f" (others: {', '.join(weak)})" if weak else ""))
+    return _cell("; ".join(parts)) if parts else "-"
+
+
 def _tally(rows: list[dict[str, Any]]) -> str:
     tally = {o: sum(r["outcome"] == o for r in rows) for o in ("reproduced", "deviates", "not run",
                                                               "not reproduced")}
@@ -151,29 +209,44 @@ def _run_note(chapters: tuple[str, ...], runs: dict[str, str], rows: list[dict[s
     return "; ".join(notes)
 
 
+def _chance(r: dict[str, Any]) -> str:
+    levels = r.get("baselines") or {}
+    if len(levels) > 1:
+        return " (chance: " + ", ".join(f"{_cell(k)} {_cell(v)}" for k, v in levels.items()) + ")"
+    return f" (chance {_cell(r['chance'])})" if r.get("chance") is not None else ""
+
+
 def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any]],
-                    paper_rows: list[dict[str, Any]], why: str) -> list[str]:
+                    paper_rows: list[dict[str, Any]], why: str, seed_rows: list[dict[str, Any]] = (),
+                    partial: str = "") -> list[str]:
     """The item's evidence, folded below the table: each claim and check of the cpu run (measured,
-    chance, rule, outcome), the paper profile's value of each claim, and why it differs."""
+    chance levels, rule, outcome), its five seeds, the paper profile's value, and why it differs."""
     lines = [f":::{{dropdown}} {_cell(title)} · {status}", ""]
     paper_of = {(r["chapter"], r["key"]): r for r in paper_rows}
+    seeds_of = {(r["chapter"], r["key"]): r for r in seed_rows}
     for r in rows:
         text = _cell(r.get("claim", ""))
         if r["kind"] == "check":
             lines.append(f"- check ({r['chapter'].split('_')[0]}): {text}: "
                          f"{'passes' if r['outcome'] == 'reproduced' else 'FAILS'}")
             continue
-        chance = f" (chance {_cell(r['chance'])})" if r.get("chance") is not None else ""
         paper = paper_of.pop((r["chapter"].split("_")[0], r.get("key")), None)
         at_paper = (f"; paper profile: {_cell(paper['measured'])}, **{paper['outcome']}**"
                     if paper else "")
-        lines.append(f"- {text}: {_cell(r.get('measured'))}{chance}, rule {_cell(r.get('rule', '-'))}: "
-                     f"**{r['outcome']}**{at_paper}" + (f" ({_cell(r['note'])})" if r.get("note") else ""))
+        seeds = seeds_of.get((r["chapter"].split("_")[0], r.get("key")))
+        at_seeds = (f"; seeds 0-4: {seeds['k']}/{seeds['n']} reproduced ("
+                    + ", ".join(_cell(v) for v in seeds["values"].values()) + f"), **{seeds['verdict']}**"
+                    + (" (STALE)" if seeds["stale"] else "") if seeds else "")
+        lines.append(f"- {text}: {_cell(r.get('measured'))}{_chance(r)}, rule {_cell(r.get('rule', '-'))}: "
+                     f"**{r['outcome']}**{at_seeds}{at_paper}"
+                     + (f" ({_cell(r['note'])})" if r.get("note") else ""))
     for r in paper_of.values():  # claims only the paper profile judged
         lines.append(f"- paper profile ({r['chapter']}, {r['made']}{', STALE' if r['stale'] else ''}): "
                      f"`{r['key']}` = {_cell(r['measured'])}: **{r['outcome']}**")
     if note:
         lines.append(f"- {_cell(note)}")
+    if partial:
+        lines.append(f"- partial: {_cell(partial)}")
     if why:
         lines.append(f"- why it differs: {_cell(why)}")
     return lines + ["", ":::", ""]
@@ -181,13 +254,15 @@ def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any
 
 def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
                      paper: dict[str, dict[str, Any]] | None = None,
-                     runs: dict[str, str] | None = None, overrides: dict[str, str] | None = None) -> str:
+                     runs: dict[str, str] | None = None, overrides: dict[str, str] | None = None,
+                     seeds: dict[str, dict[str, Any]] | None = None) -> str:
     """The markdown of the scorecard; ``states``: chapter stem -> notebook record (of a chapter whose
     latest run failed: its last good run); ``links``: chapter prefix (``a05``) -> page name; ``paper``:
     the committed paper-profile runs (chapter prefix -> ``{"table", "provenance", "stale"}``), which
     decide with the cpu run (:func:`combined_status`); ``runs``: chapter prefix -> its run state
     (:data:`RUN_STATES`; ``None``: all ok); ``overrides``: chapter prefix -> the ``-p`` overrides of its
-    run (its items: :data:`NOT_BOOKS_RUN`)."""
+    run (its items: :data:`NOT_BOOKS_RUN`); ``seeds``: the committed five-seed runs
+    (:func:`ntputils.committed.seed_tables`), which decide too (:func:`final_status`)."""
     ev = evidence(states)
     pev = paper_evidence(paper or {})
     catalogue = read_catalogue()
@@ -195,8 +270,9 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
     overrides = overrides or {}
     counts: dict[str, int] = defaultdict(int)
     rows, blocks = [], []
-    for item, title, chapters, why in catalogue:
+    for item, title, chapters, why, partial in catalogue:
         rs, prs = ev.get(item, []), pev.get(item, [])
+        srs = seed_evidence(seeds or {}, rs)
         cpu = item_status(rs, chapters, runs)
         note = _run_note(chapters, runs or {}, rs)
         changed = [c for c in dict.fromkeys(r["chapter"].split("_")[0] for r in rs) if overrides.get(c)]
@@ -204,16 +280,18 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
             note = "; ".join([f"{c} ran with overrides {overrides[c]}" for c in changed]
                              + [f"that run's verdict: {cpu}"] + ([note] if note else []))
             cpu = NOT_BOOKS_RUN
-        status = combined_status(cpu, prs)
-        if status != cpu:
-            note = "; ".join([f"the paper profile decides (cpu run: {cpu})"] + ([note] if note else []))
+        decided = final_status(cpu, prs, srs)
+        status = final_status(cpu, prs, srs, partial)
+        if decided != cpu:
+            note = "; ".join([f"the seeds or the paper profile decide (cpu run: {cpu})"]
+                             + ([note] if note else []))
         counts[status] += 1
         where = ", ".join(f"[{c}]({links[c]}.ipynb)" if c in links else c for c in chapters) or "-"
         shown_note = "; ".join(n for n in (note, "" if rs or prs else why) if n)
         rows.append(f"| {_cell(title)} | **{status}**{f' ({_cell(shown_note)})' if shown_note else ''} "
-                    f"| {_cpu_cell(rs)} | {_paper_cell(prs)} | {where} |")
+                    f"| {_cpu_cell(rs)} | {_seeds_cell(srs)} | {_paper_cell(prs)} | {where} |")
         if rs or prs:
-            blocks += _evidence_block(title, status, note, rs, prs, why)
+            blocks += _evidence_block(title, status, note, rs, prs, why, srs, partial)
     made = (", ".join(f"{p} of {str(v['provenance'].get('finished', '?'))[:10]}"
                       + (" STALE" if v["stale"] else "") for p, v in sorted((paper or {}).items()))
             or "none committed")
@@ -223,17 +301,20 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
         "Generated by `python -m ntputils.book build` from the records of the executed chapters; do not "
         "edit. One row per figure and numbered result of both papers. A *claim* is an empirical statement "
         "of a paper judged by a rule registered before it was computed (`compare`); a *check* is a "
-        "mathematical fact (`check`). An item's status is the worse of the book's cpu-profile run and the "
-        f"committed paper-profile run of its chapter ({made}; a STALE run, made by code that has changed "
-        "since, does not decide). Statuses: " + ", ".join(f"{s} {counts[s]}" for s in STATUSES) + ".",
+        "mathematical fact (`check`). An item's status is the worst of the book's cpu-profile run, the "
+        f"chapter's committed five-seed run (seeds 0-4 of the cpu profile; a claim holding at fewer than "
+        f"{SEEDS_REPRODUCED_AT} seeds is *fragile*, at none it deviates) and its committed paper-profile "
+        f"run ({made}); a STALE table, made by code that has changed since, does not decide. An item "
+        "whose evidence holds but whose paper-scale model or data did not run is *partial* (its evidence "
+        "says what ran). Statuses: " + ", ".join(f"{s} {counts[s]}" for s in STATUSES) + ".",
         "",
         "A chapter last run with `-p` overrides is not the book's run: its items say so, with the "
         "overrides and that run's verdict, until `python -m ntputils.book build --only CHAPTER` (no `-p`) "
         "restores the profile's defaults. The evidence of each item (every claim with its measured "
         "value, chance level and rule, and the paper profile's value) is folded below the table.",
         "",
-        "| item | status | cpu run | paper profile | chapter |",
-        "|---|---|---|---|---|",
+        "| item | status | cpu run | seeds | paper profile | chapter |",
+        "|---|---|---|---|---|---|",
         *rows,
         "",
         "## Evidence per item",
@@ -255,7 +336,7 @@ def coverage_problems(states: dict[str, dict[str, Any]], runs: dict[str, str]) -
            f"({', '.join(sorted({r['chapter'] for r in rs}))})"
            for item, rs in sorted(ev.items()) if item not in known]
     out += [f"scorecard: {item!r} is unscored: {', '.join(chapters)} ran but no claim or check names it"
-            for item, _title, chapters, _why in catalogue
+            for item, _title, chapters, _why, _partial in catalogue
             if chapters and not ev.get(item) and item_status([], chapters, runs) == "unscored"]
     return out
 
@@ -288,8 +369,9 @@ def write_scorecard(project: Project, chapters: list[Chapter], rendered: dict[st
         if c.name in states and overrides_text(st):
             overrides[prefix] = overrides_text(st)
     from ntputils.book.sweep_table import currencies
-    from ntputils.committed import paper_tables
+    from ntputils.committed import paper_tables, seed_tables
 
-    paper = paper_tables(project.root, currencies(project))
-    project.scorecard_page.write_text(render_scorecard(states, links, paper, runs, overrides))
+    currency = currencies(project)
+    paper, seeds = paper_tables(project.root, currency), seed_tables(project.root, currency)
+    project.scorecard_page.write_text(render_scorecard(states, links, paper, runs, overrides, seeds))
     return coverage_problems(states, runs)
