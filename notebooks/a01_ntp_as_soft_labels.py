@@ -65,7 +65,7 @@ t_max = 20.0     # largest logit scale t in the CE -> H illustration
 
 # %%
 # %matplotlib inline
-from ntputils.chapter import check, compare, preregister, record, setup_chapter, within
+from ntputils.chapter import check, claims_table, preregister, record, setup_chapter, within
 
 run = setup_chapter(globals())
 
@@ -106,7 +106,7 @@ for s in sentences[:3] + sentences[20:22]:
 #   this recipe cannot get that close (every draw gives $\mathcal H\ge1.0397$), so a deviation is expected.
 
 # %%
-preregister({
+dataset = preregister({
     "a01_V": ("V = 30 next tokens (paper A, Synthetic)", within(30, abs_tol=0)),
     "a01_n": ("n = 72 training pairs (paper A, Synthetic), +-2 sd of the recipe's random counts",
               within(72, abs_tol=7)),
@@ -186,19 +186,16 @@ plt.show()
 # %%
 col_sums = P.sum(axis=0)
 ce_true = -float(np.sum(pi * np.sum(np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0), axis=0)))
-print(f"{'':12}{'ours':>10}{'paper':>10}")
-for name, ours, paper in [("m", data.m, 16), ("V", data.V, 30), ("n", data.n, 72), ("H", round(H, 4), 1.0166)]:
-    print(f"{name:12}{ours:>10}{paper:>10}")
 
+# %%
 record("a01_m", int(data.m), paper=16)
 record("a01_V", int(data.V), paper=30)
 record("a01_n", int(data.n), paper=72)
 record("a01_H", float(H), paper=1.0166)
-compare("a01_V", data.V, paper=30)
-compare("a01_n", data.n, paper=72, note="our count draws follow the authors' seed but not their exact RNG stream")
-compare("a01_H", H, paper=1.0166,
-        note="the stated recipe (3 endings, counts in {1,2}) cannot give H below 1.0397; the published data "
-             "differ from the recipe in a detail we cannot recover")
+dataset.a01_V.judge(data.V)
+dataset.a01_n.judge(data.n, note="our count draws follow the authors' seed but not their exact RNG stream")
+dataset.a01_H.judge(H, note="the stated recipe (3 endings, counts in {1,2}) cannot give H below 1.0397; the "
+                            "published data differ from the recipe in a detail we cannot recover")
 
 check("columns of P sum to 1", np.allclose(col_sums, 1.0), measured=float(np.abs(col_sums - 1).max()),
       paper="p_j in simplex", tol="1e-12", sanity=True)
@@ -214,8 +211,9 @@ check("m = 16 contexts (one per template prefix, fixed by the template file)", d
       paper=16, sanity=True)
 check("H >= 1.0397, the recipe's minimum (every context has 3 tokens with counts in {1,2})", H >= 1.0397 - 1e-4,
       measured=H, paper=1.0166, tol="recipe bound")
+claims_table()
 
 # %% [markdown]
 # Our reconstruction has $m=$ {glue:text}`a01_m`, $V=$ {glue:text}`a01_V`, $n=$ {glue:text}`a01_n` and
 # $\mathcal H=$ {glue:text}`a01_H:.4f`, against the paper's $16$, $30$, $72$ and $1.0166$; the verdicts of the
-# pre-registered rules are printed above.
+# pre-registered rules are in the table above.

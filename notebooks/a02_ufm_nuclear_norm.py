@@ -93,7 +93,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ntputils import geometry, plots
-from ntputils.chapter import check, record, setup_chapter
+from ntputils.chapter import check, claims_table, record, setup_chapter
 from ntputils.data.corpora.paper_a import paper_a_synthetic
 from ntputils.data.synthetic import random_ntp_data
 from ntputils.training import ufm
@@ -306,6 +306,7 @@ check("W W^T = (L L^T)^{1/2}, i.e. W = U Sigma^{1/2} R^T", worst < 1e-4, measure
 ranks_ok = all(r["rank"] == numerical_rank(convex[lam][0]) for (lam, _), r in reports.items())
 check("d >= V: rank(WH) = rank(L_λ) <= d", ranks_ok,
       measured={f"λ={lam:g},d={d}": r["rank"] for (lam, d), r in reports.items()}, paper="r <= d", item="A:Lemma 1")
+claims_table()
 
 # %%
 check("rank-constrained: rank(WH) = min(d, r) for every d", all(sweep[d]["rank"] == min(d, r_cvx) for d in sweep_d),
@@ -325,6 +326,7 @@ worst = max(max(r["balance"], r["W2_vs_nuc"], r["H2_vs_nuc"]) for r in sweep.val
 check("rank-constrained: balanced and ||W||^2 = ||H||^2 = ||L||_* at every d", worst < 1e-4, measured=worst,
       paper="holds at every stationary point", tol="1e-4 relative", item="A:Lemma 1")
 print(f"chapter wall time: {run.elapsed():.1f} s")
+claims_table()
 
 # %% [markdown]
 # ## What differs from the paper and why

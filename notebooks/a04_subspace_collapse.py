@@ -90,7 +90,7 @@ from ntputils.chapter import (
     at_least,
     between,
     check,
-    compare,
+    claims_table,
     compare_similarity,
     preregister,
     preregister_similarity,
@@ -177,15 +177,17 @@ plt.show()
 # within-group mean cosine of the $\mathcal F^\perp$ logits between logged steps $\ge 50$.
 
 # %%
-preregister({
+collapse = preregister({
     "a04_perp_within": ("trained NTP-UFM: within-group mean cosine of F^perp logits ≈ 1",
-                        at_least(0.9, "Fig. 1: same-support contexts at cosine ≈ 1"), "A:Prop 1"),
+                        at_least(0.9, "Fig. 1: same-support contexts at cosine ≈ 1"), "A:Prop 1",
+                        "≈ 1 (Fig. 1 blocks)"),
     "a04_perp_blocks": ("F^perp logits: within-group mean exceeds the between-group mean (chance) by 0.5",
                         above_chance(0.5), "A:Prop 1"),
     "a04_perp_monotone": ("collapse increases late in training: smallest change of the within-group mean "
-                          "between logged steps >= 50", at_least(0.0, "monotone"), "A:Prop 1"),
+                          "between logged steps >= 50", at_least(0.0, "monotone"), "A:Prop 1", "-> 1"),
     "a04_proj_within": ("embeddings projected on span(W^T U^mm): within-group mean cosine ≈ 1",
-                        at_least(0.9, "Fig. 1: same-support contexts at cosine ≈ 1"), "A:Prop 1"),
+                        at_least(0.9, "Fig. 1: same-support contexts at cosine ≈ 1"), "A:Prop 1",
+                        "≈ 1 (subspace UNKNOWN)"),
     "a04_proj_blocks": ("projected embeddings: within-group mean exceeds the between-group mean (chance) by 0.5",
                         above_chance(0.5), "A:Prop 1"),
 })
@@ -291,13 +293,13 @@ for r in sym_rows:
 # \le\mathrm{rank}\,\widetilde{\boldsymbol S}$ at every size (smallest rank deficit $\ge 0$).
 
 # %%
-preregister({
+proxy_claims = preregister({
     "a04_sts_dist": ("STS: normalized distance(L^mm, S~)", within(0.163, abs_tol=0.03), "A:proxy"),
     "a04_sts_nuc_ratio": ("STS: ||L^mm||_* / ||S~||_*", within(197.88 / 199.14, abs_tol=0.01), "A:proxy"),
     "a04_sts_rank_deficit": ("STS: rank(S~) - rank(L^mm) (paper: 31 - 30..31)",
-                             between(0, 1, "paper: 30-31 vs 31"), "A:proxy"),
+                             between(0, 1, "paper: 30-31 vs 31"), "A:proxy", "31 - (30..31)"),
     "a04_random_not_exact": ("random supports: the proxy is not exact (smallest normalized distance)",
-                             at_least(0.01, "far above the 1e-5 solver precision"), "A:proxy"),
+                             at_least(0.01, "far above the 1e-5 solver precision"), "A:proxy", "close but not exact"),
     "a04_random_rank": ("random supports: rank(L^mm) <= rank(S~) (smallest rank deficit over sizes)",
                         at_least(0, "paper: rank(L^mm) <= rank(S~)"), "A:proxy"),
 })
@@ -380,8 +382,8 @@ plt.show()
 # $\boldsymbol S$), so no word needs to be excluded.
 
 # %%
-preregister_similarity({f"a04_sts_sim_{side}": (f"STS: {label} above chance", 0.1, ["A:proxy", "A:Fig 1"])
-                        for side, label in (("H", "sim(H^mm, S~)"), ("W", "sim(W^mm^T, S~^T)"))})
+sim_claims = preregister_similarity({f"a04_sts_sim_{side}": (f"STS: {label} above chance", 0.1, ["A:proxy", "A:Fig 1"])
+                                     for side, label in (("H", "sim(H^mm, S~)"), ("W", "sim(W^mm^T, S~^T)"))})
 
 # %%
 r = proxy["Simplified TinyStories (paper A)"]
@@ -415,14 +417,14 @@ record("perp_within", perp["within_mean"])
 record("perp_between", perp["between_mean"])
 record("proj_within", proj["within_mean"])
 record("raw_within", final["raw h_j"]["within_mean"])
-compare("a04_perp_within", perp["within_mean"], paper="≈ 1 (Fig. 1 blocks)")
-compare("a04_perp_blocks", perp["within_mean"], chance=perp["between_mean"])
+collapse.a04_perp_within.judge(perp["within_mean"])
+collapse.a04_perp_blocks.judge(perp["within_mean"], chance=perp["between_mean"])
 perp_curve = np.asarray([s["within_mean"] for s in views["F^perp logits l_j − P_F(l_j)"]])
 late = np.asarray(hist.snap_steps) >= 50
-compare("a04_perp_monotone", float(np.diff(perp_curve[late]).min()), paper="-> 1")
-compare("a04_proj_within", proj["within_mean"], paper="≈ 1 (subspace UNKNOWN)",
-        note=f"raw embeddings: {final['raw h_j']['within_mean']:.3f}")
-_ = compare("a04_proj_blocks", proj["within_mean"], chance=proj["between_mean"])
+collapse.a04_perp_monotone.judge(float(np.diff(perp_curve[late]).min()))
+collapse.a04_proj_within.judge(proj["within_mean"], note=f"raw embeddings: {final['raw h_j']['within_mean']:.3f}")
+collapse.a04_proj_blocks.judge(proj["within_mean"], chance=proj["between_mean"])
+claims_table()
 
 # %%
 for r_sym in sym_rows:
@@ -438,10 +440,10 @@ check("every L^mm solve converged and is feasible (SCS optimal / fast solver dua
       measured={n: f"{g:.1e}" for n, g in gaps.items()}, paper="(cvxpy/SCS in the paper)", tol="gap 1e-5",
       item="A:proxy")
 rand_d = [proxy[n]["dist"] for n in rand_names]
-compare("a04_random_not_exact", float(min(rand_d)), paper="close but not exact",
-        note="distances per size: " + ", ".join(f"{v:.3f}" for v in rand_d))
-compare("a04_random_rank", int(min(proxy[n]["rank_S"] - proxy[n]["rank_mm"] for n in rand_names)),
-        note=", ".join(f"{proxy[n]['rank_mm']}/{proxy[n]['rank_S']}" for n in rand_names))
+proxy_claims.a04_random_not_exact.judge(float(min(rand_d)),
+                                        note="distances per size: " + ", ".join(f"{v:.3f}" for v in rand_d))
+proxy_claims.a04_random_rank.judge(int(min(proxy[n]["rank_S"] - proxy[n]["rank_mm"] for n in rand_names)),
+                                   note=", ".join(f"{proxy[n]['rank_mm']}/{proxy[n]['rank_S']}" for n in rand_names))
 r = proxy["Simplified TinyStories (paper A)"]
 ratio = record("sts_nuc_ratio", r["nuc_mm"] / r["nuc_S"], paper=197.88 / 199.14)
 record("sts_dist", r["dist"], paper=0.163)
@@ -449,16 +451,17 @@ record("sts_rank_mm", int(r["rank_mm"]))
 record("sts_rank_S", int(r["rank_S"]))
 REASON = (f"our Simplified TinyStories has m={sts.m}, V={sts.V} (paper: 403, 104): the authors' recipe, "
           "WordNet step included, on a different TinyStories excerpt (theirs is not public; see a05)")
-compare("a04_sts_nuc_ratio", ratio, paper=197.88 / 199.14, note=REASON)
-compare("a04_sts_dist", r["dist"], paper=0.163, note=REASON)
-compare("a04_sts_rank_deficit", int(r["rank_S"] - r["rank_mm"]), paper="31 - (30..31)", note=REASON)
+proxy_claims.a04_sts_nuc_ratio.judge(ratio, note=REASON)
+proxy_claims.a04_sts_dist.judge(r["dist"], note=REASON)
+proxy_claims.a04_sts_rank_deficit.judge(int(r["rank_S"] - r["rank_mm"]), note=REASON)
 for side in ("H", "W"):
     rep_s = sim_reps[side]
     record(f"sts_sim_{side}", rep_s.value)
     record(f"sts_sim_{side}_off", rep_s.offdiagonal)
     record(f"sts_sim_{side}_chance", rep_s.random_mean)
-    compare_similarity(f"a04_sts_sim_{side}", rep_s, paper="near-identical (Fig. 1c vs 1d)")
+    compare_similarity(sim_claims[f"a04_sts_sim_{side}"].key, rep_s, paper="near-identical (Fig. 1c vs 1d)")
 print(f"chapter wall time: {run.elapsed():.1f} s")
+claims_table()
 
 # %% [markdown]
 # ## What differs from the paper and why
