@@ -688,27 +688,30 @@ def claims_table(*, all_rows: bool = False) -> Any:
 OFFDIAG = "_offdiag"
 
 
-def preregister_similarity(claims: Mapping[str, tuple[str, float, Any]]) -> Claims:
-    """Register ``sim`` claims judged against chance: ``{key: (claim text, margin, item)}``.
+def preregister_similarity(claims: Mapping[str, tuple]) -> Claims:
+    """Register ``sim`` claims judged against chance: ``{key: (claim text, margin, item[, paper])}``.
 
     Each key registers two claims, both ``above_chance(margin)``: ``key`` for the value with the
     diagonals and ``key + "_offdiag"`` for the off-diagonal value (the diagonals of two correlation
     matrices are 1 and inflate ``sim``). Judge them with :func:`compare_similarity`; for a learned
     matrix the chance level is the larger of the Gaussian one and the untrained model's value.
     """
-    return preregister({k: spec for key, (claim, margin, item) in claims.items()
-                        for k, spec in ((key, (claim, above_chance(margin), item)),
-                                        (key + OFFDIAG, (f"{claim} (off-diagonal)", above_chance(margin),
-                                                         item)))})
+    out = {}
+    for key, (claim, margin, item, *paper) in claims.items():
+        out[key] = (claim, above_chance(margin), item, *paper)
+        out[key + OFFDIAG] = (f"{claim} (off-diagonal)", above_chance(margin), item, *paper)
+    return preregister(out)
 
 
-def compare_similarity(key: str, rep: Any, **kw: Any) -> tuple[str, str]:
+def compare_similarity(key: str | Claim, rep: Any, **kw: Any) -> tuple[str, str]:
     """:func:`compare` a claim of :func:`preregister_similarity` with a
     :class:`~ntputils.analysis.baselines.SimilarityWithChance`: the value against its baseline (the random
     chance level, or the untrained model's value when larger), the off-diagonal value against its own.
     A value that clears the Gaussian level but not the untrained model's deviates, and its note says so.
-    Returns both outcomes.
+    ``key``: the claim's key or the :class:`Claim` (of :func:`preregister_similarity`). Returns both
+    outcomes.
     """
+    key = key.key if isinstance(key, Claim) else key
     outcomes = []
     for k, value, offdiagonal in ((key, rep.value, False), (key + OFFDIAG, rep.offdiagonal, True)):
         levels = rep.baselines(offdiagonal)

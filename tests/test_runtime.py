@@ -602,3 +602,15 @@ def test_unjudged_claims_are_the_registered_keys_never_compared():
     runtime.compare("s", 1, chance=0)
     runtime.compare("s_offdiag", 1, chance=0)
     assert runtime.unjudged_claims(runtime.current_record()) == []
+
+
+def test_similarity_claims_as_objects_with_the_paper_value_at_registration():
+    from ntputils.analysis.baselines import SimilarityWithChance
+
+    setup_chapter(namespace())
+    sims = runtime.preregister_similarity({"simH": ("sim(H, S~) high", 0.1, "A:Fig 1", "near-identical")})
+    rep = SimilarityWithChance(value=0.9, offdiagonal=0.8, random_mean=0.3, random_std=0.01,
+                               random_offdiagonal_mean=0.0, random_offdiagonal_std=0.01,
+                               shuffled_mean=0.3, shuffled_std=0.05, draws=20)
+    assert runtime.compare_similarity(sims.simH, rep) == ("reproduced", "reproduced")
+    assert [r["paper"] for r in runtime.current_record()["comparisons"]] == ["near-identical"] * 2
