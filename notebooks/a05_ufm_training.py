@@ -108,7 +108,7 @@ from ntputils.chapter import (
     available_memory_bytes,
     between,
     check,
-    compare,
+    claims_table,
     compare_similarity,
     preregister,
     preregister_similarity,
@@ -151,7 +151,7 @@ run = setup_chapter(globals(), torch_threads=lambda device: 1 if device == "cpu"
 # different draw of the counts alone. These judge the default reading.
 
 # %%
-preregister({
+sts_claims = preregister({
     "a05_sts_m": ("STS: number of distinct contexts m (paper 403)", within(403, rel_tol=0.05), "A:Fig 6"),
     "a05_sts_V": ("STS: next-token vocabulary V (paper 104)", within(104, rel_tol=0.05), "A:Fig 6"),
     "a05_sts_n": ("STS: number of samples n (paper 5,110)", within(5110, rel_tol=0.05), "A:Fig 6"),
@@ -191,20 +191,6 @@ for name, data in {**datasets, **variants}.items():
 display(pd.DataFrame(rows).set_index("dataset"))
 sts = datasets["STS"]
 kinds = pd.Series(sts_details.kind).value_counts()
-record("a05_sts_m", sts.m, paper=403)
-record("a05_sts_V", sts.V, paper=104)
-record("a05_sts_n", sts.n, paper=5110)
-record("a05_sts_H", float(sts.entropy), paper=1.6597)
-record("a05_sts_base", len(sts_details.base_contexts))
-record("a05_sts_groups", n_groups(sts))
-for kind in ("original", "tense", "synonym", "wordnet"):
-    record(f"a05_sts_kind_{kind}", int(kinds.get(kind, 0)))
-record("a05_sts_par_m", variants["STS, paragraphs reading"].m)
-record("a05_sts_par_V", variants["STS, paragraphs reading"].V)
-record("a05_sts_nown_m", variants["STS without the WordNet step"].m)
-record("a05_syn_m", datasets["Synthetic"].m)
-record("a05_sts_table_min", min(len(row) for row in SYNONYMS.values()))  # variants a hand-table word adds
-record("a05_sts_table_max", max(len(row) for row in SYNONYMS.values()))
 WN = [sts.context_str(j) for j in range(sts.m) if sts_details.kind[j] == "wordnet"]
 print(f"contexts by origin: {', '.join(f'{k} {n}' for k, n in kinds.items())}; WordNet variants: {' | '.join(WN)}")
 
@@ -226,11 +212,24 @@ print(f"contexts by origin: {', '.join(f'{k} {n}' for k, n in kinds.items())}; W
 # such as "motorcycles", "rockets" and "winter" after names and "loved", which none of the shared TinyStories files yields at these frequencies.
 
 # %%
-for key, value in (("a05_sts_m", sts.m), ("a05_sts_V", sts.V), ("a05_sts_n", sts.n),
-                   ("a05_sts_H", float(sts.entropy))):
-    compare(key, value, paper={"a05_sts_m": 403, "a05_sts_V": 104, "a05_sts_n": 5110,
-                               "a05_sts_H": 1.6597}[key],
-            note="a different TinyStories excerpt (the authors' file is not public); see the text above")
+record("a05_sts_m", sts.m, paper=403)
+record("a05_sts_V", sts.V, paper=104)
+record("a05_sts_n", sts.n, paper=5110)
+record("a05_sts_H", float(sts.entropy), paper=1.6597)
+record("a05_sts_base", len(sts_details.base_contexts))
+record("a05_sts_groups", n_groups(sts))
+for kind in ("original", "tense", "synonym", "wordnet"):
+    record(f"a05_sts_kind_{kind}", int(kinds.get(kind, 0)))
+record("a05_sts_par_m", variants["STS, paragraphs reading"].m)
+record("a05_sts_par_V", variants["STS, paragraphs reading"].V)
+record("a05_sts_nown_m", variants["STS without the WordNet step"].m)
+record("a05_syn_m", datasets["Synthetic"].m)
+record("a05_sts_table_min", min(len(row) for row in SYNONYMS.values()))  # variants a hand-table word adds
+record("a05_sts_table_max", max(len(row) for row in SYNONYMS.values()))
+for claim, value in ((sts_claims.a05_sts_m, sts.m), (sts_claims.a05_sts_V, sts.V), (sts_claims.a05_sts_n, sts.n),
+                     (sts_claims.a05_sts_H, float(sts.entropy))):
+    claim.judge(value, note="a different TinyStories excerpt (the authors' file is not public); see the text above")
+claims_table()
 
 # %% [markdown]
 # ### Synthetic: can the recipe give the paper's $n=72$, $\mathcal H=1.0166$?
@@ -264,6 +263,8 @@ for size in SEARCH_SUPPORT_SIZES:
 display(pd.DataFrame(rows).set_index(["endings kept", "counts"]))
 at72 = search["n"] == 72
 best = np.flatnonzero(at72)[np.argmin(np.abs(search["H"][at72] - 1.0166))]
+
+# %%
 record("a05_syn_floor", floor_any)
 record("a05_search_sizes", ", ".join(str(size) for size in SEARCH_SUPPORT_SIZES))
 # n = 72 over m contexts with 3 endings each: the mean count a draw must reach
@@ -277,6 +278,7 @@ record("a05_syn_search_best_counts", int(search["max_count"][best]))
 check("Synthetic: no searched draw with 3 endings and counts {1,2} and n = 72 lies below the exact floor",
       bool(np.all(search["H"][at72 & (search["support_size"] == "3") & (search["max_count"] == 2)]
                   >= floor_72 - 1e-12)), measured=floor_72, tol="exact floor", sanity=True)
+claims_table()
 
 # %% [markdown]
 # With 3 endings and counts $\{1,2\}$ (the authors' setting) $\mathcal H\ge$ {glue:text}`a05_syn_floor:.4f` for any
@@ -296,21 +298,30 @@ check("Synthetic: no searched draw with 3 endings and counts {1,2} and n = 72 li
 # (`ntputils.geometry.max_margin_cached`). The paper reports, on its Simplified TinyStories,
 # $\|\boldsymbol L^{\rm in}\|_F=21.15$, $\|\boldsymbol L^{\rm mm}\|_*=197.88$ against $\|\widetilde{\boldsymbol S}\|_*=199.14$
 # (the proxy is feasible, so always $\|\boldsymbol L^{\rm mm}\|_*\le\|\widetilde{\boldsymbol S}\|_*$), ranks 30–31
-# against 31, and a normalized distance 0.163 between the two: the proxy is close but not exact.
+# against 31, and a normalized distance 0.163 between the two: the proxy is close but not exact. The authors' console
+# logs add $\|\boldsymbol L^{\rm in}\|_F=21.15$ (ours: {glue:text}`a05_sts_Lin_norm:.2f`) and, at the end of their
+# transformer's training, $\|\boldsymbol L_k-\boldsymbol L^{\rm in}\|_F/\|\boldsymbol L_k\|_F=0.9997$: the logits are
+# dominated by their $\mathcal F^\perp$ part (ours, for the STS UFM at the end of training:
+# {glue:text}`a05_sts_residual_ratio:.4f`, judged after training below).
 #
 # **Rules, fixed before the computation** (Simplified TinyStories; the paper reports nothing for the
 # Synthetic data). Our corpus is a rebuild from another excerpt (above); the authors' own re-run of their recipe moved the entropy by 3% (1.6597 to 1.6156), and a
 # different excerpt should move a support-structure quantity by more. We therefore allow about 20% of the
 # paper's distance, `within(0.163, abs_tol=0.03)`; for the ratio of nuclear norms (at most 1 by feasibility)
 # `within(0.9937, abs_tol=0.01)`, about the paper's own gap between the norms; for the ranks a deficit
-# $\mathrm{rank}\,\widetilde{\boldsymbol S}-\mathrm{rank}\,\boldsymbol L^{\rm mm}$ of 0 or 1, as in the paper.
+# $\mathrm{rank}\,\widetilde{\boldsymbol S}-\mathrm{rank}\,\boldsymbol L^{\rm mm}$ of 0 or 1, as in the paper. For the
+# authors' logged numbers: $\|\boldsymbol L^{\rm in}\|_F$ within 5% of 21.15, and the residual ratio of the trained UFM
+# within 0.01 of 0.9997.
 
 # %%
-preregister({
+proxy = preregister({
     "a05_sts_dist": ("STS: normalized distance(L^mm, S~)", within(0.163, abs_tol=0.03), "A:proxy"),
     "a05_sts_nuc_ratio": ("STS: ||L^mm||_* / ||S~||_*", within(197.88 / 199.14, abs_tol=0.01), "A:proxy"),
     "a05_sts_rank_deficit": ("STS: rank(S~) - rank(L^mm) (paper: 31 - 30..31)",
-                             between(0, 1, "paper: 30-31 vs 31"), "A:proxy"),
+                             between(0, 1, "paper: 30-31 vs 31"), "A:proxy", "31 - (30..31)"),
+    "a05_sts_Lin_norm": ("||L^in||_F on STS (authors' log)", within(21.15, rel_tol=0.05), "A:Fig 6"),
+    "a05_sts_residual_ratio": ("||L_k - L^in||_F / ||L_k||_F at the end, STS UFM (authors' TF log: 0.9997)",
+                               within(0.9997, abs_tol=0.01), "A:Fig 6"),
 })
 
 # %%
@@ -348,6 +359,28 @@ lmm_agreement = normalized_distance(L_scs, refs["Synthetic"].L_mm)
 print(f"Synthetic: ||L^mm||_* = {nuclear_norm(L_scs):.5f} (cvxpy/SCS) vs {lmm_info['Synthetic']['nuclear_norm']:.5f} "
       f"({lmm_info['Synthetic']['solver']}); normalized distance {lmm_agreement:.1e}")
 
+# %%
+for name, ref in refs.items():
+    info = lmm_info[name]
+    check(f"{name}: L^mm certified (relative duality gap < 1e-5, feasible)",
+          (info["rel_gap"] < 1e-5 or lmm_solver == "cvxpy") and info["max_violation"] < 1e-6,
+          measured=info["rel_gap"], tol=1e-5, item="A:proxy")
+    ratio = info["nuclear_norm"] / nuclear_norm(ref.S_tilde)
+    check(f"{name}: ||L^mm||_* <= ||S~||_* (S~ is feasible)", ratio <= 1 + 1e-6, measured=ratio, paper="always",
+          sanity=True)
+check("Synthetic: fast L^mm solver agrees with cvxpy/SCS", lmm_agreement < 1e-4, measured=lmm_agreement, tol=1e-4,
+      item="A:Fig 6")
+ref, info = refs["STS"], lmm_info["STS"]
+REASON = (f"our Simplified TinyStories has m={datasets['STS'].m}, V={datasets['STS'].V} (paper: 403, 104): a "
+          "different TinyStories excerpt (other base contexts and supports)")
+proxy.a05_sts_nuc_ratio.judge(info["nuclear_norm"] / nuclear_norm(ref.S_tilde), note=REASON)
+record("a05_sts_proxy_dist", normalized_distance(ref.L_mm, ref.S_tilde), paper=0.163)
+proxy.a05_sts_dist.judge(normalized_distance(ref.L_mm, ref.S_tilde), note=REASON)
+proxy.a05_sts_rank_deficit.judge(int(np.linalg.matrix_rank(ref.S_tilde) - ref.W_mm.shape[1]), note=REASON)
+Lin_norm = record("a05_sts_Lin_norm", float(np.linalg.norm(ref.L_in)), paper=21.15)
+proxy.a05_sts_Lin_norm.judge(Lin_norm, note="" if proxy.a05_sts_Lin_norm.rule.holds(Lin_norm) else REASON)
+claims_table()
+
 # %% [markdown]
 # ## Training NTP-UFM
 #
@@ -375,23 +408,26 @@ print(f"Synthetic: ||L^mm||_* = {nuclear_norm(L_scs):.5f} (cvxpy/SCS) vs {lmm_in
 # %%
 SIM_NAMES = {("H", "proxy"): "sim(H_k, S~)", ("W", "proxy"): "sim(W_k^T, S~^T)",
              ("H", "mm"): "sim(H_k, H^mm)", ("W", "mm"): "sim(W_k^T, W^mm^T)"}
-claims, sim_claims = {}, {}
+specs, sim_specs = {}, {}
 for name in datasets:
     fig5 = ["A:Fig 6", "A:Fig 5"] if name == "Synthetic" else ["A:Fig 6"]
     geo = ["A:Fig 6", "A:Fig 4"] + (["A:Fig 1"] if name == "STS" else [])
-    claims[f"a05_{name}_ce_final"] = (f"{name} UFM: final CE - H", at_most(1e-3, "Fig. 6a: CE approaches H"), fig5)
-    claims[f"a05_{name}_ce_drop"] = (f"{name} UFM: CE - H at init / at the end",
-                                     at_least(100, "orders of magnitude, Fig. 6a"), fig5)
-    claims[f"a05_{name}_norms"] = (f"{name} UFM: logged intervals after step 10 where ||W_k|| or ||H_k|| decreases",
-                                   at_most(0, "Fig. 6b: norms grow"), fig5)
-    claims[f"a05_{name}_proj"] = (f"{name} UFM: final / largest ||P_F(L_k) - L^in||_F",
-                                  at_most(1e-2, "Fig. 6c: -> 0"), fig5)
-    claims[f"a05_{name}_direction"] = (f"{name} UFM: dist(L_k, L^mm) at the end minus at step 10",
-                                       at_most(0.0, "directional convergence"), fig5)
-    sim_claims.update({f"a05_{name}_sim_{side}_{target}": (f"{name} UFM: final {label} above chance", 0.1, geo)
-                       for (side, target), label in SIM_NAMES.items()})
-preregister(claims)
-preregister_similarity(sim_claims)
+    specs[f"a05_{name}_ce_final"] = (f"{name} UFM: final CE - H", at_most(1e-3, "Fig. 6a: CE approaches H"), fig5,
+                                     "-> 0 (Fig. 6a)")
+    specs[f"a05_{name}_ce_drop"] = (f"{name} UFM: CE - H at init / at the end",
+                                    at_least(100, "orders of magnitude, Fig. 6a"), fig5,
+                                    "orders of magnitude (Fig. 6a)")
+    specs[f"a05_{name}_norms"] = (f"{name} UFM: logged intervals after step 10 where ||W_k|| or ||H_k|| decreases",
+                                  at_most(0, "Fig. 6b: norms grow"), fig5, "grow (Fig. 6b)")
+    specs[f"a05_{name}_proj"] = (f"{name} UFM: final / largest ||P_F(L_k) - L^in||_F",
+                                 at_most(1e-2, "Fig. 6c: -> 0"), fig5, "-> 0 (Fig. 6c)")
+    specs[f"a05_{name}_direction"] = (f"{name} UFM: dist(L_k, L^mm) at the end minus at step 10",
+                                      at_most(0.0, "directional convergence"), fig5,
+                                      "directional convergence (Thm. reg path)")
+    sim_specs.update({f"a05_{name}_sim_{side}_{target}": (f"{name} UFM: final {label} above chance", 0.1, geo)
+                      for (side, target), label in SIM_NAMES.items()})
+fig6 = preregister(specs)
+fig6_sims = preregister_similarity(sim_specs)
 
 # %%
 histories = {}
@@ -523,52 +559,43 @@ fig = plots.geometry_comparison(
 plt.show()
 
 # %% [markdown]
-# ## Checks (mathematical facts) and comparisons (the paper's empirical claims)
+# ## Comparisons (the paper's empirical claims about training)
 #
-# Checks fail the build; comparisons are judged by the rules registered above and report `reproduced` or
-# `deviates`. On Simplified TinyStories $\boldsymbol L_k$ ends at normalized distance
+# The claims registered before training, judged by their rules (`reproduced` or `deviates`; the checks of the
+# solver and the proxy are in the theory section). On Simplified TinyStories $\boldsymbol L_k$ ends at normalized distance
 # {glue:text}`sts_dist_L_mm:.2f` from the direction of $\boldsymbol L^{\rm mm}$ (Synthetic:
-# {glue:text}`synthetic_dist_L_mm:.2f`): convergence in direction is logarithmically slow.
+# {glue:text}`synthetic_dist_L_mm:.2f`): convergence in direction is logarithmically slow. The residual ratio
+# $\|\boldsymbol L_k-\boldsymbol L^{\rm in}\|_F/\|\boldsymbol L_k\|_F$ of the STS UFM ends at
+# {glue:text}`a05_sts_residual_ratio:.4f` (the authors' transformer log: 0.9997).
 
 # %%
 for name, s in series.items():
     ds = name.removesuffix(" UFM")
     record(f"{ds.lower()}_ce_minus_H", float(s.ce_minus_H[-1]))
     record(f"{ds.lower()}_dist_L_mm", float(s.dist_L_mm[-1]))
-    compare(f"a05_{ds}_ce_final", float(s.ce_minus_H[-1]), paper="-> 0 (Fig. 6a)")
-    compare(f"a05_{ds}_ce_drop", float(s.ce_minus_H[0] / s.ce_minus_H[-1]), paper="orders of magnitude (Fig. 6a)")
+    fig6[f"a05_{ds}_ce_final"].judge(float(s.ce_minus_H[-1]))
+    fig6[f"a05_{ds}_ce_drop"].judge(float(s.ce_minus_H[0] / s.ce_minus_H[-1]))
     late = s.steps >= 10
     drops = sum(int(np.sum(np.diff(getattr(s, key)[late]) < -1e-9 * getattr(s, key)[late][:-1]))
                 for key in ("norm_W", "norm_H"))
-    compare(f"a05_{ds}_norms", drops, paper="grow (Fig. 6b)",
-            note=f"||W|| {s.norm_W[0]:.1f} -> {s.norm_W[-1]:.1f}, ||H|| {s.norm_H[0]:.1f} -> {s.norm_H[-1]:.1f}")
-    compare(f"a05_{ds}_proj", float(s.proj_error[-1] / s.proj_error.max()), paper="-> 0 (Fig. 6c)",
-            note=f"final {s.proj_error[-1]:.2e}")
-    compare(f"a05_{ds}_direction", float(s.dist_L_mm[-1] - s.dist_L_mm[s.snap_steps >= 10][0]),
-            paper="directional convergence (Thm. reg path)", note=f"final distance {s.dist_L_mm[-1]:.3f}")
+    fig6[f"a05_{ds}_norms"].judge(
+        drops, note=f"||W|| {s.norm_W[0]:.1f} -> {s.norm_W[-1]:.1f}, ||H|| {s.norm_H[0]:.1f} -> {s.norm_H[-1]:.1f}")
+    fig6[f"a05_{ds}_proj"].judge(float(s.proj_error[-1] / s.proj_error.max()), note=f"final {s.proj_error[-1]:.2e}")
+    fig6[f"a05_{ds}_direction"].judge(float(s.dist_L_mm[-1] - s.dist_L_mm[s.snap_steps >= 10][0]),
+                                      note=f"final distance {s.dist_L_mm[-1]:.3f}")
     for side, target in SIM_NAMES:
         rep_s = sim_reps[ds, side, target]
-        compare_similarity(f"a05_{ds}_sim_{side}_{target}", rep_s, paper="high (Fig. 6d/e; value UNKNOWN)")
-
-# %%
-for name, ref in refs.items():
-    info = lmm_info[name]
-    check(f"{name}: L^mm certified (relative duality gap < 1e-5, feasible)",
-          (info["rel_gap"] < 1e-5 or lmm_solver == "cvxpy") and info["max_violation"] < 1e-6,
-          measured=info["rel_gap"], tol=1e-5, item="A:proxy")
-    ratio = info["nuclear_norm"] / nuclear_norm(ref.S_tilde)
-    check(f"{name}: ||L^mm||_* <= ||S~||_* (S~ is feasible)", ratio <= 1 + 1e-6, measured=ratio, paper="always",
-          sanity=True)
-check("Synthetic: fast L^mm solver agrees with cvxpy/SCS", lmm_agreement < 1e-4, measured=lmm_agreement, tol=1e-4,
-      item="A:Fig 6")
-ref, info = refs["STS"], lmm_info["STS"]
-REASON = (f"our Simplified TinyStories has m={datasets['STS'].m}, V={datasets['STS'].V} (paper: 403, 104): a "
-          "different TinyStories excerpt (other base contexts and supports)")
-compare("a05_sts_nuc_ratio", info["nuclear_norm"] / nuclear_norm(ref.S_tilde), paper=197.88 / 199.14, note=REASON)
-record("a05_sts_proxy_dist", normalized_distance(ref.L_mm, ref.S_tilde), paper=0.163)
-compare("a05_sts_dist", normalized_distance(ref.L_mm, ref.S_tilde), paper=0.163, note=REASON)
-_ = compare("a05_sts_rank_deficit", int(np.linalg.matrix_rank(ref.S_tilde) - ref.W_mm.shape[1]), paper="31 - (30..31)",
-        note=REASON)
+        compare_similarity(fig6_sims[f"a05_{ds}_sim_{side}_{target}"].key, rep_s,
+                           paper="high (Fig. 6d/e; value UNKNOWN)")
+L_k, L_in = histories["STS"].L[-1], refs["STS"].L_in  # the final STS UFM logits and the in-support logits
+residual_ratio = record("a05_sts_residual_ratio", float(np.linalg.norm(L_k - L_in) / np.linalg.norm(L_k)),
+                        paper=0.9997)
+proxy.a05_sts_residual_ratio.judge(
+    residual_ratio, note="" if proxy.a05_sts_residual_ratio.rule.holds(residual_ratio) else
+    f"||L_k||_F = {np.linalg.norm(L_k):.1f} after {steps} steps: the F-perp part grows only like log k, and this "
+    "run is far shorter than the authors' 50k epochs (their transformer's ||L_k||_F reached 835), so ||L_k|| "
+    "has not grown as far past ||L^in||_F")
+claims_table()
 
 # %%
 print(f"chapter wall time: {run.elapsed():.1f} s (profile {profile})")

@@ -113,7 +113,7 @@ from ntputils.chapter import (
     at_least,
     at_most,
     check,
-    compare,
+    claims_table,
     compare_similarity,
     current_record,
     preregister,
@@ -143,17 +143,19 @@ print(f"distinct support sets: {n_supports:,}; contexts with support size 1 / 2 
       f"tokens never seen as next token: {' '.join(never_next) or 'none'}")
 print("vocabulary ('#' = leading space):", " ".join(stories.token_strings))
 occurrences = np.asarray(data.counts.sum(axis=0)).ravel()
+full100 = tinystories_bpe64(n_stories=100, vocab_size=vocab_size, context_length=context_length).data
+sel100 = support_group_selection(full100, n_contexts=n_heatmap, per_group=per_group, min_group=min_group)
+paper_values = profile_values("a07_tinystories_transformer", "paper")
+
+# %%
 record("a07_m", data.m)
 record("a07_V", data.V)
 record("a07_n_supports", n_supports)
 record("a07_once_share", float((occurrences == 1).mean()))
 record("a07_never_next", len(never_next))
-full100 = tinystories_bpe64(n_stories=100, vocab_size=vocab_size, context_length=context_length).data
-sel100 = support_group_selection(full100, n_contexts=n_heatmap, per_group=per_group, min_group=min_group)
 record("a07_m100", full100.m)
 record("a07_heat_support_max100", int((full100.S.toarray()[:, sel100.columns] > 0).sum(axis=0).max()))
 # the distinct contexts of 100 stories for which the paper profile's steps x batch make the authors' 600 epochs
-paper_values = profile_values("a07_tinystories_transformer", "paper")
 _ = record("a07_paper_epoch_contexts", paper_values["steps"] * paper_values["batch_size"] / 600)
 
 # %%
@@ -188,8 +190,8 @@ groups_table
 
 # %%
 occ = np.flatnonzero(np.asarray(data.counts.sum(axis=1)).ravel() > 0)  # tokens that occur as a next token
-preregister_similarity({f"proxy_{w}": (f"theory vs proxy: sim({w})", sim_margin, "A:proxy")
-                        for w in ("H^mm heatmap, S~", "W^mm^T, S~^T occurring tokens")})
+proxy_claims = preregister_similarity({f"proxy_{w}": (f"theory vs proxy: sim({w})", sim_margin, "A:proxy")
+                                       for w in ("H^mm heatmap, S~", "W^mm^T, S~^T occurring tokens")})
 
 # %%
 t0, c0 = time.perf_counter(), time.process_time()
@@ -208,8 +210,6 @@ proxy_quality = {
 print(f"L^mm of the {data.V} x {data.m:,} support matrix: solver {lmm['solver']}, "
       f"{lmm['seconds']:.1f} s solve{' (read from the cache now)' if lmm['cached'] else ''}; "
       f"this cell {ref_seconds[0]:.1f} s wall / {ref_seconds[1]:.1f} s CPU")
-record("a07_lmm_seconds", float(lmm["seconds"]), tol=math.inf)  # a wall time
-record("a07_proxy_distance", float(proxy_quality["|| L^mm/|L^mm| - S~/|S~| ||_F"]), paper=0.163)
 display(pd.Series(proxy_quality, name="value").to_frame().style.format("{:.4g}"))
 
 
@@ -225,8 +225,13 @@ proxy_reps = {
     "W^mm^T, S~^T occurring tokens": similarity_with_chance(ref.W_mm[occ].T, ref.S_tilde[occ].T,
                                                             draws=chance_draws, seed=seed),
 }
-proxy_rows = [chance_row(f"sim({w})", f"proxy_{w}", r_) for w, r_ in proxy_reps.items()]
+proxy_rows = [chance_row(f"sim({w})", proxy_claims[f"proxy_{w}"].key, r_) for w, r_ in proxy_reps.items()]
 pd.DataFrame(proxy_rows).set_index("claim").style.format("{:.3f}", subset=["value", "off-diagonal"])
+
+# %%
+record("a07_lmm_seconds", float(lmm["seconds"]), tol=math.inf)  # a wall time
+record("a07_proxy_distance", float(proxy_quality["|| L^mm/|L^mm| - S~/|S~| ||_F"]), paper=0.163)
+claims_table()
 
 # %% [markdown]
 # ## Training the transformer
@@ -369,35 +374,36 @@ measured.style.format("{:.3f}", na_rep="-")
 #    equal, so they agree with any embedding that puts them together). The value over all $V$ tokens is shown too.
 
 # %%
-check("L^mm of the full support matrix: certified relative gap <= 1e-5", lmm["rel_gap"] <= 1e-5,
-      measured=lmm["rel_gap"], paper="'computationally expensive' (not computed)", tol=1e-5, item="A:proxy")
-check("L^mm feasible (max margin-constraint violation <= 1e-6)", lmm["max_violation"] <= 1e-6,
-      measured=lmm["max_violation"], tol=1e-6, item="A:proxy")
 sim_keys = {"H_proxy_heat": "sim(H, S~) heatmap contexts", "H_mm_heat": "sim(H, H^mm) heatmap contexts",
             "H_proxy_first": f"sim(H, S~) first {first.size} contexts",
             "H_mm_first": f"sim(H, H^mm) first {first.size} contexts",
             "W_proxy_occ": "sim(W^T, S~^T) occurring tokens", "W_proxy_all": "sim(W^T, S~^T) all tokens"}
-claims = {"ce": ("final CE - H approaches 0", at_most(ce_gap_max, "trained to convergence"), "A:Fig 3"),
-          "contrast": ("within- minus between-group cos(H) on the heatmap (subspace collapse)",
-                       above_chance(sim_margin), "A:Fig 3"),
-          "rise": ("sim(H, S~) on the heatmap contexts rose during training",
-                   at_least(sim_margin, "rises (SSIM curves)"), "A:Fig 3")}
-preregister(claims)
-preregister_similarity({key: (f"{label} high (Fig. 3)", sim_margin, "A:Fig 3") for key, label in sim_keys.items()})
+fig3 = preregister({
+    "ce": ("final CE - H approaches 0", at_most(ce_gap_max, "trained to convergence"), "A:Fig 3",
+           "trained to convergence (600 epochs)"),
+    "contrast": ("within- minus between-group cos(H) on the heatmap (subspace collapse)",
+                 above_chance(sim_margin), "A:Fig 3"),
+    "rise": ("sim(H, S~) on the heatmap contexts rose during training",
+             at_least(sim_margin, "rises (SSIM curves)"), "A:Fig 3", "rises (SSIM curves)")})
+fig3_sims = preregister_similarity({key: (f"{label} high (Fig. 3)", sim_margin, "A:Fig 3")
+                                    for key, label in sim_keys.items()})
 
 # %%
+check("L^mm of the full support matrix: certified relative gap <= 1e-5", lmm["rel_gap"] <= 1e-5,
+      measured=lmm["rel_gap"], paper="'computationally expensive' (not computed)", tol=1e-5, item="A:proxy")
+check("L^mm feasible (max margin-constraint violation <= 1e-6)", lmm["max_violation"] <= 1e-6,
+      measured=lmm["max_violation"], tol=1e-6, item="A:proxy")
 ce_gap = hist.scalars["ce_minus_H"][-1]
-compare("ce", ce_gap, paper="trained to convergence (600 epochs)")
+fig3.ce.judge(ce_gap)
 rng = np.random.default_rng(seed)
 contrast_chance = np.array([np.subtract(*group_contrast(rng.standard_normal(sub.H[-1].shape), sel.group))
                             for _ in range(chance_draws)])
-compare("contrast", within - between, baselines={"Gaussian": contrast_chance.mean(), "untrained": within0 - between0},
-        paper=f"proxy: {within_px - between_px:.3f}")
+fig3.contrast.judge(within - between, baselines={"Gaussian": contrast_chance.mean(), "untrained": within0 - between0},
+                    paper=f"proxy: {within_px - between_px:.3f}")
 print(f"within - between: TF {within - between:.3f}, untrained TF {within0 - between0:.3f}, random "
       f"{contrast_chance.mean():.3f} ± {contrast_chance.std(ddof=1):.3f}, proxy {within_px - between_px:.3f}, "
       f"theory {within_mm - between_mm:.3f}")
-compare("rise", heat.sim_H_proxy[-1] - heat.sim_H_proxy[0], paper="rises (SSIM curves)",
-        note=f"{heat.sim_H_proxy[0]:.3f} -> {heat.sim_H_proxy[-1]:.3f}")
+fig3.rise.judge(heat.sim_H_proxy[-1] - heat.sim_H_proxy[0], note=f"{heat.sim_H_proxy[0]:.3f} -> {heat.sim_H_proxy[-1]:.3f}")
 sub_first = history_subset(hist, first)
 # (trained matrix, target, the same matrix of the untrained transformer at step 0)
 pairs = {"H_proxy_heat": (sub.H[-1], ref.S_tilde[:, sel.columns], sub.H[0]),
@@ -410,10 +416,13 @@ assert hist.snap_steps[0] == 0 and sub.snap_steps[0] == 0 and sub_first.snap_ste
 sim_rows = []
 for key, (A, B, A0) in pairs.items():
     r_ = similarity_with_chance(A, B, draws=chance_draws, seed=seed, untrained=A0)
-    sim_rows.append(chance_row(sim_keys[key], key, r_, paper="visual resemblance (Fig. 3)"))
+    sim_rows.append(chance_row(sim_keys[key], fig3_sims[key].key, r_, paper="visual resemblance (Fig. 3)"))
     record(f"a07_{key}", r_.value)
     record(f"a07_{key}_offdiag", r_.offdiagonal)
 pd.DataFrame(sim_rows).set_index("claim").style.format("{:.3f}", subset=["value", "off-diagonal"])
+
+# %%
+claims_table()
 
 # %% [markdown]
 # On the tokens that occur as a next token, the word-geometry value with diagonals
