@@ -79,7 +79,7 @@ from ntputils.analysis.dynamics import (
     saxe_singular_values,
     singular_value_curves,
 )
-from ntputils.chapter import at_least, at_most, check, compare, preregister, record, setup_chapter
+from ntputils.chapter import at_least, at_most, check, claims_table, preregister, record, setup_chapter
 from ntputils.data import from_counts
 from ntputils.data.corpora.organism_templates import organism
 from ntputils.data.synthetic import random_supports
@@ -144,17 +144,17 @@ plt.show()
 # * Fig. 18 (CE): singular values keep growing: $\min_k s_k(\boldsymbol L_T)/s_k(\boldsymbol L_{T/2})\ge1$.
 
 # %%
-preregister({
+claims = preregister({
     "b02_comp_rand": ("Fig. 12: Rand init's component outside U, V becomes zero: end / max",
-                      at_most(0.01, "1% of its peak"), "B:Fig 12"),
+                      at_most(0.01, "1% of its peak"), "B:Fig 12", "becomes zero"),
     "b02_r2_rand": ("Fig. 12 Rand init: half-times linear in 1/sigma_k, R^2", at_least(0.9, "'linear'"),
-                    "B:Fig 12"),
+                    "B:Fig 12", "T_k ~ 1/sigma_k"),
     "b02_r2_sq": ("Fig. 18 square loss (organism): T_k linear in 1/sigma_k, R^2", at_least(0.9, "'linear'"),
-                  "B:Fig 18"),
+                  "B:Fig 18", "T_k ~ 1/sigma_k"),
     "b02_ce_order": ("Fig. 18 CE: dominant concepts first, fraction of k with T_k < T_k+1",
-                     at_least(1.0, "all"), "B:Fig 18"),
+                     at_least(1.0, "all"), "B:Fig 18", "larger sigma earlier"),
     "b02_ce_growth": ("Fig. 18 CE: singular values keep growing, min_k s_k(L_T) / s_k(L_T/2)",
-                      at_least(1.0, "growing"), "B:Fig 18"),
+                      at_least(1.0, "growing"), "B:Fig 18", "grow unboundedly"),
 })
 
 # %%
@@ -235,6 +235,29 @@ print(f"complement norm: SVD init max {comp_svd_max:.1e}; Rand init start {comp_
       f"max {comp_rand.max():.1e} at t = {t12[np.argmax(comp_rand)]:.1f}, end {comp_rand[-1]:.1e}")
 
 # %% [markdown]
+# **Claims and checks of Fig. 12**: the aligned run against Prop. 1 (mathematics), the Rand run by the rules
+# pre-registered above.
+
+# %%
+record("b02_richardson_error", float(richardson_error))
+record("b02_gd_error", float(gd_errors[1]))
+record("b02_order_ratio", float(order_ratio))
+check("Prop. 1 (eq. 7): GD from the aligned init, extrapolated to eta -> 0, vs closed form: max abs error",
+      richardson_error < 1e-3, measured=richardson_error, paper="exact for gradient flow", tol="1e-3",
+      item=["B:Prop 1", "B:Fig 12"])
+check("GD deviates from eq. 7 at first order in eta: error(2 eta) / error(eta)", 1.8 < order_ratio < 2.2,
+      measured=order_ratio, paper="2 (Euler)", tol="[1.8, 2.2]", item="B:Prop 1")
+check("SVD init: logits stay inside span(U) x span(V): max ||L_t - U U^T L_t V V^T||", comp_svd_max < 1e-10,
+      measured=comp_svd_max, paper="0 (Prop. 1)", tol="1e-10", item=["B:Prop 1", "B:Fig 12"])
+check("Fig. 12: both inits converge to Sigma (global minimum of the square loss): max_k |s_k(L_T) - sigma_k|",
+      final_sv_err < 1e-5, measured=final_sv_err, paper="-> sigma_k", tol="1e-5", item="B:Fig 12")
+check("Fig. 12: Gram matrices converge to U Sigma U^T, V Sigma V^T: relative error", final_gram_err < 1e-5,
+      measured=final_gram_err, paper="-> limit", tol="1e-5", item="B:Fig 12")
+claims.b02_comp_rand.judge(float(comp_rand[-1] / comp_rand.max()))
+claims.b02_r2_rand.judge(float(r2_rand), note=f"half-times increasing in k: {bool(np.all(np.diff(half_rand) > 0))}")
+claims_table()
+
+# %% [markdown]
 # ## Fig. 18: singular values of $\boldsymbol L_t$ under the square loss and under CE (organism data)
 #
 # Both runs start from the same i.i.d. Gaussian initialization. For this dataset every pair occurs once,
@@ -266,7 +289,6 @@ sv_ce = singular_value_curves(hist_ce.L, k=r)
 T_ce = crossing_times(t_ce, sv_ce, sigma / 2)
 half_idx = np.searchsorted(t_ce, t_ce[-1] / 2)
 ce_growth = sv_ce[-1] / sv_ce[half_idx]
-ce_order_ok = bool(np.all(np.diff(T_ce) > 0))
 display(pd.DataFrame({"k": np.arange(1, r + 1), "sigma_k": sigma.round(4), "1/sigma_k": (1 / sigma).round(3),
                       "T_k square": T_sq.round(3), "T_k CE": T_ce.round(3),
                       "CE: s_k(L_T)": sv_ce[-1].round(2), "CE: s_k(L_T)/s_k(L_T/2)": ce_growth.round(3)}))
@@ -297,32 +319,15 @@ print(f"final s_1..3(L) = {np.round(sv_d3[-1, :3], 6)}, sigma_1..3 = {np.round(s
       f"s_4(L) = {sv_d3[-1, 3]:.1e}")
 
 # %% [markdown]
-# ## Checks
+# ## Claims and checks: Figs. 18 and 19
 
 # %%
-record("b02_richardson_error", float(richardson_error))
-record("b02_gd_error", float(gd_errors[1]))
-record("b02_order_ratio", float(order_ratio))
-check("Prop. 1 (eq. 7): GD from the aligned init, extrapolated to eta -> 0, vs closed form: max abs error",
-      richardson_error < 1e-3, measured=richardson_error, paper="exact for gradient flow", tol="1e-3",
-      item=["B:Prop 1", "B:Fig 12"])
-check("GD deviates from eq. 7 at first order in eta: error(2 eta) / error(eta)", 1.8 < order_ratio < 2.2,
-      measured=order_ratio, paper="2 (Euler)", tol="[1.8, 2.2]", item="B:Prop 1")
-check("SVD init: logits stay inside span(U) x span(V): max ||L_t - U U^T L_t V V^T||", comp_svd_max < 1e-10,
-      measured=comp_svd_max, paper="0 (Prop. 1)", tol="1e-10", item=["B:Prop 1", "B:Fig 12"])
-check("Fig. 12: both inits converge to Sigma (global minimum of the square loss): max_k |s_k(L_T) - sigma_k|",
-      final_sv_err < 1e-5, measured=final_sv_err, paper="-> sigma_k", tol="1e-5", item="B:Fig 12")
-check("Fig. 12: Gram matrices converge to U Sigma U^T, V Sigma V^T: relative error", final_gram_err < 1e-5,
-      measured=final_gram_err, paper="-> limit", tol="1e-5", item="B:Fig 12")
 check("Fig. 19 (d = 3): learned singular values -> 3 largest sigma (Eckart-Young): max error", d3_err < 1e-3,
       measured=d3_err, paper="-> top-3 sigma", tol="1e-3", item="B:Fig 19")
-
-compare("b02_comp_rand", float(comp_rand[-1] / comp_rand.max()), paper="becomes zero")
-compare("b02_r2_rand", float(r2_rand), paper="T_k ~ 1/sigma_k",
-        note=f"half-times increasing in k: {bool(np.all(np.diff(half_rand) > 0))}")
-compare("b02_r2_sq", float(r2_sq), paper="T_k ~ 1/sigma_k", note=f"slope {slope_sq:.2f}")
-compare("b02_ce_order", float(np.mean(np.diff(T_ce) > 0)), chance=0.5, paper="larger sigma earlier")
-_ = compare("b02_ce_growth", float(ce_growth.min()), paper="grow unboundedly")
+claims.b02_r2_sq.judge(float(r2_sq), note=f"slope {slope_sq:.2f}")
+claims.b02_ce_order.judge(float(np.mean(np.diff(T_ce) > 0)), chance=0.5)
+claims.b02_ce_growth.judge(float(ce_growth.min()))
+claims_table()
 
 # %% [markdown]
 # ## What differs from the paper and why

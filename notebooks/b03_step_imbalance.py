@@ -68,7 +68,7 @@ from ntputils.analysis.dynamics import (
     relative_error,
     saxe_singular_values,
 )
-from ntputils.chapter import check, record, setup_chapter
+from ntputils.chapter import check, claims_table, record, setup_chapter
 from ntputils.data import from_counts
 from ntputils.data.synthetic import (
     one_hot_balanced_support,
@@ -298,6 +298,7 @@ check("eq. (10) with GD on H itself over-corrects: tier order reversed (t90 tier
       paper="(not discussed)")
 check("A.4 balanced one-hot: all singular values equal (sqrt(k)), rank V-1", bal_spread < 1e-10 and rank_bal == V - 1,
       measured=bal_spread, paper="all equal", tol="1e-10", item="B:STEP")
+claims_table()
 
 # %% [markdown]
 # ## What differs from the paper and why

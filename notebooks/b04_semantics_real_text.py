@@ -126,7 +126,8 @@ from ntputils.chapter import (
     at_least,
     at_most,
     check,
-    compare,
+    claims_table,
+    current_record,
     preregister,
     record,
     setup_chapter,
@@ -176,42 +177,41 @@ FIG4_CLAIMS = {"STS": ["Past-tense verb", "Present-tense verb", "Preposition", "
                "WikiText": ["Month", "Number", "Unit", "Preposition/Conjunction"]}
 FIG5_CLAIMS = {"Fig. 20": ("STS", ["Past-tense verbs", "Proper names"]), "Fig. 21": ("WikiText", ["Numbers", "Conjunctions"])}
 FOUND = above_chance(0.0)  # best-of-N purity > p95 of the best-of-N purity of same-size random word sets
-claims = {}
+specs = {}
 for key, captions in FIG4_CLAIMS.items():
     for caption in captions:
-        claims[f"fig4 {key} {caption}"] = (f"Fig. 4 {key}: an orthant cluster '{caption}' (best-of-N purity; "
-                                           "chance = p95 of best-of-N random)", FOUND, ["B:Fig 4", "B:orthant"])
+        specs[f"fig4 {key} {caption}"] = (f"Fig. 4 {key}: an orthant cluster '{caption}' (best-of-N purity; "
+                                          "chance = p95 of best-of-N random)", FOUND, ["B:Fig 4", "B:orthant"])
 for figname, (key, captions) in FIG5_CLAIMS.items():
     for caption in captions:
-        claims[f"fig5 {key} {caption}"] = (f"Fig. 5 / {figname[5:]} {key}: a k-means cluster '{caption}' "
-                                           "(best-of-k purity; chance = p95 of best-of-k random)",
-                                           FOUND, ["B:Fig 5", f"B:Fig {figname[5:]}", "B:kmeans"])
+        specs[f"fig5 {key} {caption}"] = (f"Fig. 5 / {figname[5:]} {key}: a k-means cluster '{caption}' "
+                                          "(best-of-k purity; chance = p95 of best-of-k random)",
+                                          FOUND, ["B:Fig 5", f"B:Fig {figname[5:]}", "B:kmeans"])
 for key, k, s in [("STS", 2, +1), ("STS", 6, -1), ("WikiText", 2, -1), ("WikiText", 4, +1)]:
-    claims[f"fig14 {key} {'+' if s > 0 else '-'}u_{k}"] = (
+    specs[f"fig14 {key} {'+' if s > 0 else '-'}u_{k}"] = (
         f"Fig. 14 {key} {'+' if s > 0 else '-'}u_{k}: single half-dimension not interpretable (lexical purity)",
         at_most(0.5, "no lexical class holds a majority of its top-40 words"), "B:Fig 14")
 for key in ("STS", "WikiText"):
-    claims[f"fig14 {key} orthants vs singles"] = (
+    specs[f"fig14 {key} orthants vs singles"] = (
         f"{key}: p=5 orthant clusters purer than single half-dimensions (mean purity; chance = half-dimensions)",
         above_chance(0.1), ["B:Fig 14", "B:orthant"])
-    claims[f"fig11 {key} p5 vs random"] = (f"Fig. 11 {key}: p=5 orthants purer than random partitions of the same sizes",
-                                           above_chance(0.1), ["B:Fig 11", "B:orthant"])
-    claims[f"fig11 {key} gap grows"] = (f"Fig. 11 {key}: gap to random at p=5 >= gap at p=1 (chance = gap at p=1)",
-                                        above_chance(0.0), "B:Fig 11")
+    specs[f"fig11 {key} p5 vs random"] = (f"Fig. 11 {key}: p=5 orthants purer than random partitions of the same sizes",
+                                          above_chance(0.1), ["B:Fig 11", "B:orthant"])
+    specs[f"fig11 {key} gap grows"] = (f"Fig. 11 {key}: gap to random at p=5 >= gap at p=1 (chance = gap at p=1)",
+                                       above_chance(0.0), "B:Fig 11")
 for figname, items in [("Fig. 20", ["B:Fig 20", "B:kmeans"]), ("Fig. 21", ["B:Fig 21", "B:kmeans"]),
                        ("Fig. 22", ["B:Fig 22", "B:orthant"]), ("Fig. 23", ["B:Fig 23", "B:orthant"]),
                        ("Fig. 24", ["B:Fig 24", "B:orthant"]), ("Fig. 25", ["B:Fig 25", "B:orthant"])]:
-    claims[f"{figname} beat random"] = (f"{figname}: share of tested clusters (>= {MIN_SIZE} words) beating random",
-                                        at_least(0.5, "a majority; chance 0.05"), items)
-    claims[f"{figname} shuffled control"] = (f"{figname} control: shuffled rows of U, share beating random",
-                                             at_most(0.15, "nominal 0.05 + 0.10"), items)
+    specs[f"{figname} beat random"] = (f"{figname}: share of tested clusters (>= {MIN_SIZE} words) beating random",
+                                       at_least(0.5, "a majority; chance 0.05"), items)
+    specs[f"{figname} shuffled control"] = (f"{figname} control: shuffled rows of U, share beating random",
+                                            at_most(0.15, "nominal 0.05 + 0.10"), items)
 for cls, endings in [("base-form verb", "to"), ("adjective", "so/very")]:
-    claims[f"fig6 {cls} endings"] = (f"Fig. 6: contexts paired with {cls}s end in {endings} (share; chance = random p95)",
-                                     above_chance(0.0), "B:Fig 6")
-claims["fig6 density"] = ("Fig. 6: matched sign patterns give denser word x context support blocks "
-                          "(diagonal mean; chance = p95 under permuted context configurations)", above_chance(0.0), "B:Fig 6")
-preregister(claims)
-outcomes = []
+    specs[f"fig6 {cls} endings"] = (f"Fig. 6: contexts paired with {cls}s end in {endings} (share; chance = random p95)",
+                                    above_chance(0.0), "B:Fig 6")
+specs["fig6 density"] = ("Fig. 6: matched sign patterns give denser word x context support blocks "
+                         "(diagonal mean; chance = p95 under permuted context configurations)", above_chance(0.0), "B:Fig 6")
+claims = preregister(specs)
 
 # %% [markdown]
 # ## The two datasets and their concepts
@@ -786,8 +786,8 @@ summary.round(3)
 #
 # ## Claims and checks
 #
-# The pre-registered claims (rules at the top of the chapter) judged on the numbers above, then the
-# sanity lines (the data sizes are the builder's own parameters, so these lines cannot fail).
+# One table: the sanity lines first (the data sizes are the builder's own parameters, so these lines cannot
+# fail), then the pre-registered claims (rules at the top of the chapter) judged on the numbers above.
 
 # %%
 for key in DATASETS:
@@ -797,63 +797,53 @@ for key in DATASETS:
 
 for figname in list(GRIDS) + list(KMEANS):
     row = summary.loc[figname]
-    outcomes.append((f"{figname} beat random", compare(f"{figname} beat random", row["beat random"], chance=0.05)))
-    outcomes.append((f"{figname} shuffled control",
-                     compare(f"{figname} shuffled control", row["shuffled U: beat random"], chance=0.05)))
+    claims[f"{figname} beat random"].judge(row["beat random"], chance=0.05)
+    claims[f"{figname} shuffled control"].judge(row["shuffled U: beat random"], chance=0.05)
 
 for _, r in fig4_table.iterrows():
     note = (f"{r['class']}: best of {r['N tested']} orthants (p=5,6,7) vs best-of-N random mean "
             f"{r['best-of-N random mean']:.2f}")
-    outcomes.append((f"fig4 {r['dataset']} {r['paper cluster']}",
-                     compare(f"fig4 {r['dataset']} {r['paper cluster']}", r["purity"], chance=r["best-of-N random p95"],
-                             note=note)))
+    claims[f"fig4 {r['dataset']} {r['paper cluster']}"].judge(r["purity"], chance=r["best-of-N random p95"], note=note)
 for _, r in fig5_table.iterrows():
     note = (f"{r['class']}: best of {r['N tested']} k-means clusters vs best-of-N random mean "
             f"{r['best-of-N random mean']:.2f}")
-    outcomes.append((f"fig5 {r['dataset']} {r['paper cluster']}",
-                     compare(f"fig5 {r['dataset']} {r['paper cluster']}", r["purity"], chance=r["best-of-N random p95"],
-                             note=note)))
+    claims[f"fig5 {r['dataset']} {r['paper cluster']}"].judge(r["purity"], chance=r["best-of-N random p95"], note=note)
 
 for key, k, s in FIG14:
     half = f"{'+' if s > 0 else '-'}u_{k}"
     row = single_table[(single_table["dataset"] == key) & (single_table["half-dim"] == half)].iloc[0]
-    outcomes.append((f"fig14 {key} {half}", compare(f"fig14 {key} {half}", float(row["lexical purity"]),
-                                                   note=f"best lexical class: {row['best lexical class']}; "
-                                                        f"best class incl. tokenizer class: {row['best class']} "
-                                                        f"{row['purity']:.2f}")))
+    claims[f"fig14 {key} {half}"].judge(float(row["lexical purity"]),
+                                        note=f"best lexical class: {row['best lexical class']}; best class incl. "
+                                             f"tokenizer class: {row['best class']} {row['purity']:.2f}")
 for key in DATASETS:
     singles = float(single_table[single_table["dataset"] == key]["purity"].mean())
     grid = grid_tables["Fig. 23" if key == "STS" else "Fig. 24"]
     orth = float(grid[grid["size"] >= MIN_SIZE]["purity"].mean())
     record(f"fig14_{key}_singles_mean", singles)
     record(f"fig14_{key}_orthants_mean", orth)
-    outcomes.append((f"fig14 {key} orthants vs singles",
-                     compare(f"fig14 {key} orthants vs singles", orth, chance=singles,
-                             note=f"{key}: single half-dimensions are themselves fairly pure here (mean "
-                                  f"{singles:.2f}; many beat random word sets), so the orthants' margin "
-                                  "over them is smaller than the paper's Fig. 14 suggests")))
+    claims[f"fig14 {key} orthants vs singles"].judge(
+        orth, chance=singles, note=f"{key}: single half-dimensions are themselves fairly pure here (mean "
+                                   f"{singles:.2f}; many beat random word sets), so the orthants' margin "
+                                   "over them is smaller than the paper's Fig. 14 suggests")
 
 for key in DATASETS:
     h = hierarchy[hierarchy["dataset"] == key].set_index("p")
     record(f"fig11_{key}_gap_p1", float(h.loc[1, "gap"]))
     record(f"fig11_{key}_gap_p5", float(h.loc[5, "gap"]))
-    outcomes.append((f"fig11 {key} p5 vs random", compare(f"fig11 {key} p5 vs random", float(h.loc[5, "purity (size-weighted)"]),
-                                                         chance=float(h.loc[5, "random same sizes"]))))
-    outcomes.append((f"fig11 {key} gap grows", compare(f"fig11 {key} gap grows", float(h.loc[5, "gap"]),
-                                                      chance=float(h.loc[1, "gap"]))))
+    claims[f"fig11 {key} p5 vs random"].judge(float(h.loc[5, "purity (size-weighted)"]),
+                                              chance=float(h.loc[5, "random same sizes"]))
+    claims[f"fig11 {key} gap grows"].judge(float(h.loc[5, "gap"]), chance=float(h.loc[1, "gap"]))
 
 for _, r in fig6_table.iterrows():
-    outcomes.append((f"fig6 {r['class']} endings",
-                     compare(f"fig6 {r['class']} endings", r["share of contexts ending so"], chance=r["random p95 share"],
-                             note=f"share among all contexts {r['share among all contexts']:.3f}")))
-outcomes.append(("fig6 density", compare("fig6 density", float(diag), chance=density_p95,
-                                         note=f"off-diagonal mean {off:.4f}, ratio {diag / off:.1f}")))
+    claims[f"fig6 {r['class']} endings"].judge(r["share of contexts ending so"], chance=r["random p95 share"],
+                                               note=f"share among all contexts {r['share among all contexts']:.3f}")
+claims["fig6 density"].judge(float(diag), chance=density_p95, note=f"off-diagonal mean {off:.4f}, ratio {diag / off:.1f}")
 
-claims_table = pd.DataFrame(outcomes, columns=["claim", "outcome"]).set_index("claim")
-counts = claims_table["outcome"].value_counts()
+judged = {row["key"]: row["outcome"] for row in current_record()["comparisons"]}  # every claim, judged once
+counts = pd.Series(judged).value_counts()
 for outcome in ("reproduced", "deviates", "not run"):
     record(f"n_{outcome.replace(' ', '_')}", int(counts.get(outcome, 0)))
-fig4_ok = [o for c, o in outcomes if c.startswith("fig4 ")]
+fig4_ok = [judged[f"fig4 {r['dataset']} {r['paper cluster']}"] for _, r in fig4_table.iterrows()]
 record("fig4_reproduced", sum(o == "reproduced" for o in fig4_ok))
 record("fig4_total", len(fig4_ok))
 fig4_found = fig4_table[[o == "reproduced" for o in fig4_ok]]
@@ -865,7 +855,7 @@ record("fig4_majority", int((fig4_table["purity"] >= 0.5).sum()))
 record("fig5_found", int(fig5_table["found"].sum()))
 record("fig5_total", len(fig5_table))
 record("fig4_unit_purity", float(fig4_table[fig4_table["class"] == "unit"]["purity"].iloc[0]))
-claims_table
+claims_table()
 
 # %% [markdown]
 # **Claims:** {glue:text}`n_reproduced` reproduced, {glue:text}`n_deviates` deviate, {glue:text}`n_not_run` not
@@ -898,9 +888,6 @@ print(f"chapter body: {run.elapsed():.1f} s wall, {time.process_time():.1f} s CP
 # whose producing code has changed since is marked STALE, with the command that refreshes it.
 
 # %%
-from ntputils.chapter import (
-    current_record,  # noqa: E402
-    show_paper_profile,  # noqa: E402
-)
+from ntputils.chapter import show_paper_profile  # noqa: E402
 
 paper_view = show_paper_profile("b04", current_record(), profile)
