@@ -1,10 +1,13 @@
 """The browser check (Playwright + Chromium) on hand-written pages: a broken page is flagged with every
-problem it has, a good page passes, the screenshot is capped, and a missing Chromium is a clear error."""
+problem it has (page lint included: a stray repr, a machine path, uncaptioned and illegible figures, a wide
+table that cannot scroll), a good page passes, the screenshot is capped, and a missing Chromium is a clear
+error."""
 
 from __future__ import annotations
 
 import base64
 import struct
+import zlib
 
 import pytest
 
@@ -15,6 +18,11 @@ PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4
                        "AAAABJRU5ErkJggg==")
 
 GOOD = """<html><body><article><p>fine</p><img src="data:image/png;base64,{b64}"><img src="../pic.png">
+<div class="cell_output"><div class="output stream"><pre>rank in [30, 31]</pre></div>
+<figure><img src="../pic.png" alt="A one-pixel plot."><figcaption><span class="caption-number">Fig. 1 </span>
+<span class="caption-text">A caption.</span></figcaption></figure></div>
+<div class="cell_output"><div style="overflow-x: auto">
+<table style="width: 3000px"><tr><td>wide</td></tr></table></div></div>
 <div style="height: 20000px">a long page</div></article></body></html>"""
 
 BROKEN = """<html><body><article>
@@ -24,8 +32,22 @@ BROKEN = """<html><body><article>
 ValueError: bad</pre></div>
 <div class="output error">an error output</div>
 <span class="math">x^2</span>
+<div class="cell_output"><div class="output text_plain"><pre>('reproduced', 'deviates')</pre></div>
+<img src="../pic.png" alt="../_images/4a30a3f8ba3b713246f22629f87f054ea79aad5cb2f22c99315eebf00bda69d7.png">
+<figure><img src="../wide.png" alt="A wide plot." style="width: 300px">
+<figcaption>Shrunk.</figcaption></figure>
+</div>
+<p>written to ROOT/results/x.csv</p><table style="width: 3000px"><tr><td>wide</td></tr></table>
 <script>fetch("https://example.invalid/data.json").catch(() => null); throw new Error("boom");</script>
 </article></body></html>"""
+
+
+def wide_png(width: int = 2000) -> bytes:
+    """A white ``width`` x 1 PNG without a pHYs chunk (so: matplotlib's default 100 dpi)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, 1, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"\0" + b"\xff" * width)) + chunk(b"IEND", b""))
 
 
 def have_chromium() -> bool:
@@ -43,10 +65,12 @@ def make_site(root, broken: bool) -> Project:
     html = root / "_build" / "html"
     (html / "book").mkdir(parents=True)
     (html / "pic.png").write_bytes(PNG)
+    (html / "wide.png").write_bytes(wide_png())
     (html / "book" / "a01_good.html").write_text(GOOD.format(b64=base64.b64encode(PNG).decode()))
     (html / "index.html").write_text('<meta http-equiv="refresh" content="0; url=book/a01_good.html">')
     if broken:
-        (html / "book" / "a00_broken.html").write_text(BROKEN)  # loaded just before the good page
+        # loaded just before the good page
+        (html / "book" / "a00_broken.html").write_text(BROKEN.replace("ROOT", str(root)))
         (html / "gone.html").write_text('<meta http-equiv="refresh" content="0; url=book/nowhere.html">')
     return Project(root)
 
@@ -59,7 +83,7 @@ def test_broken_page_is_flagged_good_page_passes(tmp_path):
     results, shot = check_book(project, screenshot="a01", out=lines.append)
     by_name = {r.page.name: r for r in results}
     assert set(by_name) == {"a01_good.html", "index.html", "a00_broken.html", "gone.html"}
-    assert by_name["a01_good.html"].problems == [] and by_name["a01_good.html"].images == 2
+    assert by_name["a01_good.html"].problems == [] and by_name["a01_good.html"].images == 3
     assert by_name["index.html"].problems == []
     assert by_name["gone.html"].problems[0].startswith("redirect target missing:")
     problems = by_name["a00_broken.html"].problems
@@ -72,7 +96,16 @@ def test_broken_page_is_flagged_good_page_passes(tmp_path):
         assert problem in problems, (problem, problems)
     assert any(p.startswith("traceback in output: Traceback (most recent call last)") for p in problems)
     assert any(p.startswith("JavaScript exception: Error: boom") for p in problems)
-    assert "[FAIL] book/a00_broken.html: 2 image(s), 0 typeset math" in lines
+    lint = [p for p in problems
+            if p.startswith(("raw output", "machine path", "uncaptioned", "illegible", "wide"))]
+    assert lint == [
+        "raw output in cell output 1: a Python tuple repr \"('reproduced', 'deviates')\"",
+        f"machine path '{project.root}/results/x.csv' in the page text",
+        "uncaptioned figure: figure 1 (pic.png): not in a figure with a caption",
+        "illegible figure: figure 2 (wide.png): illegible: shown at 300 of 2000 px, a 10 pt label at 100 dpi "
+        "renders 2.1 px (< 7)",
+        "wide table 1: table 3000 px wide in a 1264 px container, not scrollable"], problems
+    assert "[FAIL] book/a00_broken.html: 4 image(s), 0 typeset math" in lines
     # the screenshot of the 20000 px page is capped at 12000 px (PNG IHDR: width, height)
     assert shot == project.build_dir / "screenshots" / "a01.png"
     width, height = struct.unpack(">II", shot.read_bytes()[16:24])

@@ -2,23 +2,27 @@
 
 Per page: article images exist and loaded (a chapter shows as many as its notebook's image outputs), math is
 typeset by the bundled MathJax without TeX errors, no error or traceback output is shown, nothing is requested
-over http(s) (such requests are blocked), no JavaScript exception, and a chapter page is not stale
-(:func:`staleness`). A screenshot of one chapter goes to ``_build/screenshots/<chapter>.png``.
+over http(s) (such requests are blocked), no JavaScript exception, a chapter page is not stale
+(:func:`staleness`), and the page passes :mod:`ntputils.book.page_lint` (no raw Python repr or stray output,
+no path of the build machine, every figure captioned, with alt text and legible, no unscrollable wide table).
+A screenshot of one chapter goes to ``_build/screenshots/<chapter>.png``.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ntputils.book.keys import KeyCalculator
+from ntputils.book.page_lint import lint_page, path_needles, png_dpi
 from ntputils.book.project import Project
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -59,6 +63,28 @@ CHECK_JS = r"""
       .filter((e) => /Traceback \(most recent call last\)/.test(e.textContent || ''))
       .map((e) => text(e, 200)),
     stderr_outputs: root.querySelectorAll('.output.stderr').length,
+    // facts for ntputils.book.page_lint: text outputs, figures, tables and the visible text
+    outputs: [...root.querySelectorAll('.cell_output')].flatMap((c, index) =>
+      [...c.querySelectorAll('.output.text_plain, .output.stream')].map((o) =>
+        ({index, result: o.classList.contains('text_plain'),
+          text: (o.querySelector('pre') || o).textContent.slice(0, 1e4)}))),  // pre: not the copy button
+    figures: [...root.querySelectorAll('.cell_output img')].map((i, index) => {
+      const fig = i.closest('figure'), cap = fig && fig.querySelector('figcaption');
+      return {index, src: i.getAttribute('src') || '', alt: i.getAttribute('alt'), natural: i.naturalWidth,
+              rendered: i.getBoundingClientRect().width,
+              caption: fig ? (cap ? text(cap.querySelector('.caption-text') || cap, 200) : '') : null};
+    }),
+    tables: [...root.querySelectorAll('table')].map((t, index) => {
+      let box = t.parentElement, scroll = false;
+      for (let e = box; e && !scroll; e = e === root ? null : e.parentElement) {
+        scroll = /auto|scroll/.test(getComputedStyle(e).overflowX);
+      }
+      const inline = (e) => /inline|contents|table/.test(getComputedStyle(e).display);
+      while (box !== root && inline(box)) box = box.parentElement;
+      const width = Math.max(t.getBoundingClientRect().width, t.scrollWidth);
+      return {index, width, container: box.clientWidth, scroll};
+    }),
+    text: document.body.innerText,
   };
 })()
 """
@@ -142,9 +168,21 @@ def _nonempty_file(path: Path) -> bool:
     return path.is_file() and path.stat().st_size > 0
 
 
-def evaluate(page: Path, report: dict[str, Any], notebook: Path | None) -> PageResult:
-    """Turn one page report into problems (failures) and notes."""
+def image_dpi(page: Path, src: str) -> float | None:
+    """The dpi recorded in the PNG ``src`` of ``page`` (a file beside it or a data URI), or None."""
+    parsed = urlparse(src)
+    if parsed.scheme == "data":
+        head, _, body = src.partition(",")
+        return png_dpi(base64.b64decode(body)) if head.endswith(";base64") else None
+    path = (page.parent / unquote(parsed.path)).resolve()
+    return png_dpi(path.read_bytes()[:4096]) if not parsed.scheme and path.is_file() else None
+
+
+def evaluate(page: Path, report: dict[str, Any], notebook: Path | None,
+             needles: Iterable[str] = ()) -> PageResult:
+    """Turn one page report into problems (failures) and notes; ``needles``: the build machine's paths."""
     res = PageResult(page, images=len(report["images"]), mjx=report["mjx"])
+    res.problems += lint_page(report, needles, lambda src: image_dpi(page, src))
     for img in report["images"]:
         src, parsed = img["src"], urlparse(img["src"])
         if parsed.scheme in ("http", "https"):
@@ -224,6 +262,7 @@ def check_book(project: Project, screenshot: str | None = "a01", chromium: str |
         raise ChromiumError("Playwright is not installed: pip install -e '.[dev]'") from err
 
     keys, results = KeyCalculator(project), []
+    needles = path_needles(str(project.root), os.path.expanduser("~"))
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=binary, args=CHROMIUM_FLAGS)
@@ -240,7 +279,7 @@ def check_book(project: Project, screenshot: str | None = "a01", chromium: str |
                     out(f"[{'ok  ' if target.is_file() else 'FAIL'}] {rel}: redirect to {redirect.group(1)}")
                     continue
                 nb = project.root / rel.with_suffix(".ipynb")
-                res = evaluate(page, load(page.as_uri()), nb if nb.exists() else None)
+                res = evaluate(page, load(page.as_uri()), nb if nb.exists() else None, needles)
                 res.problems += staleness(project, page, keys)
                 results.append(res)
                 out(f"[{'ok  ' if not res.problems else 'FAIL'}] {rel}: {res.images} image(s), {res.mjx} "

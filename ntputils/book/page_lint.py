@@ -1,0 +1,204 @@
+"""Lint rules the browser check applies to the facts it collects from a rendered page (pure functions).
+
+Each rule takes the facts of one thing (an output's text, the page's visible text, one figure, one table)
+and returns a problem (a string) or ``None``; :func:`lint_page` applies them all to one page report of
+:data:`ntputils.book.browser.CHECK_JS`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import struct
+from collections.abc import Iterable
+from typing import Any
+
+#: matplotlib's default figure dpi (the inline backend of matplotlib-inline >= 0.1.7 keeps it, and no chapter
+#: sets ``figure.dpi``/``savefig.dpi``); used when the PNG carries no pHYs chunk to read it from.
+DEFAULT_DPI = 100.0
+#: matplotlib's default font size (``font.size``), in points: the tick and axis labels of a chapter figure.
+LABEL_PT = 10.0
+#: the smallest CSS px height of that label we accept: below 7 px text is no longer legible on a screen.
+MIN_LABEL_PX = 7.0
+#: an image alt text that is a generated name rather than a description: a long hex hash or a file name.
+FILE_ALT = re.compile(r"[0-9a-fA-F]{32,}|\.(png|jpe?g|svg|gif|pdf)\s*$", re.IGNORECASE)
+CAPTION_NUMBER = re.compile(r"^\s*(Fig(ure)?\.?|Table)\s*[\d.]+\s*", re.IGNORECASE)
+
+NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)", re.IGNORECASE)
+#: reprs of objects nobody meant to show: matplotlib artists and figures, anything printed with its address
+STRAY = re.compile(r"^\[?<[\w.]+[ >].*>\]?$|\bat 0x[0-9a-f]{6,}>|^Text\(.*\)$", re.DOTALL)
+#: calls whose repr is raw numbers: numpy scalars and arrays, tensors, the collections' wrappers
+REPR_CALL = re.compile(r"^(np\.|numpy\.|torch\.)?(array|tensor|float\d*|int\d*|bool_|str_|Counter|"
+                       r"defaultdict|OrderedDict|dict_keys|dict_values|dict_items|Series|Index)\(")
+OPENERS = {"[": "]", "{": "}", "(": ")"}
+
+
+def _one_bracketed(text: str) -> bool:
+    """Whether ``text`` is a single bracketed expression: its first bracket closes at its very end
+    (``[1, 2]`` is, ``[ok] done`` and ``[1]\\n[2]`` are not). Quoted strings are skipped."""
+    if not text or text[0] not in OPENERS:
+        return False
+    depth, quote, i = 0, "", 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c in OPENERS:
+            depth += 1
+        elif c in OPENERS.values():
+            depth -= 1
+            if depth == 0:
+                return i == len(text) - 1
+        i += 1
+    return False
+
+
+def repr_output(text: str, result: bool) -> str | None:
+    """Why a cell's text output is a raw Python repr or a stray output, or ``None`` if it reads as text.
+
+    ``result``: the output is an execute result (the value of a cell's last line), not printed text. The
+    rule is about the *whole* text: a quoted string, a tuple/list/dict/set of literals, a dict or list repr
+    (``{'a': ...``, ``[np.float64(...)``), an ``array(...)``/``np.float64(...)``, a matplotlib artist; a
+    bare number only as an execute result. A sentence that merely contains brackets is fine.
+    """
+    s = text.strip()
+    if not s:
+        return None
+    if STRAY.search(s):
+        return f"stray output {_short(s)}"
+    if NUMBER.fullmatch(s):
+        return f"a bare number as the cell's value: {_short(s)}" if result else None
+    try:
+        value = ast.literal_eval(s)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        value = None
+    else:
+        if isinstance(value, (str, bytes)):
+            return f"a quoted string {_short(s)}"
+        if isinstance(value, (tuple, list, dict, set, frozenset)):
+            return f"a Python {type(value).__name__} repr {_short(s)}"
+        if result:
+            return f"a Python value {_short(s)}"
+        return None
+    if s.startswith("{'") or s.startswith('{"'):
+        return f"a Python dict repr {_short(s)}"
+    if _one_bracketed(s) and re.match(r"^[\[({]\s*([\[({'\"\d.+-]|np\.|array\(|tensor\()", s):
+        return f"a Python {'list' if s[0] == '[' else 'tuple/dict/set'} repr {_short(s)}"
+    call = REPR_CALL.match(s)
+    if call and _one_bracketed(s[call.end() - 1:]):
+        return f"a raw {call.group(0)[:-1]} repr {_short(s)}"
+    if result and re.match(r"^[A-Za-z_][\w.]*\(", s) and _one_bracketed(s[s.index("("):]):
+        return f"an object repr as the cell's value {_short(s)}"
+    return None
+
+
+def _short(s: str, n: int = 60) -> str:
+    s = " ".join(s.split())
+    return repr(s if len(s) <= n else s[:n] + "...")
+
+
+def path_needles(root: str, home: str) -> list[str]:
+    """The substrings that give away the build machine: the project root, its user's home and the usual
+    scratch/user folders."""
+    needles = [root.rstrip("/"), home.rstrip("/"), "/home/", "/tmp/", "/work/"]
+    return list(dict.fromkeys(n for n in needles if len(n) > 1))
+
+
+def machine_paths(text: str, needles: Iterable[str]) -> list[str]:
+    """The absolute paths of the build machine in visible ``text`` (one snippet per distinct path start).
+
+    A needle counts where a path starts: at the start of the text, after a space, quote, bracket, ``=``,
+    ``:`` or after ``file://``; not inside a URL or a longer word (``https://x.org/home/`` is no path)."""
+    found: dict[str, str] = {}
+    for needle in needles:
+        pattern = re.compile(r"(?:(?<![\w./~-])|(?<=file://))" + re.escape(needle) + r"[^\s'\"<>)\]]*")
+        for m in pattern.finditer(text):
+            found.setdefault(m.group(0), m.group(0))
+    return [f"machine path {p!r}" for p in sorted(found)][:10]
+
+
+def figure_problem(fig: dict[str, Any]) -> str | None:
+    """Why an image output (``fig``: ``alt``, ``caption`` = its figure's figcaption text or ``None`` when
+    it is in no ``figure``) is uncaptioned, or ``None``."""
+    caption = CAPTION_NUMBER.sub("", (fig.get("caption") or "").strip()).strip(" #")
+    if fig.get("caption") is None:
+        return "not in a figure with a caption"
+    if not caption:
+        return "empty caption"
+    alt = (fig.get("alt") or "").strip()
+    if not alt:
+        return "no alt text"
+    if FILE_ALT.search(alt):
+        return f"alt text is a file name: {_short(alt, 40)}"
+    return None
+
+
+def label_px(natural_width: float, rendered_width: float, dpi: float) -> float | None:
+    """The CSS px height a ``LABEL_PT`` label drawn at ``dpi`` has once the image is shown at
+    ``rendered_width`` (None when the image is not shown or has no size)."""
+    if natural_width <= 0 or rendered_width <= 0:
+        return None
+    return LABEL_PT * dpi / 72.0 * rendered_width / natural_width
+
+
+def legibility_problem(natural_width: float, rendered_width: float, dpi: float) -> str | None:
+    """A figure shrunk so far that its default-size labels fall below :data:`MIN_LABEL_PX`, or ``None``."""
+    px = label_px(natural_width, rendered_width, dpi)
+    if px is None or px >= MIN_LABEL_PX:
+        return None
+    return (f"illegible: shown at {rendered_width:.0f} of {natural_width:.0f} px, a {LABEL_PT:g} pt label at "
+            f"{dpi:g} dpi renders {px:.1f} px (< {MIN_LABEL_PX:g})")
+
+
+def table_problem(table: dict[str, Any]) -> str | None:
+    """A table (``width``, ``container`` width, ``scroll``: inside a horizontally scrolling element) that
+    is wider than its container and cannot be scrolled, or ``None``."""
+    if table["width"] > table["container"] + 1 and not table["scroll"]:
+        width, container = table["width"], table["container"]
+        return f"table {width:.0f} px wide in a {container:.0f} px container, not scrollable"
+    return None
+
+
+def png_dpi(data: bytes) -> float | None:
+    """The dpi a PNG records in its pHYs chunk (matplotlib writes it), or ``None``."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    pos = 8
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        if kind == b"pHYs" and length >= 9:
+            x, _, unit = struct.unpack(">IIB", data[pos + 8:pos + 17])
+            return round(x * 0.0254, 1) if unit == 1 and x else None
+        if kind in (b"IDAT", b"IEND"):
+            return None
+        pos += 12 + length
+    return None
+
+
+def lint_page(report: dict[str, Any], needles: Iterable[str], dpi_of=lambda src: None) -> list[str]:
+    """The lint problems of one page report: raw reprs/stray outputs, machine paths, uncaptioned or
+    illegible figures, unscrollable wide tables. ``dpi_of(src)`` reads an image's dpi (None: default)."""
+    problems = []
+    for out in report.get("outputs", []):
+        why = repr_output(out["text"], out["result"])
+        if why:
+            problems.append(f"raw output in cell output {out['index']}: {why}")
+    problems += [f"{p} in the page text" for p in machine_paths(report.get("text", ""), needles)]
+    for fig in report.get("figures", []):
+        where = f"figure {fig['index'] + 1} ({fig['src'].rsplit('/', 1)[-1][:24]})"
+        why = figure_problem(fig)
+        if why:
+            problems.append(f"uncaptioned figure: {where}: {why}")
+        why = legibility_problem(fig["natural"], fig["rendered"], dpi_of(fig["src"]) or DEFAULT_DPI)
+        if why:
+            problems.append(f"illegible figure: {where}: {why}")
+    for table in report.get("tables", []):
+        why = table_problem(table)
+        if why:
+            problems.append(f"wide table {table['index'] + 1}: {why}")
+    return problems
