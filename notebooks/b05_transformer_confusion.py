@@ -91,7 +91,7 @@ from ntputils.chapter import (
     at_most,
     between,
     check,
-    compare,
+    claims_table,
     preregister,
     record,
     setup_chapter,
@@ -182,20 +182,20 @@ _ = record("b05_depth_max", int(depth.max()))
 #   permutation null (a one-sided permutation test; margin 0 above that level). The paper gives no number for this correlation.
 
 # %%
-preregister({
+claims = preregister({
     "broad_by_20": ("Fig. 3: Animals and Plants learned by epoch 20 (seed shown)",
-                    at_most(20, "paper: broad categories emerge by epoch 20"), "B:Fig 3"),
+                    at_most(20, "paper: broad categories emerge by epoch 20"), "B:Fig 3", "by epoch 20"),
     "broad_first": ("Fig. 3: Animals and Plants learned before every finer class, at every seed (epochs of margin)",
-                    at_least(1, "paper: broad by 20, finer later"), "B:Fig 3"),
+                    at_least(1, "paper: broad by 20, finer later"), "B:Fig 3", "broad by 20, finer 40-200"),
     "water_40_200": ("Fig. 3: 'lives in water' (Fish) learned between epochs 40 and 200 (seed shown)",
-                     between(40, 200, "paper: finer concepts develop between epochs 40-200"), "B:Fig 3"),
+                     between(40, 200, "paper: finer concepts develop between epochs 40-200"), "B:Fig 3", "40-200"),
     "pollen_40_200": ("Fig. 3: 'reproduces with pollen' (Flowers) learned between epochs 40 and 200 (seed shown)",
-                      between(40, 200, "paper: finer concepts develop between epochs 40-200"), "B:Fig 3"),
+                      between(40, 200, "paper: finer concepts develop between epochs 40-200"), "B:Fig 3", "40-200"),
     "all_by_200": ("Fig. 3: every class learned by epoch 200, at every seed (latest learning time)",
-                   at_most(200, "paper: finer concepts by epoch 200"), "B:Fig 3"),
+                   at_most(200, "paper: finer concepts by epoch 200"), "B:Fig 3", "by epoch 200"),
     "order_vs_concepts": ("Prop. 1: median over seeds of Spearman(1/sigma_depth, learning time) above the 95th "
                           "percentile of its permutation null",
-                          above_chance(0.0), ["B:Prop 1", "B:Fig 3"]),
+                          above_chance(0.0), ["B:Prop 1", "B:Fig 3"], "no number (large sigma learned first)"),
 })
 
 # %% [markdown]
@@ -316,10 +316,6 @@ display(pd.DataFrame({"Spearman (measured)": [round(rho[s], 3) for s in seeds_ru
                      index=[f"seed {s}" for s in seeds_run]))
 print(f"median over seeds: {rho_median:.3f}; permutation null of the median: mean {np.nanmean(null_median):.3f} "
       f"+- {np.nanstd(null_median):.3f}, 95th percentile {rho_chance_q95:.3f}")
-record("b05_rho_min", float(min(rho.values())))
-record("b05_rho_max", float(max(rho.values())))
-record("b05_rho_median", rho_median)
-_ = record("b05_rho_chance_q95", rho_chance_q95)
 
 # %% [markdown]
 # ## The spec's "largest total probability" rule
@@ -344,30 +340,38 @@ last_time = {s: float(np.nanmax(runs[s]["times"])) if np.all(np.isfinite(runs[s]
              for s in seeds_run}
 t_fish, t_flowers = (float(main["times"][names.index(c)]) for c in ("Fish", "Flowers"))
 fine_times = np.concatenate([runs[s]["times"][fine] for s in seeds_run])
+i_m, i_b, i_f = (names.index(c) for c in ("Mammals", "Birds", "Fish"))
+n_birdfish_first = int(sum(min(runs[s]["times"][i_b], runs[s]["times"][i_f]) < runs[s]["times"][i_m]
+                           for s in seeds_run))
+print(f"CE - H at the end of training (seed {seed}): {main['ce_minus_H']:.4f}")
+
+# %%
+record("b05_rho_min", float(min(rho.values())))
+record("b05_rho_max", float(max(rho.values())))
+record("b05_rho_median", rho_median)
+record("b05_rho_chance_q95", rho_chance_q95)
 record("b05_t_broad", t_broad_main, paper="<= 20", unit="epoch")
 record("b05_t_fish", t_fish, paper="40-200", unit="epoch")
 record("b05_t_flowers", t_flowers, paper="40-200", unit="epoch")
 record("b05_fine_min", float(np.nanmin(fine_times)), unit="epoch")
 record("b05_fine_max", float(np.nanmax(fine_times)), unit="epoch")
 record("b05_n_seeds", len(seeds_run))
-i_m, i_b, i_f = (names.index(c) for c in ("Mammals", "Birds", "Fish"))
-record("b05_n_birdfish_before_mammals",
-       int(sum(min(runs[s]["times"][i_b], runs[s]["times"][i_f]) < runs[s]["times"][i_m] for s in seeds_run)))
+record("b05_n_birdfish_before_mammals", n_birdfish_first)
 record("b05_ce_minus_H", float(main["ce_minus_H"]))
-print(f"CE - H at the end of training (seed {seed}): {main['ce_minus_H']:.4f}")
 
 TIME_NOTE = "optimizer and learning rate of the paper UNKNOWN; our time axis is not the paper's"
-compare("broad_by_20", t_broad_main, paper="by epoch 20", note=TIME_NOTE)
-compare("broad_first", min(gap.values()), paper="broad by 20, finer 40-200")
-compare("water_40_200", t_fish, paper="40-200", note=TIME_NOTE)
-compare("pollen_40_200", t_flowers, paper="40-200", note=TIME_NOTE)
-compare("all_by_200", max(last_time.values()), paper="by epoch 200", note=TIME_NOTE)
-compare("order_vs_concepts", rho_median, chance=rho_chance_q95, paper="no number (large sigma learned first)",
-        note="chance = 95th percentile of the permutation null of the median")
+claims.broad_by_20.judge(t_broad_main, note=TIME_NOTE)
+claims.broad_first.judge(min(gap.values()))
+claims.water_40_200.judge(t_fish, note=TIME_NOTE)
+claims.pollen_40_200.judge(t_flowers, note=TIME_NOTE)
+claims.all_by_200.judge(max(last_time.values()), note=TIME_NOTE)
+claims.order_vs_concepts.judge(rho_median, chance=rho_chance_q95,
+                               note="chance = 95th percentile of the permutation null of the median")
 check("Spec's 'largest total probability' rule never predicts the nested classes Mammals, Felines "
       "(a subset's total probability never exceeds its superset's)",
       nested_empty, measured=int(final_total[:, [names.index("Mammals"), names.index("Felines")]].sum()),
       paper="(mapping UNKNOWN)", tol="0 contexts", sanity=True, item="B:Fig 3")
+claims_table()
 
 # %% [markdown]
 # At the shown seed Animals and Plants are learned by epoch {glue:text}`b05_t_broad:.0f` (paper: by 20), Fish by
@@ -419,8 +423,9 @@ check("Spec's 'largest total probability' rule never predicts the nested classes
 # %%
 from ntputils.chapter import provenance_text, published  # noqa: E402
 
-preregister({"lr_broad_first": ("Fig. 3 across learning rates: broad before fine at every swept lr (share of lrs)",
-                                at_least(1.0, "every swept learning rate"), "B:Fig 3")})
+lr_claims = preregister({"lr_broad_first": (
+    "Fig. 3 across learning rates: broad before fine at every swept lr (share of lrs)",
+    at_least(1.0, "every swept learning rate"), "B:Fig 3", "broad by 20, finer 40-200 (one unknown lr)")})
 try:
     lr_sweep = published("b05-lr")
 except FileNotFoundError as err:
@@ -445,8 +450,9 @@ if lr_sweep is not None:
         display(lr_table)
         lr_share = record("b05_lr_share_broad_first", float((out["broad_first"] == "reproduced").mean()))
         record("b05_lr_n", int(len(out)))
-_ = compare("lr_broad_first", lr_share, paper="broad by 20, finer 40-200 (one unknown lr)",
-            note="epochs in the table are in our time axis; the paper's optimizer is UNKNOWN")
+lr_claims.lr_broad_first.judge(lr_share,
+                               note="epochs in the table are in our time axis; the paper's optimizer is UNKNOWN")
+claims_table()
 
 # %% [markdown]
 # ## The paper profile, recorded

@@ -83,7 +83,7 @@ from ntputils.analysis.confusion import (
     softmax_columns,
     within_group_probability,
 )
-from ntputils.chapter import at_least, at_most, check, compare, preregister, record, setup_chapter
+from ntputils.chapter import at_least, at_most, check, claims_table, preregister, record, setup_chapter
 from ntputils.data.synthetic import step_closed_form
 from ntputils.geometry import centered_support, svd_factors
 from ntputils.training.loop import train_classifier
@@ -143,12 +143,15 @@ display(pd.DataFrame({"tier": ["1: Maj1 vs Maj2", "2: majorities vs minorities",
                       "u_k (rows Maj1, Maj2, Min1, Min2)": [np.round(U[:, i], 3).tolist() for i in range(3)],
                       "Prop. 1: T_k / T_1 = sigma_1 / sigma_k": (sigma[0] / sigma).round(2)}))
 print(f"max |sigma - closed form| = {sigma_err:.1e}; max ||U| - |U_closed form|| = {u_err:.1e}")
+
+# %%
 record("b06_n_images", int(labels.numel()))
 record("b06_time_ratio_2", float(sigma[0] / sigma[1]))  # Prop. 1: T_2 / T_1 = sigma_1 / sigma_2
 record("b06_time_ratio_3", float(sigma[0] / sigma[2]))  # Prop. 1: T_3 / T_1 = sigma_1 / sigma_3
 check("App. A.4 closed form (b03) = SVD of this S~: singular values sqrt(10) x (sqrt(R), sqrt((R+1)/2), 1)",
       sigma_err < 1e-10 and u_err < 1e-10, measured=np.round(sigma, 4).tolist(),
       paper=f"sqrt(10) x ({np.sqrt(R):.3f}, {np.sqrt((R + 1) / 2):.3f}, 1)", tol=1e-10, item=["B:STEP", "B:Fig 9"])
+claims_table()
 
 # %% [markdown]
 # ## Pre-registered milestones and claims
@@ -186,24 +189,25 @@ check("App. A.4 closed form (b03) = SVD of this S~: singular values sqrt(10) x (
 # * `perfect_end`: every image right at the end of training, at every seed (lowest final accuracy $\ge 1$).
 
 # %%
-preregister({
+claims = preregister({
     "step0_maj1": ("Fig. 9 step 0: all images predicted as Maj1 (seed shown; share predicted Maj1)",
-                   at_least(0.9, "paper: all data classified as Maj1 at step 0"), "B:Fig 9"),
+                   at_least(0.9, "paper: all data classified as Maj1 at step 0"), "B:Fig 9", 1.0),
     "step0_one_class": ("Fig. 9 step 0: one class receives (almost) all images (seed shown; largest share)",
-                        at_least(0.9, "paper: one class (Maj1) takes all at step 0"), "B:Fig 9"),
+                        at_least(0.9, "paper: one class (Maj1) takes all at step 0"), "B:Fig 9", 1.0),
     "majorities_by_13": ("Fig. 9: both majorities right (>= 90% of their images) from step 13 (seed shown)",
-                         at_most(13, "paper: majorities right at step 13"), "B:Fig 9"),
+                         at_most(13, "paper: majorities right at step 13"), "B:Fig 9", 13),
     "all_by_60": ("Fig. 9: every image right from step 60 (seed shown)",
-                  at_most(60, "paper: perfect classification by step 60"), "B:Fig 9"),
+                  at_most(60, "paper: perfect classification by step 60"), "B:Fig 9", 60),
     "intermediate_stage": ("Fig. 9 step 13 stage at every seed: majorities right before the minorities "
                            "(share of seeds)", at_least(1.0, "paper: step 13, majorities right, minorities wrong"),
-                           "B:Fig 9"),
+                           "B:Fig 9", "13 (majorities) < 55-60 (minorities)"),
     "paper_order": ("Fig. 9 order at every seed: majorities right < no maj-min confusion < all right "
-                    "(share of seeds)", at_least(1.0, "paper: 13 < 55 < 60"), "B:Fig 9"),
+                    "(share of seeds)", at_least(1.0, "paper: 13 < 55 < 60"), "B:Fig 9", "13 < 55 < 60"),
     "tier_order": ("A.4 tiers learned in the order of sigma at every seed: q1 < q2 < q3 reach 0.9 (share of seeds)",
-                   at_least(1.0, "Prop. 1: T ~ 1/sigma, sqrt(R) > sqrt((R+1)/2) > 1"), ["B:Prop 1", "B:Fig 9"]),
+                   at_least(1.0, "Prop. 1: T ~ 1/sigma, sqrt(R) > sqrt((R+1)/2) > 1"), ["B:Prop 1", "B:Fig 9"],
+                   np.round(sigma[0] / sigma, 2).tolist()),  # Prop. 1's time ratios T_k / T_1 = sigma_1 / sigma_k
     "perfect_end": ("Perfect classification at the end, every seed (lowest final accuracy)",
-                    at_least(1.0, "paper: perfect classification by step 60"), "B:Fig 9"),
+                    at_least(1.0, "paper: perfect classification by step 60"), "B:Fig 9", 1.0),
 })
 PAPER_STEPS = [0, 13, 30, 55, 60]
 
@@ -338,16 +342,6 @@ stage = {s: bool(r["milestones"]["majority-minority"] < r["milestones"]["all"]) 
 inter = {s: bool(r["milestones"]["majorities"] < r["milestones"]["minorities"]
                  or (np.isfinite(r["milestones"]["majorities"]) and not np.isfinite(r["milestones"]["minorities"])))
          for s, r in runs.items()}
-record("b06_stage_seeds", int(sum(stage.values())))
-record("b06_intermediate_seeds", int(sum(inter.values())))
-record("b06_n_seeds", len(seeds_run))
-record("b06_steps", int(steps))
-for key, name in [("majorities", "majorities"), ("minorities", "minorities"), ("all", "all")]:
-    vals = np.array([r["milestones"][key] for r in runs.values()], dtype=float)
-    record(f"b06_{name}_reached", int(np.isfinite(vals).sum()))
-    record(f"b06_{name}_min", float(np.nanmin(vals)) if np.isfinite(vals).any() else float("nan"), unit="step")
-    record(f"b06_{name}_max", float(np.nanmax(vals)) if np.isfinite(vals).any() else float("nan"), unit="step")
-record("b06_final_acc_min", float(min(r["accuracy"] for r in runs.values())))
 ratios = {s: np.round(r["tiers"] / r["tiers"][0], 2).tolist() for s, r in runs.items()}
 print("tier learning times relative to tier 1:", "; ".join(f"seed {s}: " + ", ".join(f"{x:g}" for x in r)
                                                       for s, r in ratios.items()),
@@ -365,10 +359,6 @@ step0_top = {s: CLASS_NAMES[int(np.argmax(r["C"][0].sum(axis=0)))] for s, r in r
 print(f"step 0, seed {seed}: images predicted as "
       + ", ".join(f"{n} {c}" for n, c in zip(CLASS_NAMES, step0_pred.tolist(), strict=True)))
 print("step 0, class receiving most images, per seed:", ", ".join(f"seed {s} {n}" for s, n in step0_top.items()))
-record("b06_step0_share_maj1", share_maj1, paper=1.0)
-record("b06_step0_share_top", share_top)
-record("b06_step0_top_class", CLASS_NAMES[int(np.argmax(step0_pred))])
-record("b06_step0_n_maj1_seeds", int(sum(v == CLASS_NAMES[0] for v in step0_top.values())))
 paper_order = {s: bool(r["milestones"]["majorities"] < r["milestones"]["majority-minority"] < r["milestones"]["all"])
                for s, r in runs.items()}
 tier_order = {s: bool(r["tiers"][0] < r["tiers"][1] < r["tiers"][2]) for s, r in runs.items()}
@@ -383,22 +373,38 @@ per_seed = "; ".join(f"seed {s}: " + ", ".join(f"{float(r['milestones'][k]):g}"
                                              for k in ("majorities", "minorities", "majority-minority", "all"))
                      for s, r in runs.items())
 
-compare("step0_maj1", share_maj1, paper=1.0, chance=0.25,
-        note=f"at step 0 the most-predicted class is {CLASS_NAMES[int(np.argmax(step0_pred))]} "
-             f"(share {share_top:.2f}); which class it is depends on the random initialization")
-compare("step0_one_class", share_top, paper=1.0)
-compare("majorities_by_13", reached(ms["majorities"]), paper=13, note=TIME_NOTE)
-compare("all_by_60", reached(ms["all"]), paper=60, note=TIME_NOTE + f"; not reached within {steps} steps"
-        if not np.isfinite(ms["all"]) else TIME_NOTE)
-compare("intermediate_stage", float(np.mean(list(inter.values()))), paper="13 (majorities) < 55-60 (minorities)",
-        note="steps to majorities, minorities, no maj-min confusion, all right: " + per_seed)
-compare("paper_order", float(np.mean(list(paper_order.values()))), paper="13 < 55 < 60",
-        note="steps to majorities, minorities, no maj-min confusion, all right: " + per_seed)
-compare("tier_order", float(np.mean(list(tier_order.values()))), paper=np.round(sigma[0] / sigma, 2).tolist(),
-        note="tier times q1, q2, q3: " + "; ".join(f"seed {s}: " + ", ".join(f"{x:g}" for x in r["tiers"])
-                                                   for s, r in runs.items()))
-_ = compare("perfect_end", float(min(r["accuracy"] for r in runs.values())), paper=1.0,
-            note=f"after {steps} GD steps")
+# %%
+record("b06_stage_seeds", int(sum(stage.values())))
+record("b06_intermediate_seeds", int(sum(inter.values())))
+record("b06_n_seeds", len(seeds_run))
+record("b06_steps", int(steps))
+for key, name in [("majorities", "majorities"), ("minorities", "minorities"), ("all", "all")]:
+    vals = np.array([r["milestones"][key] for r in runs.values()], dtype=float)
+    record(f"b06_{name}_reached", int(np.isfinite(vals).sum()))
+    record(f"b06_{name}_min", float(np.nanmin(vals)) if np.isfinite(vals).any() else float("nan"), unit="step")
+    record(f"b06_{name}_max", float(np.nanmax(vals)) if np.isfinite(vals).any() else float("nan"), unit="step")
+record("b06_final_acc_min", float(min(r["accuracy"] for r in runs.values())))
+record("b06_step0_share_maj1", share_maj1, paper=1.0)
+record("b06_step0_share_top", share_top)
+record("b06_step0_top_class", CLASS_NAMES[int(np.argmax(step0_pred))])
+record("b06_step0_n_maj1_seeds", int(sum(v == CLASS_NAMES[0] for v in step0_top.values())))
+
+claims.step0_maj1.judge(share_maj1, chance=0.25,
+                        note=f"at step 0 the most-predicted class is {CLASS_NAMES[int(np.argmax(step0_pred))]} "
+                             f"(share {share_top:.2f}); which class it is depends on the random initialization")
+claims.step0_one_class.judge(share_top)
+claims.majorities_by_13.judge(reached(ms["majorities"]), note=TIME_NOTE)
+claims.all_by_60.judge(reached(ms["all"]), note=TIME_NOTE + f"; not reached within {steps} steps"
+                       if not np.isfinite(ms["all"]) else TIME_NOTE)
+claims.intermediate_stage.judge(float(np.mean(list(inter.values()))),
+                                note="steps to majorities, minorities, no maj-min confusion, all right: " + per_seed)
+claims.paper_order.judge(float(np.mean(list(paper_order.values()))),
+                         note="steps to majorities, minorities, no maj-min confusion, all right: " + per_seed)
+claims.tier_order.judge(float(np.mean(list(tier_order.values()))),
+                        note="tier times q1, q2, q3: " + "; ".join(f"seed {s}: " + ", ".join(f"{x:g}" for x in r["tiers"])
+                                                                   for s, r in runs.items()))
+claims.perfect_end.judge(float(min(r["accuracy"] for r in runs.values())), note=f"after {steps} GD steps")
+claims_table()
 
 # %% [markdown]
 # At step 0 a share {glue:text}`b06_step0_share_maj1:.2f` of the images is predicted as Maj1 at the shown seed

@@ -89,7 +89,7 @@ from ntputils.chapter import (
     at_least,
     at_most,
     check,
-    compare,
+    claims_table,
     preregister,
     record,
     setup_chapter,
@@ -135,7 +135,7 @@ renderer = CloudRenderer(width=cloud_px[0], height=cloud_px[1], max_font_size=cl
 
 # %%
 FIGNAME = {4: "Fig. 15", 5: "Fig. 16", 6: "Fig. 17"}
-claims = {}
+specs = {}
 
 
 def items(who, *ids):
@@ -147,16 +147,16 @@ for who in ("GPT-2", "fallback LM"):
     for p in ps:
         figlabel = FIGNAME.get(p, f"p={p}")
         fig_item = f"B:Fig {figlabel[5:]}" if p in FIGNAME else "B:GPT-2"
-        claims[f"{who} grid p={p}"] = (f"{who}, {figlabel}: share of tested orthant clusters (p={p}) beating random",
+        specs[f"{who} grid p={p}"] = (f"{who}, {figlabel}: share of tested orthant clusters (p={p}) beating random",
                                        at_least(0.5, "a majority; chance 0.05"), items(who, fig_item, "B:GPT-2"))
-        claims[f"{who} shuffled p={p}"] = (f"{who}, {figlabel} control: shuffled rows of U, share beating random",
+        specs[f"{who} shuffled p={p}"] = (f"{who}, {figlabel} control: shuffled rows of U, share beating random",
                                            at_most(0.15, "nominal 0.05 + 0.10"), items(who, fig_item, "B:GPT-2"))
-        claims[f"{who} agreement p={p}"] = (f"{who}: context and next token share the orthant on K={{1..{p}}} "
+        specs[f"{who} agreement p={p}"] = (f"{who}: context and next token share the orthant on K={{1..{p}}} "
                                             "(chance = p95 with permuted next tokens)", above_chance(0.0),
                                             items(who, "B:GPT-2"))
-    claims[f"{who} fig7"] = (f"{who}, Fig. 7: word classes found over p = {ps} (best-of-N rule)",
-                             at_least(8, "Fig. 7 names eight clusters"), items(who, "B:Fig 7", "B:GPT-2"))
-preregister(claims)
+    specs[f"{who} fig7"] = (f"{who}, Fig. 7: word classes found over p = {ps} (best-of-N rule)",
+                            at_least(8, "Fig. 7 names eight clusters"), items(who, "B:Fig 7", "B:GPT-2"))
+claims = preregister(specs)
 
 # %% [markdown]
 # ## The model
@@ -396,16 +396,16 @@ for who in ("GPT-2", "fallback LM"):
                                        ("shuffled", summary.loc[p, "shuffled U: beat random"], 0.05),
                                        ("agreement", agreement[p].rate, agree_p95[p])]:
             key = f"{who} {kind} p={p}"
-            rows.append((key, compare(key, float(measured) if ran else None, chance=chance if ran else None,
-                                      note=note, **missing)))
-    rows.append((f"{who} fig7", compare(f"{who} fig7", n_found if ran else None, note=note, **missing)))
-claims_table = pd.DataFrame(rows, columns=["claim", "outcome"]).set_index("claim")
+            rows.append((key, claims[key].judge(float(measured) if ran else None, chance=chance if ran else None,
+                                                note=note, **missing)))
+    rows.append((f"{who} fig7", claims[f"{who} fig7"].judge(n_found if ran else None, note=note, **missing)))
+outcomes = pd.DataFrame(rows, columns=["claim", "outcome"]).set_index("claim")
 for who in ("GPT-2", "fallback LM"):
-    counts = claims_table[claims_table.index.str.startswith(who)]["outcome"].value_counts()
+    counts = outcomes[outcomes.index.str.startswith(who)]["outcome"].value_counts()
     for outcome in ("reproduced", "deviates", "not run", "not reproduced"):
         record(f"{who.split()[0].replace('-', '')}_{outcome.replace(' ', '_')}", int(counts.get(outcome, 0)))
-display(claims_table)
 print(f"chapter: {run.cpu_elapsed():.1f} s CPU, {run.elapsed():.1f} s wall")
+claims_table()
 
 # %% [markdown]
 # **Outcome.** About GPT-2: {glue:text}`GPT2_reproduced` reproduced, {glue:text}`GPT2_deviates` deviate,

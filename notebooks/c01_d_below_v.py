@@ -33,7 +33,9 @@
 # the structural similarity of the column-correlation matrices) of $\boldsymbol H$ and $\boldsymbol W^\top$
 # to the theory $\boldsymbol H^{\rm mm},\boldsymbol W^{\rm mm\top}$ and to the proxy
 # $\widetilde{\boldsymbol S},\widetilde{\boldsymbol S}^\top$, each with its **off-diagonal** value (the
-# diagonals are 1 for every matrix) and its **chance level** (20 Gaussian matrices of the same shape);
+# diagonals are 1 for every matrix) and its two baselines: the **chance level** (20 Gaussian matrices of the
+# same shape) and the **untrained** value (the same model at step 0, before any update); a claim about a
+# learned matrix is judged against the larger of the two (the rule of chapters a05 and a06);
 # and `sim` to the rank-$d$ truncations, each compared as its full matrix is: to the top-$d$ SVD factors
 # $\boldsymbol H^{\rm mm}_d,\boldsymbol W^{\rm mm}_d$ of $\boldsymbol L^{\rm mm}$ (as to $\boldsymbol H^{\rm mm}$,
 # $\boldsymbol W^{\rm mm}$) and to the matrix $\widetilde{\boldsymbol S}_d$ itself (as to $\widetilde{\boldsymbol S}$);
@@ -81,7 +83,7 @@ from ntputils.chapter import (
     at_least,
     at_most,
     check,
-    compare,
+    claims_table,
     compare_similarity,
     preregister,
     preregister_similarity,
@@ -113,16 +115,19 @@ H_st_d, W_st_d = H_st[:k_st], W_st[:, :k_st]
 U, sv, Vt = np.linalg.svd(ref.S_tilde)
 best_d = (U[:, :k_st] * sv[:k_st]) @ Vt[:k_st]  # the best rank-d approximation (Eckart-Young)
 err = float(np.linalg.norm(W_st_d @ H_st_d - best_d) / np.linalg.norm(best_d))
-check("the rank-d factors of S~ multiply to its truncated SVD", err < 1e-10, measured=err, tol=1e-10)
 S_d = best_d  # the proxy's rank-d truncation, compared as S~ itself is (columns of the V x m matrix)
+print(f"{dataset}: V = {data.V}, m = {data.m}, H = {data.entropy:.4f}, rank S~ = {rank_st}, "
+      f"rank L^mm = {rank_mm} (certified rel. gap {lmm_info['rel_gap']:.1e}); this run: d = {d}")
+
+# %%
+check("the rank-d factors of S~ multiply to its truncated SVD", err < 1e-10, measured=err, tol=1e-10)
 if d >= rank_st:
     check("for d >= rank S~ the truncation is S~ itself", np.allclose(S_d, ref.S_tilde), sanity=True)
 record("V", int(data.V))
 record("m", int(data.m))
 record("rank_S_tilde", int(rank_st))
 record("rank_L_mm", int(rank_mm))
-print(f"{dataset}: V = {data.V}, m = {data.m}, H = {data.entropy:.4f}, rank S~ = {rank_st}, "
-      f"rank L^mm = {rank_mm} (certified rel. gap {lmm_info['rel_gap']:.1e}); this run: d = {d}")
+claims_table()
 
 # %% [markdown]
 # ## Pre-registered rules (fixed before any run of the sweep)
@@ -131,15 +136,18 @@ print(f"{dataset}: V = {data.V}, m = {data.m}, H = {data.entropy:.4f}, rank S~ =
 #
 # * (R1) *fit*: CE $-\,\mathcal H\le10^{-3}$ at the end (the rule of chapter a05).
 # * (R2) *theory geometry*: the off-diagonal `sim` of $\boldsymbol H$ to $\boldsymbol H^{\rm mm}$ and of
-#   $\boldsymbol W^\top$ to $\boldsymbol W^{\rm mm\top}$, each at least 0.1 above its own chance level (the
-#   margin of a05); the values with the diagonals are judged the same way.
+#   $\boldsymbol W^\top$ to $\boldsymbol W^{\rm mm\top}$, each at least 0.1 above its own baseline, the larger
+#   of its Gaussian chance level and its untrained value (the margin of a05); the values with the diagonals
+#   are judged the same way.
 # * (R3) *top-$d$ factors* (paper B), only for $d<\mathrm{rank}\,\widetilde{\boldsymbol S}$: the off-diagonal
 #   `sim` of $\boldsymbol H$ to $\widetilde{\boldsymbol S}_d$ minus that to $\widetilde{\boldsymbol S}$ is at
 #   least 0 (the run is closer to the truncation than to the full proxy). For $d\ge$ rank the two
 #   coincide and the rule is `not run`.
 #
 # **Per dataset, over the sweep** ("the geometry holds at $d$" = R1 for every seed and R2 for the mean
-# over seeds of the off-diagonal values against the mean chance level):
+# over seeds of the off-diagonal values against the larger of the mean chance level and the mean untrained
+# value; a committed table that predates the untrained baseline is judged against the chance level only,
+# and the page says so):
 #
 # * (S1) the geometry holds at every swept $d\ge V$ (paper A's regime): share of those $d$ at least 1.
 # * (S2) the geometry holds at every swept $d$ with $\mathrm{rank}\,\widetilde{\boldsymbol S}\le d<V$
@@ -149,23 +157,27 @@ print(f"{dataset}: V = {data.V}, m = {data.m}, H = {data.entropy:.4f}, rank S~ =
 # A sweep-level claim reads `not run` when the committed table is missing or stale.
 
 # %%
-preregister({
-    "c01_ce": ("this run: final CE - H", at_most(1e-3, "R1, the a05 rule")),
+claims = preregister({
+    "c01_ce": ("this run: final CE - H", at_most(1e-3, "R1, the a05 rule"), None, "not studied below d = V"),
     "c01_topd": ("this run: off-diag sim(H, S~_d) - off-diag sim(H, S~), d < rank S~",
-                 at_least(0.0, "R3, paper B: top-d factors first")),
+                 at_least(0.0, "R3, paper B: top-d factors first"), None, "paper B: top-d singular factors first"),
 })
-preregister_similarity({
+sim_claims = preregister_similarity({
     "c01_sim_H_mm": ("this run: sim(H, H^mm) above chance (R2)", 0.1, None),
     "c01_sim_W_mm": ("this run: sim(W^T, W^mm^T) above chance (R2)", 0.1, None),
 })
+BEYOND = "not studied (beyond the paper)"  # the paper's value of every sweep claim
 SWEEP_CLAIMS = {}
 for ds in ("synthetic", "sts"):
     SWEEP_CLAIMS.update({
-        f"c01_{ds}_S1": (f"{ds}: share of swept d >= V where the geometry holds", at_least(1.0, "S1")),
-        f"c01_{ds}_S2": (f"{ds}: share of swept rank(S~) <= d < V where the geometry holds", at_least(1.0, "S2")),
-        f"c01_{ds}_S3": (f"{ds}: share of swept d < rank(S~) where R3 holds (seed mean)", at_least(1.0, "S3")),
+        f"c01_{ds}_S1": (f"{ds}: share of swept d >= V where the geometry holds", at_least(1.0, "S1"), None,
+                         BEYOND),
+        f"c01_{ds}_S2": (f"{ds}: share of swept rank(S~) <= d < V where the geometry holds", at_least(1.0, "S2"),
+                         None, BEYOND),
+        f"c01_{ds}_S3": (f"{ds}: share of swept d < rank(S~) where R3 holds (seed mean)", at_least(1.0, "S3"),
+                         None, BEYOND),
     })
-preregister(SWEEP_CLAIMS)
+sweep_claims = preregister(SWEEP_CLAIMS)
 
 # %% [markdown]
 # ## This page's run
@@ -184,11 +196,17 @@ else:  # the a06 transformer: H = last-layer context embeddings, W = decoder (no
                           log_steps=20),
         seed=seed, label=f"c01-{dataset}-tf", device=run.device, progress=False).history
 W, H = (np.asarray(hist.W[-1], dtype=np.float64), np.asarray(hist.H[-1], dtype=np.float64))
+W0, H0 = (np.asarray(M, dtype=np.float64) for M in hist.at_initialization())  # the same model at step 0
 ce_minus_H = float(hist.final["ce_minus_H"])
-pairs = {"H_mm": (H, ref.H_mm), "W_mm": (W.T, ref.W_mm.T), "H_proxy": (H, ref.S_tilde),
-         "W_proxy": (W.T, ref.S_tilde.T), "H_mm_d": (H, H_mm_d), "W_mm_d": (W.T, W_mm_d.T),
-         "H_proxy_d": (H, S_d), "W_proxy_d": (W.T, S_d.T)}
-reps = {name: similarity_with_chance(A, B, draws=draws, seed=seed) for name, (A, B) in pairs.items()}
+pairs = {"H_mm": (H, ref.H_mm, H0), "W_mm": (W.T, ref.W_mm.T, W0.T), "H_proxy": (H, ref.S_tilde, H0),
+         "W_proxy": (W.T, ref.S_tilde.T, W0.T), "H_mm_d": (H, H_mm_d, H0), "W_mm_d": (W.T, W_mm_d.T, W0.T),
+         "H_proxy_d": (H, S_d, H0), "W_proxy_d": (W.T, S_d.T, W0.T)}
+reps = {name: similarity_with_chance(A, B, draws=draws, seed=seed, untrained=A0)
+        for name, (A, B, A0) in pairs.items()}
+topd = reps["H_proxy_d"].offdiagonal - reps["H_proxy"].offdiagonal
+pd.DataFrame([rep.row(name) for name, rep in reps.items()]).set_index("claim")
+
+# %%
 record("ce_minus_H", ce_minus_H)
 record("dist_L_mm", normalized_distance(W @ H, ref.L_mm))
 record("dist_L_mm_d", normalized_distance(W @ H, W_mm_d @ H_mm_d))
@@ -198,15 +216,16 @@ for name, rep in reps.items():
     record(f"sim_{name}_offdiag", rep.offdiagonal)
     record(f"chance_{name}", rep.random_mean)
     record(f"chance_{name}_offdiag", rep.random_offdiagonal_mean)
-topd = reps["H_proxy_d"].offdiagonal - reps["H_proxy"].offdiagonal
+    record(f"untrained_{name}", rep.untrained)
+    record(f"untrained_{name}_offdiag", rep.untrained_offdiagonal)
 record("topd_gain_offdiag", topd)
-pd.DataFrame([rep.row(name) for name, rep in reps.items()]).set_index("claim")
 
-# %%
-compare("c01_ce", ce_minus_H, paper="not studied below d = V")
-compare("c01_topd", topd if d < rank_st else None, paper="paper B: top-d singular factors first")
-compare_similarity("c01_sim_H_mm", reps["H_mm"], paper="paper A (d >= V): high")
-_ = compare_similarity("c01_sim_W_mm", reps["W_mm"], paper="paper A (d >= V): high")
+claims.c01_ce.judge(ce_minus_H)
+claims.c01_topd.judge(topd if d < rank_st else None)
+# preregister_similarity() takes no paper value: it stays here, at judge time
+compare_similarity(sim_claims.c01_sim_H_mm.key, reps["H_mm"], paper="paper A (d >= V): high")
+compare_similarity(sim_claims.c01_sim_W_mm.key, reps["W_mm"], paper="paper A (d >= V): high")
+claims_table()
 
 # %% [markdown]
 # ## The sweep over $d$ and seeds, on both datasets
@@ -226,8 +245,19 @@ try:
 except FileNotFoundError as err:
     pub = None
     print(f"no committed sweep: {err}")
+NO_UNTRAINED = ("the committed sweep has no untrained baseline yet: judged against the Gaussian level only; "
+                "re-run the sweep to include it")
+
+
+def has_untrained(table: pd.DataFrame) -> bool:
+    """Whether a committed sweep table records the untrained baseline (tables made before it do not)."""
+    return "untrained_H_mm_offdiag" in set(table["metric"])
+
+
 if pub is not None:
     print(provenance_text("d-below-V", pub))
+    if not has_untrained(pub["table"]):
+        print(NO_UNTRAINED[0].upper() + NO_UNTRAINED[1:] + ".")
 
 # %%
 def summarize(table: pd.DataFrame) -> pd.DataFrame:
@@ -235,6 +265,15 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     rec = table[(table.kind == "record") & (table.status == "ok")]
     wide = rec.pivot_table(index=["dataset", "d", "seed"], columns="metric", values="value")
     return wide.groupby(level=["dataset", "d"]).agg(["mean", "std", "min", "max", "count"])
+
+
+def baseline(summary: pd.DataFrame, metric: str) -> pd.Series:
+    """The level R2 and T1 judge the mean ``sim_<metric>`` against: the larger of the mean Gaussian chance
+    level and, when the table records it, the mean untrained value."""
+    chance = summary[(f"chance_{metric}", "mean")]
+    if (f"untrained_{metric}", "mean") not in summary.columns:
+        return chance
+    return np.maximum(chance, summary[(f"untrained_{metric}", "mean")])
 
 
 def judge(summary: pd.DataFrame) -> pd.DataFrame:
@@ -247,7 +286,7 @@ def judge(summary: pd.DataFrame) -> pd.DataFrame:
     r2 = True
     for name in ("H_mm", "W_mm"):
         for suffix in ("", "_offdiag"):
-            r2 = r2 & (summary[(f"sim_{name}{suffix}", "mean")] >= summary[(f"chance_{name}{suffix}", "mean")] + 0.1)
+            r2 = r2 & (summary[(f"sim_{name}{suffix}", "mean")] >= baseline(summary, f"{name}{suffix}") + 0.1)
     out["R2 theory"] = r2
     out["holds"] = out["R1 fit"] & out["R2 theory"]
     out["R3 top-d"] = summary[("topd_gain_offdiag", "mean")] >= 0.0
@@ -332,7 +371,9 @@ for ds in ("synthetic", "sts"):
                 holds_at = [int(x) for x in dd[mask & v[cols[key]].to_numpy()]]
                 record(f"{ds}_{key}_d_where_true", holds_at)
     for key, share in shares.items():
-        compare(f"c01_{ds}_{key}", share, paper="not studied (beyond the paper)")
+        uses_r2 = key in ("S1", "S2") and share is not None and not has_untrained(pub["table"])
+        sweep_claims[f"c01_{ds}_{key}"].judge(share, note=NO_UNTRAINED if uses_r2 else "")
+claims_table()
 
 # %% [markdown]
 # ## The transformer over $d$ (a committed sweep)
@@ -350,7 +391,8 @@ for ds in ("synthetic", "sts"):
 #
 # * (T1) *theory geometry* at every swept $d\ge\mathrm{rank}\,\widetilde{\boldsymbol S}$: the off-diagonal
 #   `sim` of $\boldsymbol H$ to $\boldsymbol H^{\rm mm}$ and of $\boldsymbol W^\top$ to
-#   $\boldsymbol W^{\rm mm\top}$ at least 0.1 above chance (R2 above); share of those $d$ at least 1.
+#   $\boldsymbol W^{\rm mm\top}$ at least 0.1 above the larger of chance and the untrained value (R2 above);
+#   share of those $d$ at least 1.
 # * (T2) *fit* at every swept $d\ge V$: CE $-\,\mathcal H\le10^{-2}$ at every seed (the cpu-profile rule of
 #   chapter a06; the cpu budget of steps does not reach the $10^{-3}$ of NTP-UFM); share at least 1.
 
@@ -359,11 +401,11 @@ TF_CLAIMS = {}
 for ds in ("synthetic", "sts"):
     TF_CLAIMS.update({
         f"c01_tf_{ds}_T1": (f"transformer, {ds}: share of swept d >= rank(S~) where sim to the theory is above "
-                            "chance + 0.1", at_least(1.0, "T1")),
+                            "chance + 0.1", at_least(1.0, "T1"), None, BEYOND),
         f"c01_tf_{ds}_T2": (f"transformer, {ds}: share of swept d >= V where CE - H <= 1e-2 at every seed",
-                            at_least(1.0, "T2")),
+                            at_least(1.0, "T2"), None, BEYOND),
     })
-preregister(TF_CLAIMS)
+tf_claims = preregister(TF_CLAIMS)
 try:
     pub_tf = published("d-below-V-tf")
 except FileNotFoundError as err:
@@ -372,6 +414,8 @@ except FileNotFoundError as err:
 fresh_tf = pub_tf is not None and not pub_tf["stale"]
 if pub_tf is not None:
     print(provenance_text("d-below-V-tf", pub_tf))
+    if not has_untrained(pub_tf["table"]):
+        print(NO_UNTRAINED[0].upper() + NO_UNTRAINED[1:] + ".")
     summary_tf = summarize(pub_tf["table"])
     tf_v = pd.DataFrame(index=summary_tf.index)
     tf_v["V"] = summary_tf[("V", "mean")].astype(int)
@@ -379,8 +423,7 @@ if pub_tf is not None:
     tf_v["fit (T2)"] = summary_tf[("ce_minus_H", "max")] <= 1e-2
     t1 = True
     for name in ("H_mm", "W_mm"):
-        t1 = t1 & (summary_tf[(f"sim_{name}_offdiag", "mean")]
-                   >= summary_tf[(f"chance_{name}_offdiag", "mean")] + 0.1)
+        t1 = t1 & (summary_tf[(f"sim_{name}_offdiag", "mean")] >= baseline(summary_tf, f"{name}_offdiag") + 0.1)
     tf_v["theory (T1)"] = t1
     display(pd.concat([pd.DataFrame({
         "seeds": summary_tf[("ce_minus_H", "count")].astype(int),
@@ -422,6 +465,7 @@ if pub_tf is not None:
     fig.tight_layout()
     plt.show()
 
+# %%
 for ds in ("synthetic", "sts"):
     t1_share = t2_share = None
     if fresh_tf and ds in tf_v.index.get_level_values("dataset"):
@@ -432,9 +476,10 @@ for ds in ("synthetic", "sts"):
             t1_share = record(f"tf_{ds}_T1_share", float(v["theory (T1)"].to_numpy()[above_rank].mean()))
         if above_V.any():
             t2_share = record(f"tf_{ds}_T2_share", float(v["fit (T2)"].to_numpy()[above_V].mean()))
-    compare(f"c01_tf_{ds}_T1", t1_share, paper="not studied (beyond the paper)")
-    compare(f"c01_tf_{ds}_T2", t2_share, paper="not studied (beyond the paper)",
-            note="the cpu budget of transformer steps")
+    tf_claims[f"c01_tf_{ds}_T1"].judge(t1_share, note=NO_UNTRAINED if t1_share is not None
+                                       and not has_untrained(pub_tf["table"]) else "")
+    tf_claims[f"c01_tf_{ds}_T2"].judge(t2_share, note="the cpu budget of transformer steps")
+claims_table()
 
 # %% [markdown]
 # ## Where the geometry holds and where it breaks

@@ -86,7 +86,7 @@ from ntputils.chapter import (
     ParameterError,
     at_least,
     check,
-    compare,
+    claims_table,
     current_record,
     preregister,
     record,
@@ -124,20 +124,26 @@ if k_max >= min(V, m):
 
 # %%
 DATASETS = {"STS": "tinystories", "WikiText": "wikitext"}
+NOT_IN_PAPERS = "not computed by either paper"  # the paper's value of every claim below
 CLAIMS = {}
 for key in DATASETS:
     CLAIMS.update({
-        f"c02_{key}_P1": (f"{key}: smallest word-subspace overlap over k <= 8 (chance k/(V-1))", at_least(0.8, "P1")),
-        f"c02_{key}_P2": (f"{key}: smallest context-subspace overlap over k <= 8 (chance k/m)", at_least(0.8, "P2")),
-        f"c02_{key}_P3": (f"{key}: ARI of the p=5 orthant clusterings (chance: shuffled labels)", at_least(0.5, "P3")),
+        f"c02_{key}_P1": (f"{key}: smallest word-subspace overlap over k <= 8 (chance k/(V-1))", at_least(0.8, "P1"),
+                          None, NOT_IN_PAPERS),
+        f"c02_{key}_P2": (f"{key}: smallest context-subspace overlap over k <= 8 (chance k/m)", at_least(0.8, "P2"),
+                          None, NOT_IN_PAPERS),
+        f"c02_{key}_P3": (f"{key}: ARI of the p=5 orthant clusterings (chance: shuffled labels)", at_least(0.5, "P3"),
+                          None, NOT_IN_PAPERS),
         f"c02_{key}_P3_chance": (f"{key}: ARI of the p=5 orthant clusterings minus the shuffled p95",
-                                 at_least(0.0, "P3, above chance")),
-        f"c02_{key}_P4": (f"{key}: ARI of the 32-means clusterings (chance: shuffled labels)", at_least(0.5, "P4")),
+                                 at_least(0.0, "P3, above chance"), None, NOT_IN_PAPERS),
+        f"c02_{key}_P4": (f"{key}: ARI of the 32-means clusterings (chance: shuffled labels)", at_least(0.5, "P4"),
+                          None, NOT_IN_PAPERS),
         f"c02_{key}_P4_chance": (f"{key}: ARI of the 32-means clusterings minus the shuffled p95",
-                                 at_least(0.0, "P4, above chance")),
-        f"c02_{key}_P5": (f"{key}: mean purity of the p=5 orthant clusters, theory minus proxy", at_least(-0.05, "P5")),
+                                 at_least(0.0, "P4, above chance"), None, NOT_IN_PAPERS),
+        f"c02_{key}_P5": (f"{key}: mean purity of the p=5 orthant clusters, theory minus proxy", at_least(-0.05, "P5"),
+                          None, NOT_IN_PAPERS),
     })
-preregister(CLAIMS)
+claims = preregister(CLAIMS)
 
 # %% [markdown]
 # ## The data and the two geometries
@@ -154,25 +160,30 @@ for key, name in DATASETS.items():
     d = paper_b_text(name, V=V, m=m, context_lengths=(2, 3, 4, 5, 6), tokenizer="gpt2")
     S_t = centered_support(d.S)
     L_mm, info = max_margin_cached(d.S, solver="fast", progress=False)
-    check(f"{key}: L^mm certified (relative duality gap <= 1e-6)", info["rel_gap"] <= 1e-6,
-          measured=info["rel_gap"], tol=1e-6)
-    check(f"{key}: L^mm has centered columns (1^T L^mm = 0, as every optimum of the program)",
-          float(np.abs(L_mm.sum(axis=0)).max()) <= 1e-6 * float(np.abs(L_mm).max()),
-          measured=float(np.abs(L_mm.sum(axis=0)).max()), tol="1e-6 of the largest entry")
     Us, ss, Vts = np.linalg.svd(S_t, full_matrices=False)
     Um, sm, Vtm = np.linalg.svd(L_mm, full_matrices=False)
-    check(f"{key}: the nuclear norm of the SVD equals the solver's", abs(sm.sum() - info["nuclear_norm"])
-          <= 1e-6 * info["nuclear_norm"], measured=float(sm.sum()), paper=info["nuclear_norm"], tol="1e-6 relative")
     geo[key] = {"data": d, "S_t": S_t, "L_mm": L_mm, "info": info, "U": {"proxy": Us, "theory": Um},
                 "Vt": {"proxy": Vts, "theory": Vtm}, "sigma": {"proxy": ss, "theory": sm}}
     rows.append({"dataset": key, "V": d.V, "m": d.m, "rank S~": int((ss > 1e-9 * ss[0]).sum()),
                  "rank L^mm": int((sm > 1e-9 * sm[0]).sum()), "relative gap": f"{info['rel_gap']:.1e}",
                  "solve (s)": round(float(info["seconds"]), 1), "cached": bool(info.get("cached", False)),
                  "total (s)": round(time.perf_counter() - t0, 1)})
-    record(f"{key}_V", int(d.V))
-    record(f"{key}_m", int(d.m))
-    record(f"{key}_rel_gap", float(info["rel_gap"]))
 pd.DataFrame(rows).set_index("dataset")
+
+# %%
+for key, g in geo.items():
+    info, L_mm, sm = g["info"], g["L_mm"], g["sigma"]["theory"]
+    check(f"{key}: L^mm certified (relative duality gap <= 1e-6)", info["rel_gap"] <= 1e-6,
+          measured=info["rel_gap"], tol=1e-6)
+    check(f"{key}: L^mm has centered columns (1^T L^mm = 0, as every optimum of the program)",
+          float(np.abs(L_mm.sum(axis=0)).max()) <= 1e-6 * float(np.abs(L_mm).max()),
+          measured=float(np.abs(L_mm.sum(axis=0)).max()), tol="1e-6 of the largest entry")
+    check(f"{key}: the nuclear norm of the SVD equals the solver's", abs(sm.sum() - info["nuclear_norm"])
+          <= 1e-6 * info["nuclear_norm"], measured=float(sm.sum()), paper=info["nuclear_norm"], tol="1e-6 relative")
+    record(f"{key}_V", int(g["data"].V))
+    record(f"{key}_m", int(g["data"].m))
+    record(f"{key}_rel_gap", float(info["rel_gap"]))
+claims_table()
 
 # %% [markdown]
 # ## Principal angles between the concept subspaces
@@ -358,16 +369,17 @@ for key, g in geo.items():
 for key in geo:
     ow, oc = overlaps[key]["words"], overlaps[key]["contexts"]
     first8 = ks <= 8
-    compare(f"c02_{key}_P1", record(f"{key}_min_word_overlap_k8", float(ow.overlap[first8].min())),
-            chance=float(ow.chance[first8].max()), paper="not computed by either paper")
-    compare(f"c02_{key}_P2", record(f"{key}_min_context_overlap_k8", float(oc.overlap[first8].min())),
-            chance=float(oc.chance[first8].max()), paper="not computed by either paper")
+    claims[f"c02_{key}_P1"].judge(record(f"{key}_min_word_overlap_k8", float(ow.overlap[first8].min())),
+                                  chance=float(ow.chance[first8].max()))
+    claims[f"c02_{key}_P2"].judge(record(f"{key}_min_context_overlap_k8", float(oc.overlap[first8].min())),
+                                  chance=float(oc.chance[first8].max()))
     for claim, method in (("P3", "orthant"), ("P4", "k-means")):
         ag = agreement[key, 5, method]
-        compare(f"c02_{key}_{claim}", ag.ari, chance=ag.chance_p95, paper="not computed by either paper")
-        compare(f"c02_{key}_{claim}_chance", ag.ari - ag.chance_p95, paper="not computed by either paper")
+        claims[f"c02_{key}_{claim}"].judge(ag.ari, chance=ag.chance_p95)
+        claims[f"c02_{key}_{claim}_chance"].judge(ag.ari - ag.chance_p95)
     gap_p5 = mean_purity[key, 5, "theory"] - mean_purity[key, 5, "proxy"]
-    compare(f"c02_{key}_P5", record(f"{key}_purity_gap_p5", gap_p5), paper="not computed by either paper")
+    claims[f"c02_{key}_P5"].judge(record(f"{key}_purity_gap_p5", gap_p5))
+claims_table()
 
 # %% [markdown]
 # ## Where the proxy stands in for the theory, and where it does not
