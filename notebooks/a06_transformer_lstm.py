@@ -395,7 +395,8 @@ for name in datasets:
         specs[f"proj_trend_{name}_{model}"] = (
             f"{name} {model}: ||P_F(L) - L^in||_F still decreasing at the end (final / run minimum, Fig. 6c)",
             at_most(1.05, "monotone decrease"), "A:Fig 6", "decreases monotonically")
-    sim_specs[f"tf_vs_ufm_{name}"] = (f"{name}: sim(H_TF, H_UFM) high (Fig. 1 a vs b)", sim_margin, "A:Fig 1")
+    sim_specs[f"tf_vs_ufm_{name}"] = (f"{name}: sim(H_TF, H_UFM) high (Fig. 1 a vs b)", sim_margin, "A:Fig 1",
+                                      "near-identical panels")
     specs[f"rise_{name}"] = (f"{name} TF: sim(H_k, S~) rose during training (Fig. 6d)",
                              at_least(sim_margin, "rises to high values"), "A:Fig 6", "rises to high values")
 specs["residual_ratio_STS_TF"] = ("||L_k - L^in||_F / ||L_k||_F at the end, STS TF (authors' TF log: 0.9997)",
@@ -470,7 +471,7 @@ for (name, model), r in runs.items():
     for e, target in SIMS:
         rep = similarity_with_chance(emb[e], targets[e, target](refs[name]), draws=chance_draws, seed=seed,
                                      untrained=emb0[e])
-        out, out_off = compare_similarity(sims[f"sim_{e}_{target}_{name}_{model}"].key, rep)
+        out, out_off = compare_similarity(sims[f"sim_{e}_{target}_{name}_{model}"], rep)
         label = f"sim({e}{'^T' if e == 'W' else ''}, {'S~' if target == 'proxy' else e + '^mm'})"
         sim_rows.append({"dataset": name, "model": model, **rep.row(label),
                          "value vs baseline+0.1": out, "off-diag. vs baseline+0.1": out_off})
@@ -489,7 +490,7 @@ for name in datasets:
     tf_hist, s = runs[name, "TF"].history, runs[name, "TF"].series
     rep = similarity_with_chance(tf_hist.H[-1], ufm_runs[name].H[-1], draws=chance_draws, seed=seed,
                                  untrained=tf_hist.at_initialization()[1])
-    out, out_off = compare_similarity(sims[f"tf_vs_ufm_{name}"].key, rep, paper="near-identical panels")
+    out, out_off = compare_similarity(sims[f"tf_vs_ufm_{name}"], rep)
     rise = s.sim_H_proxy[-1] - s.sim_H_proxy[0]
     out_rise = claims[f"rise_{name}"].judge(rise, note=f"{s.sim_H_proxy[0]:.3f} -> {s.sim_H_proxy[-1]:.3f}")
     tf_ufm_rows.append({"dataset": name, **rep.row("sim(H_TF, H_UFM)"),

@@ -163,8 +163,8 @@ claims = preregister({
                  at_least(0.0, "R3, paper B: top-d factors first"), None, "paper B: top-d singular factors first"),
 })
 sim_claims = preregister_similarity({
-    "c01_sim_H_mm": ("this run: sim(H, H^mm) above chance (R2)", 0.1, None),
-    "c01_sim_W_mm": ("this run: sim(W^T, W^mm^T) above chance (R2)", 0.1, None),
+    "c01_sim_H_mm": ("this run: sim(H, H^mm) above chance (R2)", 0.1, None, "paper A (d >= V): high"),
+    "c01_sim_W_mm": ("this run: sim(W^T, W^mm^T) above chance (R2)", 0.1, None, "paper A (d >= V): high"),
 })
 BEYOND = "not studied (beyond the paper)"  # the paper's value of every sweep claim
 SWEEP_CLAIMS = {}
@@ -222,9 +222,8 @@ record("topd_gain_offdiag", topd)
 
 claims.c01_ce.judge(ce_minus_H)
 claims.c01_topd.judge(topd if d < rank_st else None)
-# preregister_similarity() takes no paper value: it stays here, at judge time
-compare_similarity(sim_claims.c01_sim_H_mm.key, reps["H_mm"], paper="paper A (d >= V): high")
-compare_similarity(sim_claims.c01_sim_W_mm.key, reps["W_mm"], paper="paper A (d >= V): high")
+compare_similarity(sim_claims.c01_sim_H_mm, reps["H_mm"])
+compare_similarity(sim_claims.c01_sim_W_mm, reps["W_mm"])
 claims_table()
 
 # %% [markdown]
