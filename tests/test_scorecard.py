@@ -34,7 +34,8 @@ def test_catalogue(tmp_path, monkeypatch, request):
 def test_catalogue_covers_every_figure_of_both_papers():
     assert {f"A:Fig {i}" for i in range(1, 19)} <= ITEM_IDS
     assert {f"B:Fig {i}" for i in range(1, 26)} <= ITEM_IDS
-    results = {"A:Lemma 1", "A:Thm 1", "A:Thm 2", "B:Prop 1", "B:STEP", "B:orthant", "B:kmeans", "B:GPT-2"}
+    results = {"A:Lemma 1", "A:Thm 1", "A:Thm 2", "A:Cor 1", "A:Prop 1", "A:Prop 2", "A:Prop 3", "B:Prop 1",
+               "B:STEP", "B:orthant", "B:kmeans", "B:GPT-2"}
     assert results <= ITEM_IDS
     assert len(ITEM_IDS) == len(CATALOGUE)  # ids are unique
     for item, _title, chapters, why, _partial in CATALOGUE:
