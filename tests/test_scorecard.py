@@ -211,7 +211,7 @@ def test_the_paper_profile_decides_with_the_cpu_run():
     page = render_scorecard(_states(), {"a05": "a05_ufm_training"}, _paper("deviates"))
     fig5 = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 5 "))
     assert "**deviates** (the seeds or the paper profile decide (cpu run: reproduced))" in fig5
-    assert "| a05: 1 deviates |" in fig5
+    assert "| a05 (abcdef1, 2026-11-25): 1 deviates |" in fig5  # with the table's commit and date
     assert ("- CE - H small: 0.0002, rule \\<= 0.001: **reproduced**; paper profile: 0.01, **deviates**"
             in page)
     stale = render_scorecard(_states(), {"a05": "a05_ufm_training"}, _paper("deviates", stale=True))

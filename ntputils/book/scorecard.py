@@ -185,13 +185,15 @@ def _cpu_cell(rows: list[dict[str, Any]]) -> str:
 
 
 def _paper_cell(rows: list[dict[str, Any]]) -> str:
-    """The scorecard's paper-profile cell: outcome tallies per chapter, marked when stale."""
+    """The scorecard's paper-profile cell: outcome tallies per chapter with the table's commit and date,
+    marked when stale."""
     if not rows:
         return "-"
     parts = []
     for chapter in dict.fromkeys(r["chapter"] for r in rows):
         mine = [r for r in rows if r["chapter"] == chapter]
-        parts.append(f"{chapter}{' (STALE)' if mine[0]['stale'] else ''}: {_tally(mine)}")
+        made = f"{mine[0]['made']}{', STALE' if mine[0]['stale'] else ''}"
+        parts.append(f"{chapter} ({made}): {_tally(mine)}")
     return _cell("; ".join(parts))
 
 
