@@ -33,6 +33,7 @@ import os
 import statistics
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from benchmarks.common import dispatch_worker, machine_info, markdown_table, run_worker, write_json
 
@@ -68,8 +69,9 @@ class Spec:
     image: tuple = ()  # CNN input shape (channels, height, width)
     class_sizes: tuple = ()
     note: str = ""
-    min_steps: int = 20
+    min_steps: int = 10
     warmup: int = WARMUP
+    threads: tuple = (1, 2)  # thread counts to measure (a07's paper model: 1 only, to time-box it)
 
 
 A06 = dict(chapter="a06", lr=2e-3, chapter_steps=1000, chapter_logs=30)
@@ -97,7 +99,8 @@ SPECS: dict[str, Spec] = {
                          model=dict(d=512, n_layers=12, n_heads=6, multiple_of=32, pos_encoding="none",
                                     max_len=6),
                          lr=5e-4, weight_decay=1e-6, chapter_steps=42000, **{**A07_DATA, "chapter_logs": 40},
-                         min_steps=3, warmup=1, note="few steps: one step takes seconds"),
+                         min_steps=3, warmup=1, threads=(1,),
+                         note="3 steps after 1 warm-up, 1 thread only: one step takes seconds"),
     "b05-tf": Spec(chapter="b05", size="cpu", kind="transformer", m=17, V=16, context_vocab=49,
                    lengths={6: 5, 7: 7, 8: 2, 9: 3}, model=dict(d=128, n_layers=2, n_heads=4), lr=1e-4,
                    weight_decay=1e-6, chapter_steps=200, chapter_logs="all",
@@ -282,14 +285,49 @@ def F_one_hot(labels, V: int):
     return F.one_hot(labels, V).double()
 
 
+def profile(name: str, loop: str, threads: int, steps: int, top: int = 12) -> dict:
+    """cProfile ``steps`` hot steps of ``loop`` (no logging) after the warm-up: the functions with the
+    most own CPU time, in ms per step, and the per-step total."""
+    import cProfile
+    import pstats
+
+    import torch
+
+    spec = SPECS[name]
+    torch.set_num_threads(threads)
+    x, targets = make_data(spec)
+    q = (F_one_hot(targets, spec.V) if spec.kind == "cnn" else targets).float()
+    model = build(spec)
+    run = (lambda n: ours_loop(model, x, targets, spec, n, threads, [])) if loop == "ours" else (
+        lambda n: bare_loop(model, x, q, spec, n))
+    run(spec.warmup)
+    prof = cProfile.Profile(time.process_time)
+    prof.enable()
+    run(steps)
+    prof.disable()
+    stats = pstats.Stats(prof)
+    entries = []
+    for (file, line, func), (_, calls, tottime, cumtime, _) in stats.stats.items():
+        where = func if file == "~" else f"{Path(file).name}:{line}({func})"
+        entries.append({"function": where, "calls_per_step": calls / steps,
+                        "own_ms_per_step": tottime / steps * 1e3, "cum_ms_per_step": cumtime / steps * 1e3})
+    entries.sort(key=lambda e: -e["own_ms_per_step"])
+    return {"spec": name, "loop": loop, "threads": threads, "steps": steps,
+            "total_ms_per_step": stats.total_tt / steps * 1e3, "top": entries[:top]}
+
+
 def worker(args: list[str]) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--spec", required=True, choices=sorted(SPECS))
     ap.add_argument("--loop", required=True, choices=["ours", "bare"])
+    ap.add_argument("--profile", action="store_true", help="cProfile --steps hot steps instead of timing")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--budget", type=float, default=10.0)
     ap.add_argument("--steps", type=int, default=None)
     a = ap.parse_args(args)
+    if a.profile:
+        print(json.dumps(profile(a.spec, a.loop, a.threads, a.steps or 20)), flush=True)
+        return
     print(json.dumps(measure(a.spec, a.loop, a.threads, a.budget, a.steps)), flush=True)
 
 
@@ -357,6 +395,42 @@ def verdicts(rows: list[dict]) -> list[str]:
     return out
 
 
+def add_profiles(out: str, steps: int = 30) -> None:
+    """Profile ours and bare (fresh processes, 1 thread) for every spec that misses the goal at 1 thread."""
+    from benchmarks.common import RESULTS_DIR
+
+    path = RESULTS_DIR / out
+    payload = json.loads(path.read_text())
+    missed = [r["spec"] for r in payload["rows"]
+              if r.get("status") == "ok" and r["threads"] == 1 and not r["meets_goal"]]
+    profiles = {}
+    for name in missed:
+        args = ["--spec", name, "--profile", "--steps", str(steps)]
+        profiles[name] = {loop: run_worker("benchmarks.train_step", [*args, "--loop", loop], timeout=600)
+                          for loop in ("ours", "bare")}
+        print(name, {k: v.get("total_ms_per_step") for k, v in profiles[name].items()}, flush=True)
+    payload.pop("created", None)
+    write_json(out, {**payload, "profiles": profiles})
+
+
+def profile_lines(payload: dict, top: int = 6) -> list[str]:
+    """Where the time of a model that misses the goal goes: ours' and bare's top functions (own CPU time)."""
+    out = []
+    for name, loops in payload.get("profiles", {}).items():
+        if any(p.get("status") != "ok" for p in loops.values()):
+            continue
+        o, b = loops["ours"], loops["bare"]
+        tops = "; ".join(f"`{e['function']}` {e['own_ms_per_step']:.2f}" for e in o["top"][:top])
+        bare_of = {e["function"]: e["own_ms_per_step"] for e in b["top"]}
+        extra = [e for e in o["top"] if e["function"] not in bare_of and e["own_ms_per_step"] > 0.01]
+        out.append(f"- `{name}` (cProfile, {o['steps']} hot steps, 1 thread, ms per step of own CPU time; "
+                   f"profiled total ours {o['total_ms_per_step']:.2f} vs bare {b['total_ms_per_step']:.2f}): "
+                   f"{tops}. In ours only: "
+                   + (", ".join(f"`{e['function']}` {e['own_ms_per_step']:.2f}" for e in extra) or "nothing")
+                   + ".")
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = dispatch_worker(argv, worker)
     if argv is None:
@@ -364,13 +438,19 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--specs", nargs="+", default=DEFAULT_SPECS, choices=sorted(SPECS))
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
-    ap.add_argument("--budget", type=float, default=10.0, help="seconds of measured steps per loop")
+    ap.add_argument("--budget", type=float, default=5.0, help="wall seconds of measured steps per loop")
     ap.add_argument("--out", default="train_step.json")
+    ap.add_argument("--profile-missed", action="store_true",
+                    help="profile (cProfile, 1 thread) both loops of every model that misses the goal at 1 "
+                         "thread in the existing JSON and add the profiles to it")
     a = ap.parse_args(argv)
+    if a.profile_missed:
+        add_profiles(a.out)
+        return
     machine = machine_info()
     rows = []
     for i, name in enumerate(a.specs):
-        for j, threads in enumerate(a.threads):
+        for j, threads in enumerate(t for t in a.threads if t in SPECS[name].threads):
             order = ("ours", "bare") if (i + j) % 2 == 0 else ("bare", "ours")
             res = {}
             for loop in order:
