@@ -41,3 +41,13 @@ def test_a_real_worker_round_trip():
                      timeout=120)
     assert out["status"] == "ok" and out["cpu_ms"]["median"] > 0 and out["wall_ms"]["median"] > 0
     assert out["wall_seconds"] > 0 and len(out["loadavg_before"]) == 3
+
+
+def test_profile_covers_the_hot_steps_and_names_the_top_functions():
+    loops = {loop: train_step.profile("tiny", loop, threads=1, steps=4) | {"status": "ok"}
+             for loop in ("ours", "bare")}
+    for p in loops.values():
+        assert p["steps"] == 4 and p["total_ms_per_step"] > 0 and p["top"]
+        assert p["top"][0]["own_ms_per_step"] >= p["top"][-1]["own_ms_per_step"]
+    (line,) = train_step.profile_lines({"profiles": {"tiny": loops}})
+    assert line.startswith("- `tiny`") and "top functions" in line
