@@ -327,15 +327,45 @@ def profile(name: str, loop: str, threads: int, steps: int, top: int = 40) -> di
             "total_ms_per_step": stats.total_tt / steps * 1e3, "top": entries[:top]}
 
 
+def deterministic_ab(name: str, steps: int, reps: int = 3) -> dict:
+    """The bare loop with and without ``train_ntp``'s deterministic mode
+    (``ntputils.training.loop.deterministic``), alternating, ``reps`` times, 1 thread: median CPU ms per
+    step of each repetition."""
+    import torch
+
+    from ntputils.training.loop import deterministic
+
+    spec = SPECS[name]
+    torch.set_num_threads(1)
+    x, targets = make_data(spec)
+    q = (F_one_hot(targets, spec.V) if spec.kind == "cnn" else targets).float()
+    out: dict = {"spec": name, "steps": steps, "plain": [], "deterministic": []}
+    for _ in range(reps):
+        for det in (False, True):
+            model, stamps = build(spec), []
+            model.register_forward_pre_hook(lambda mod, args, st=stamps: st.append(time.process_time()))
+            with deterministic(det):
+                bare_loop(model, x, q, spec, spec.warmup + steps + 1)
+            later = stamps[spec.warmup + 1:]
+            spans = [(b - a) * 1e3 for a, b in zip(stamps[spec.warmup:], later, strict=False)]
+            out["deterministic" if det else "plain"].append(statistics.median(spans))
+    return out
+
+
 def worker(args: list[str]) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--spec", required=True, choices=sorted(SPECS))
     ap.add_argument("--loop", required=True, choices=["ours", "bare"])
     ap.add_argument("--profile", action="store_true", help="cProfile --steps hot steps instead of timing")
+    ap.add_argument("--deterministic-ab", action="store_true",
+                    help="bare loop with and without the deterministic mode instead of timing")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--budget", type=float, default=10.0)
     ap.add_argument("--steps", type=int, default=None)
     a = ap.parse_args(args)
+    if a.deterministic_ab:
+        print(json.dumps(deterministic_ab(a.spec, a.steps or 20)), flush=True)
+        return
     if a.profile:
         print(json.dumps(profile(a.spec, a.loop, a.threads, a.steps or 20)), flush=True)
         return
@@ -420,6 +450,10 @@ def add_profiles(out: str, steps: int = 30) -> None:
         profiles[name] = {loop: run_worker("benchmarks.train_step", [*args, "--loop", loop], timeout=600)
                           for loop in ("ours", "bare")}
         print(name, {k: v.get("total_ms_per_step") for k, v in profiles[name].items()}, flush=True)
+        ab = run_worker("benchmarks.train_step", ["--spec", name, "--loop", "bare", "--deterministic-ab",
+                                                  "--steps", str(steps)], timeout=600)
+        profiles[name]["deterministic_ab"] = ab
+        print(name, ab.get("plain"), ab.get("deterministic"), flush=True)
     payload.pop("created", None)
     write_json(out, {**payload, "profiles": profiles})
 
@@ -428,7 +462,7 @@ def profile_lines(payload: dict, top: int = 6) -> list[str]:
     """Where the time of a model that misses the goal goes: ours' and bare's top functions (own CPU time)."""
     out = []
     for name, loops in payload.get("profiles", {}).items():
-        if any(p.get("status") != "ok" for p in loops.values()):
+        if any(loops[k].get("status") != "ok" for k in ("ours", "bare")):
             continue
         o, b = loops["ours"], loops["bare"]
         tops = "; ".join(f"`{e['function']}` {e['own_ms_per_step']:.2f}" for e in o["top"][:top])
@@ -438,8 +472,19 @@ def profile_lines(payload: dict, top: int = 6) -> list[str]:
         extra = ", ".join(f"`{f}` +{d:.2f}" for d, f in diff[:top] if d >= 0.005)
         out.append(f"- `{name}` (cProfile of {o['steps']} hot steps, 1 thread; ms of own CPU time per step; "
                    f"profiled total ours {o['total_ms_per_step']:.2f} vs bare {b['total_ms_per_step']:.2f}). "
-                   f"Ours' top functions: {tops}. Largest excess over bare: {extra or 'none'}.")
+                   f"Ours' top functions: {tops}. Largest excess over bare: {extra or 'none'}."
+                   + _ab_line(loops.get("deterministic_ab")))
     return out
+
+
+def _ab_line(ab: dict | None) -> str:
+    if not ab or ab.get("status") != "ok":
+        return ""
+    plain, det = statistics.median(ab["plain"]), statistics.median(ab["deterministic"])
+    runs = ", ".join(f"{p:.1f}/{d:.1f}" for p, d in zip(ab["plain"], ab["deterministic"], strict=True))
+    return (f" The bare loop inside `train_ntp`'s deterministic mode (`torch.use_deterministic_algorithms`), "
+            f"alternating with the plain one in one process, 1 thread: {det:.1f} vs {plain:.1f} CPU ms per "
+            f"step ({det / plain:.2f}x; repetitions plain/deterministic: {runs}).")
 
 
 def main(argv: list[str] | None = None) -> None:
