@@ -18,6 +18,7 @@ from benchmarks import concepts as bench_concepts
 from benchmarks import lmm as bench_lmm
 from benchmarks import lmm_budget as bench_budget
 from benchmarks import sweep as bench_sweep
+from benchmarks import train_step as bench_train_step
 from benchmarks.common import RESULTS_DIR
 
 BOOK_PAGE = Path(__file__).resolve().parents[1] / "book" / "performance.md"
@@ -223,7 +224,79 @@ def trace_overhead() -> list[str]:
     return [machine_line(payload), "", *rows, ""]
 
 
+def train_step_section() -> list[str]:
+    """ms per training step, ours against the bare loop (``train_step.json``): table, verdicts, load."""
+    path = RESULTS_DIR / "train_step.json"
+    if not path.exists():
+        return []
+    payload = json.loads(path.read_text()) | {"file": path.name}
+    rows = payload["rows"]
+    loads = [x for r in rows if r.get("status") == "ok" for x in r["loadavg"]]
+    load = (f"The load average (1 min) when the workers started ranged from {min(loads):.1f} to "
+            f"{max(loads):.1f} (last column: ours/bare)." if loads else "")
+    goal = payload["goal"]
+    ok = [r for r in rows if r.get("status") == "ok"]
+    met = [r for r in ok if r["meets_goal"]]
+    worst = max(ok, key=lambda r: r["ratio_cpu"]) if ok else None
+    summary = (f"**Goal: ours within {goal:.1f}x of the bare loop (CPU ms per step, median).** Met in "
+               f"{len(met)} of {len(ok)} configurations; the largest ratio is {worst['ratio_cpu']:.2f} "
+               f"(`{worst['spec']}`, {worst['threads']} thread(s))." if worst else "")
+    profiles = bench_train_step.profile_lines(payload)
+    where = (["**Where ours' extra time goes** (models that miss the goal at 1 thread):", "", *profiles, ""]
+             if profiles else [])
+    return [machine_line(payload) + " " + load, "", bench_train_step.format_table(rows), "", summary, "",
+            *bench_train_step.verdicts(rows), "", *where]
+
+
 FIGURES_DIR = BOOK_PAGE.parent / "images"
+
+
+def train_step_figure(out: Path) -> bool:
+    """Left: ours / bare (CPU ms per step) per model at 1 thread, with the goal; right: CPU ms per step of
+    both loops at 1 and 2 threads (log scale)."""
+    path = RESULTS_DIR / "train_step.json"
+    if not path.exists():
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    payload = json.loads(path.read_text())
+    rows = [r for r in payload["rows"] if r.get("status") == "ok"]
+    one = [r for r in rows if r["threads"] == 1]
+    if not one:
+        return False
+    names = list(dict.fromkeys(r["spec"] for r in rows))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8), dpi=110)
+    ax1.barh([r["spec"] for r in one], [r["ratio_cpu"] for r in one],
+             color=["C2" if r["meets_goal"] else "C3" for r in one])
+    ax1.axvline(1.0, color="k", lw=0.8)
+    ax1.axvline(payload["goal"], color="C3", ls="--", lw=1, label=f"goal {payload['goal']:.1f}x")
+    ax1.invert_yaxis()
+    ax1.set(xlabel="ours / bare, CPU ms per step (1 thread)")
+    ax1.legend(fontsize=8, loc="lower right")
+    width = 0.2
+    for k, (loop, threads) in enumerate([("ours", 1), ("bare", 1), ("ours", 2), ("bare", 2)]):
+        ys, xs = [], []
+        for i, name in enumerate(names):
+            r = next((r for r in rows if r["spec"] == name and r["threads"] == threads), None)
+            if r is not None:
+                ys.append(i + (k - 1.5) * width)
+                xs.append(r[f"{loop}_cpu_ms"])
+        ax2.barh(ys, xs, height=width, color=f"C{k // 2}", alpha=1.0 if loop == "ours" else 0.45,
+                 label=f"{loop}, {threads} thread{'s' if threads > 1 else ''}")
+    ax2.set_yticks(range(len(names)), names)
+    ax2.invert_yaxis()
+    ax2.set(xscale="log", xlabel="CPU ms per step (process time, all threads)")
+    ax2.legend(fontsize=7)
+    for ax in (ax1, ax2):
+        ax.grid(True, axis="x", alpha=0.3)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out, metadata={"Software": None})
+    plt.close(fig)
+    return True
 
 
 def timing_figure(prefix: str, out: Path, size_of, xlabel: str) -> bool:
@@ -280,6 +353,14 @@ def figures() -> dict[str, str]:
             "performance_concepts.png", "seconds per top-k SVD of the centered support against its non-zeros",
             "Seconds per top-$k$ SVD of $\\widetilde S$ against the non-zeros of $S$, per method "
             "(dense LAPACK, ARPACK on the implicit operator, randomized).")
+    if train_step_figure(FIGURES_DIR / "performance_train_step.png"):
+        out["<!-- TRAIN_STEP_FIGURE -->"] = figure_block(
+            "performance_train_step.png",
+            "bar charts: ours over bare ms per training step per model, and CPU ms per step at 1 and 2 "
+            "threads",
+            "Left: CPU ms per training step of `train_ntp` divided by the bare PyTorch loop's, per chapter "
+            "model at 1 thread (green: within the goal, red: not; dashed: the goal). Right: CPU ms per step "
+            "(process time, summed over threads) of both loops at 1 and 2 torch threads, log scale.")
     return out
 
 
@@ -295,6 +376,8 @@ def render() -> str:
     text = text.replace("<!-- SWEEP_TABLES -->", "\n".join(sweep_tables()).strip() or "(no results yet)")
     trace = "\n".join(trace_overhead()).strip() or "(not measured yet)"
     text = text.replace("<!-- TRACE_OVERHEAD -->", trace)
+    train = "\n".join(train_step_section()).strip() or "(not measured yet)"
+    text = text.replace("<!-- TRAIN_STEP -->", train)
     for placeholder, block in figures().items():
         text = text.replace(placeholder, block)
     published = "\n".join(published_sweeps()).strip() or "(none committed)"

@@ -1,0 +1,53 @@
+"""The training-step benchmark (benchmarks/train_step.py): a tiny transformer through both loops, the row
+the driver writes from them, and the page's table."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import train_step
+from benchmarks.common import run_worker
+
+
+def _check_loop(out: dict, loop: str) -> None:
+    assert out["loop"] == loop and out["spec"] == "tiny" and out["threads"] == 1
+    assert out["steps"] == 6 and out["parameters"] > 0
+    for unit in ("cpu_ms", "wall_ms"):
+        assert out[unit]["median"] > 0 and out[unit]["p25"] <= out[unit]["median"] <= out[unit]["p75"]
+    assert out["setup_cpu_s"] >= 0 and len(out["loadavg_start"]) == 3
+
+
+def test_worker_measures_both_loops_and_the_driver_combines_them():
+    ours = train_step.measure("tiny", "ours", threads=1, budget=1.0, steps=6)
+    bare = train_step.measure("tiny", "bare", threads=1, budget=1.0, steps=6)
+    _check_loop(ours, "ours")
+    _check_loop(bare, "bare")
+    # 6 measured steps after the warm-up: one of them logged (every LOG_EVERY-th), the rest hot
+    assert ours["cpu_ms"]["n"] + ours["logged_cpu_ms"]["n"] == 6 and ours["logged_cpu_ms"]["n"] >= 1
+    assert "logged_cpu_ms" not in bare and bare["cpu_ms"]["n"] == 6
+    load = {"status": "ok", "loadavg_before": [1.0, 1.0, 1.0]}
+    row = train_step.combine("tiny", 1, ours | load, bare | load)
+    assert row["status"] == "ok" and row["ratio_cpu"] > 0 and row["ratio_wall"] > 0
+    assert row["ours_at_cadence_cpu_ms"] >= row["ours_cpu_ms"]
+    assert isinstance(row["meets_goal"], bool)
+    table = train_step.format_table([row])
+    assert table.count("\n") == 2 and "`tiny`" in table
+    assert "tiny" in train_step.verdicts([row])[0]
+
+
+@pytest.mark.slow  # a fresh process importing torch: > 10 s on the shared machine
+def test_a_real_worker_round_trip():
+    out = run_worker("benchmarks.train_step", ["--spec", "tiny", "--loop", "bare", "--steps", "6"],
+                     timeout=120)
+    assert out["status"] == "ok" and out["cpu_ms"]["median"] > 0 and out["wall_ms"]["median"] > 0
+    assert out["wall_seconds"] > 0 and len(out["loadavg_before"]) == 3
+
+
+def test_profile_covers_the_hot_steps_and_names_the_top_functions():
+    loops = {loop: train_step.profile("tiny", loop, threads=1, steps=4) | {"status": "ok"}
+             for loop in ("ours", "bare")}
+    for p in loops.values():
+        assert p["steps"] == 4 and p["total_ms_per_step"] > 0 and p["top"]
+        assert p["top"][0]["own_ms_per_step"] >= p["top"][-1]["own_ms_per_step"]
+    (line,) = train_step.profile_lines({"profiles": {"tiny": loops}})
+    assert line.startswith("- `tiny`") and "top functions" in line
