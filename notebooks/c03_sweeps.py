@@ -43,8 +43,10 @@ device = "auto"  # unused (nothing runs on a device)
 names = []       # tables to draw (results/sweeps/<name>); []: every committed table
 scratch = False  # True: read the scratch sweeps/<name>/ (sweep-report) instead
 
-# %% tags=["hide-input"] mystnb={"image": {"alt": "Plot of a committed sweep's metrics against its swept parameters, or its points' wall times."}}
+# %% tags=["hide-input"]
 # %matplotlib inline
+import base64
+import io
 import json
 import os
 import textwrap
@@ -89,6 +91,17 @@ def scratch_sweep(name: str) -> tuple[pd.DataFrame, dict, str]:
     return table, dict(plan.get("axes", {})), text
 
 
+def show_figure(fig: plt.Figure, caption: str, alt: str) -> None:
+    """``fig`` as a captioned figure. This page draws its figures in a loop (one set per table), and a
+    cell's caption would caption every output of the cell, headings included: each figure carries its own."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    plt.close(fig)
+    data = base64.b64encode(buf.getvalue()).decode()
+    display(HTML(f'<figure><img src="data:image/png;base64,{data}" alt="{escape(alt)}" style="max-width: 100%">'
+                 f"<figcaption>{escape(caption)}</figcaption></figure>"))
+
+
 def summary(table: pd.DataFrame) -> str:
     """What the table holds, counted."""
     points = table.drop_duplicates("point_id")
@@ -118,10 +131,14 @@ def draw(name: str) -> None:
     figures = metric_figures(table, axes)
     if not figures:
         print("no numeric axis with two or more values besides seed: no curves")
-    for fig in [*figures, points_figure(table, axes)]:
-        if fig is not None:
-            display(fig)
-            plt.close(fig)
+    for fig in figures:
+        show_figure(fig, f"{name}: the recorded values that differ between points, against each swept axis "
+                         "(over seeds: the mean with a min-max band).",
+                    f"Line plots of {name}'s recorded values against its swept parameters.")
+    fig = points_figure(table, axes)
+    if fig is not None:
+        show_figure(fig, f"{name}: every point's claims by outcome, beside the point's wall time.",
+                    f"A grid of {name}'s points by claims coloured by outcome, and a bar chart of wall times.")
     same = constant_metrics(table)
     if same:
         listed = ", ".join(f"<code>{escape(k)}</code> = {v:.6g}" for k, v in same.items())

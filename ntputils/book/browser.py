@@ -154,13 +154,15 @@ def html_pages(html_dir: Path) -> list[Path]:
 
 
 def notebook_expectations(nb_path: Path) -> tuple[int, bool]:
-    """(number of image outputs shown, whether the code plots with matplotlib) of an executed notebook."""
+    """(number of images shown: image outputs and ``<img>`` of HTML outputs, whether the code plots with
+    matplotlib) of an executed notebook."""
     cells = [c for c in json.loads(nb_path.read_text()).get("cells", []) if c.get("cell_type") == "code"]
     plots = any("plt." in src or "matplotlib" in src for src in ("".join(c.get("source", [])) for c in cells))
     hidden = {"remove-output", "remove-cell"}
     shown = [c for c in cells if not hidden & set(c.get("metadata", {}).get("tags", []))]
     outputs = [o for c in shown for o in c.get("outputs", [])]
     images = sum(any(m in o.get("data", {}) for m in IMAGE_MIMES) for o in outputs)
+    images += sum("".join(o.get("data", {}).get("text/html", "")).count("<img ") for o in outputs)
     return images, plots
 
 
