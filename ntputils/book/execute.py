@@ -29,7 +29,7 @@ from typing import Any
 
 from ntputils.book.environment import git_commit, package_versions
 from ntputils.book.fingerprint import run_key
-from ntputils.book.project import Chapter, Project, read_json, write_json_atomic
+from ntputils.book.project import Chapter, Project, read_json, seconds_problem, write_json_atomic, write_text_atomic
 from ntputils.chapter import RECORD_ENV, unjudged_claims
 from ntputils.committed import CURRENCY_ENV, ROOT_ENV, tables_path
 from ntputils.tracing import TRACE_ENV
@@ -517,8 +517,8 @@ def run_chapter(project: Project, chapter: Chapter, parameters: dict[str, Any], 
 
     The run uses its own work folder (removed afterwards); the caller holds the chapter's lock.
     """
-    if timeout is not None and not (timeout > 0 and timeout != float("inf")):
-        raise ValueError(f"timeout must be a positive finite number of seconds, got {timeout!r}")
+    if timeout is not None and (problem := seconds_problem(timeout)):
+        raise ValueError(f"timeout {problem}")
     work = new_work_dir(project, chapter)
     owner = _hold_owner(work)
     try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
-import math
 import re
 import shutil
 import subprocess
@@ -20,6 +19,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from ntputils.book.project import seconds_problem
 
 ALLOWED_FAILURES = 3
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -51,10 +52,8 @@ def check_scheduler_address(address: Any) -> str:
 
 def check_connect_timeout(timeout: Any) -> float:
     """A positive finite number of seconds; raises :class:`ClusterError`."""
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise ClusterError(f"--connect-timeout must be a number of seconds, got {timeout!r}")
-    if not (math.isfinite(timeout) and timeout > 0):
-        raise ClusterError(f"--connect-timeout must be a positive finite number of seconds, got {timeout!r}")
+    if problem := seconds_problem(timeout):
+        raise ClusterError(f"--connect-timeout {problem}")
     return float(timeout)
 
 
