@@ -1,4 +1,4 @@
-"""Command line: ``python -m ntputils.book build|list|status|browser|sweep|sweep-{table,report,status}|recertify``.
+"""Command line: ``python -m ntputils.book build|list|status|browser|sweep|sweep-*|recertify``.
 
 ``build`` executes the chapters whose cache key changed, writes the status page and runs jupyter-book.
 Exit codes: 0 ok, 1 a chapter or the HTML build failed, 2 bad usage, 3 a selected chapter's lock is

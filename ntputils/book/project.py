@@ -1,6 +1,6 @@
-"""Project layout (chapter sources, executed notebooks, caches, the toc) and small file helpers.
+"""Project layout (chapter sources, executed notebooks, caches, the toc) and small helpers.
 
-The root is configurable (``Project(root=...)`` or ``--root``), so tests run the runner on a throw-away project.
+The root is configurable (``Project(root=...)``, ``--root``): tests run the runner on a throw-away project.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and ``os.replace``: readers see the old or the new file."""
+    """Write ``text`` to ``path`` via a temporary file and ``os.replace`` (readers see old or new)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         tmp.write_text(text)
@@ -157,7 +157,7 @@ class Project:
         return yaml.safe_load(path.read_text()) or {}
 
     def toc_files(self, toc_path: Path | None = None) -> list[str]:
-        """Every ``file:`` entry of the toc (default ``_toc.yml``; root first), in reading order, without suffix."""
+        """Every ``file:`` entry of the toc (default ``_toc.yml``), root first, without suffix."""
         toc = self.toc(toc_path)
         return [strip_suffix(f) for f in ([toc["root"]] if "root" in toc else []) + list(_walk_files(toc))]
 
