@@ -1,9 +1,7 @@
 """Cache keys and fingerprints, made from what a run executed (:mod:`ntputils.tracing`).
 
-A build's key: the chapter source, resolved parameters, pins and Python version (:func:`chapter_key`), its
-run's trace rehashed under the current code (:func:`run_key`) and the committed tables it read
-(:func:`ntputils.committed.table_digest`). The runner's own package ``ntputils/book/`` and the chapters'
-reader of committed tables ``ntputils/committed.py`` are never part of a key or fingerprint.
+The runner (``ntputils/book/``) and the reader of committed tables (``ntputils/committed.py``) are never
+part of a key or fingerprint.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""A chapter's cache key: before a run from its source, parameters and pins; after it from what the run
-did (the run-time trace of ``ntputils``, the committed tables it read). Used by the build, the status page
-and the browser check (a page must show the run whose key is current)."""
+"""A chapter's cache key: from its source, parameters and pins, then from what its run executed of
+``ntputils`` and the committed tables it read (:class:`KeyCalculator`)."""
 
 from __future__ import annotations
 

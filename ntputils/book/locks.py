@@ -1,11 +1,7 @@
-"""Per-chapter and HTML locks of the build runner (``fcntl.flock`` on files under ``.cache/book/locks``).
+"""Per-chapter and HTML locks of the build (``fcntl.flock`` on ``.cache/book/locks/*.lock``).
 
-A build holds the lock of every chapter it executes from before its kernel starts until its executed
-notebook, record and HTML page are installed, so two concurrent builds never write the same chapter:
-the second one is refused at once with a message naming the chapter, the lock file and the holder's
-pid (exit code 3). The HTML step (status page, scorecard, jupyter-book) holds one book-wide lock and
-waits for another build's HTML step to finish. ``flock`` locks die with their process, so a killed
-build never leaves a stale lock behind.
+A chapter's lock is held from before its kernel starts until its results are installed (a second build is
+refused, exit 3); the HTML step waits for the book-wide lock. ``flock`` locks die with their process.
 """
 
 from __future__ import annotations

@@ -1,10 +1,4 @@
-"""Static parameter checks: a chapter's parameters cell and profile files, read without running it.
-
-The runner resolves ``-p NAME=VALUE`` overrides over the parameters cell and the profile's file
-``notebooks/<chapter>.<profile>.yaml`` before any kernel starts (:func:`ntputils.chapter.resolve_parameters`,
-applied again in the kernel by :func:`ntputils.chapter.setup_chapter`) and hands papermill the values
-that differ from the cell.
-"""
+"""Static parameter checks: a chapter's parameters cell and profile files, read without running it."""
 
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
-"""Re-certify committed sweep tables by sampled re-runs: ``python -m ntputils.book recertify NAME|--all``.
+"""``python -m ntputils.book recertify NAME|--all``: re-certify committed sweep tables by sampled re-runs.
 
-A committed table (``results/sweeps/<name>/``) is stale once its code fingerprint moves (a changed
-line of a function its points called, see :func:`ntputils.book.fingerprint.code_fingerprint`). A
-re-certification re-runs a deterministic sample of its points under the current code -- for each value
-of each axis the point that took least time, plus one point drawn with a seed taken from the table's
-name (``--points N`` draws N instead); a one-point table is re-run whole -- and compares every recorded
-value, claim measurement and outcome with the committed rows. Equal (bit for bit, or within the
-tolerance a record states, ``record(..., tol=...)``, e.g. a wall time) -> the table's provenance moves
-to the current fingerprint with a ``recertified`` entry in its ``history`` (sample, commit, date,
-largest difference); the table itself is not touched. Different -> nothing is written and the moved
-values are listed: a full re-run is due.
+For each axis value the fastest point, plus ``--points N`` drawn with a seed from the table's name, runs under
+the current code; if every value and outcome equals the committed one (or is within tolerance) the
+provenance moves to the current fingerprint (a ``recertified`` history entry); else nothing is written.
 """
 
 from __future__ import annotations

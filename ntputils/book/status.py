@@ -1,10 +1,5 @@
-"""The generated status page ``book/status.md``: per chapter run time, share of the CPU budget,
-profile, device, parameters, check results, versions and git commit.
-
-It is rewritten before every HTML build from the ``ntpbook`` metadata of the executed notebooks
-(and from ``.cache/book/failed/*.json`` for chapters that failed), so it always describes exactly
-the notebooks the book renders.
-"""
+"""The generated status page ``book/status.md``, rewritten before every HTML build from the executed
+notebooks' metadata (and ``.cache/book/failed/*.json``): run times, budget share, parameters, checks."""
 
 from __future__ import annotations
 

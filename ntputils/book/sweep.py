@@ -1,29 +1,8 @@
 """Parameter sweeps of a chapter on Dask: ``python -m ntputils.book sweep CHAPTER -p KEY=V1,V2 ...``.
 
-The cartesian product of the ``-p`` axes is validated against the chapter (:mod:`~ntputils.book.sweep_spec`)
-before anything is written; each point then runs the chapter through papermill in a Dask worker
-*process* (:mod:`~ntputils.book.sweep_cluster`: a ``LocalCluster``, a running scheduler or SLURM)
-and leaves::
-
-    sweeps/<name>/sweep.json                 the plan (chapter, profile, axes, point ids, code hash)
-    sweeps/<name>/points/<id>/params.json    the point's parameters (written before it is submitted)
-    sweeps/<name>/points/<id>/attempts       one JSON line per start (pid, host, time): retries show here
-    sweeps/<name>/points/<id>/log            the papermill log (cell outputs) of the last attempt
-    sweeps/<name>/points/<id>/executed.ipynb the executed notebook, run record in metadata.ntpbook
-    sweeps/<name>/points/<id>/error.txt      the traceback of a failed point
-    sweeps/<name>/points/<id>/result.json    written atomically (tmp + os.replace): the ONLY done marker
-    sweeps/<name>/table.parquet, table.csv   the tidy table (:mod:`~ntputils.book.sweep_table`)
-
-Re-running the same command skips points with a ``result.json`` (resume; interrupted points have
-none and run again) whose stored trace still hashes as when the point ran (:func:`classify`: a point
-that called a function edited since runs again); ``--retry-failed`` also reruns points whose result is
-an error. A point never
-runs twice for one result: a task that Dask recomputes (its worker died holding the finished result)
-returns the ``result.json`` already on disk. A failing point
-becomes an ``error`` row with its traceback and the others finish (exit code 1 with a summary). A
-worker killed mid-point is retried by Dask (``allowed-failures`` = 3) and counts as infrastructure:
-the point's ``attempts`` file shows it, its result does not. ``sweeps/`` is a scratch folder (git
-ignores it); tables meant for the book are published to ``results/sweeps/<name>/`` and committed.
+Each point runs the chapter through papermill in a Dask worker process; ``sweeps/<name>/points/<id>/`` holds
+``params.json``, ``attempts``, ``log``, ``executed.ipynb``, ``error.txt``, ``result.json``, the only done
+marker. Rerunning resumes: points with a current result are skipped; ``--retry-failed`` reruns errors.
 """
 
 from __future__ import annotations

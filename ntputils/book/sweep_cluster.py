@@ -1,9 +1,6 @@
-"""Where sweep points run: a ``LocalCluster`` of single-threaded worker *processes* (papermill changes
-the working directory), a running scheduler (``--scheduler``, bounded connect), or SLURM (``--slurm``:
-dask-jobqueue's ``SLURMCluster`` with dask's ``jobqueue.slurm`` config; :class:`SlurmWatch` replaces
-ended jobs and stops a point that cannot fit in one). A task whose worker died is retried
-:data:`ALLOWED_FAILURES` times, then counts as an infrastructure failure, not a result.
-"""
+"""Where sweep points run: a ``LocalCluster`` of single-threaded worker processes, a running scheduler
+(``--scheduler``) or SLURM (``--slurm``, dask-jobqueue; :class:`SlurmWatch` replaces ended jobs). A task
+whose worker died is retried :data:`ALLOWED_FAILURES` times, then counts as an infrastructure failure."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""``sweep-report NAME [--out DIR]``: the pictures of the book's sweeps page for one scratch sweep.
-
-The page (chapter ``c03``, :data:`PAGE`) runs through papermill with ``names=[NAME]`` and ``scratch=True``:
-it reads ``sweeps/NAME/`` instead of ``results/sweeps/``. Written to ``DIR`` (default
-``sweeps/NAME/report/``): the executed ``NAME.ipynb`` and a standalone ``NAME.html``. This module draws
-nothing: the page does (the runner imports no math layer).
-"""
+"""``sweep-report NAME [--out DIR]``: the book's sweeps page (chapter :data:`PAGE`) run by papermill on one
+scratch sweep, written to ``DIR`` (default ``sweeps/NAME/report/``) as ``NAME.ipynb`` and ``NAME.html``."""
 
 from __future__ import annotations
 

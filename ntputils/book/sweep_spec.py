@@ -1,18 +1,8 @@
 """Sweep specifications: parse ``-p key=v1,v2`` / ``-p key=a:b`` axes, expand them, validate every point.
 
-A sweep is the cartesian product of its axes. Every point is resolved with the chapter's own rules
-(:meth:`ntputils.book.params.ChapterSpec.resolve`: known name, the profile's type) and checked
-against the chapter's optional literal ``LIMITS`` -- ``{name: (low, high)}``, inclusive, ``None`` for
-an open end, or ``{name: {allowed, values}}``, e.g. ``LIMITS = {"d": (1, 4096), "data": {"a", "b"}}`` --
-plus ``seed >= 0``, *before*
-anything is written or any worker starts: a bad spec is one :class:`SweepSpecError` naming every
-problem (the command exits 2).
-
-Point identity (:func:`point_id`): sha256 of the chapter's normalized *code* cells (prose, comment
-and docstring edits keep a point), the content of the shared data, the pinned dependencies, the Python
-minor version (together: the *code hash*, :func:`code_hash`) and the resolved parameters. The library's
-source is not part of it: whether a finished point is current for the library code is told by the
-trace it stored (:func:`ntputils.book.sweep.classify`).
+Every point is resolved by the chapter's rules and checked against its literal ``LIMITS`` (``{name: (low,
+high)}`` inclusive, ``None`` open, or ``{name: {allowed values}}``) before anything runs. A point's id hashes
+the chapter's normalized code, the data, the pins, the Python version and its resolved parameters.
 """
 
 from __future__ import annotations

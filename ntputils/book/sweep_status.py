@@ -1,9 +1,5 @@
-"""``python -m ntputils.book sweep-status NAME``: how far a sweep is, from another terminal while it runs.
-
-Counts the points done / failed / running / pending, estimates the time left from the finished points'
-times, names the slowest point and the last error. Read-only: it reads ``sweeps/<name>/`` and finds the
-driver in ``/proc/locks`` (who holds ``.lock``), so it never takes a lock the driver could wait on.
-"""
+"""``python -m ntputils.book sweep-status NAME``: points done, failed, running, pending, ETA, slowest point,
+last error. Read-only: it finds the driver in ``/proc/locks`` and never takes a lock."""
 
 from __future__ import annotations
 

@@ -1,31 +1,8 @@
-"""Sweep tables: collect ``sweeps/<name>/points/*/result.json`` into one tidy table.
+"""Sweep tables: ``sweeps/<name>/points/*/result.json`` as one tidy table, and publishing it.
 
-One row per point x recorded value (``kind="record"``: :func:`ntputils.chapter.record`), per
-pre-registered comparison (``kind="compare"``: measured value and outcome) and per check
-(``kind="check"``); a failed point is one ``kind="point"`` row with its error. Columns::
-
-    point_id, <swept parameters...>, profile, kind, metric, value, value_text, outcome, items,
-    status, seconds, attempts, code_hash, git_commit, error
-
-(``items``: the scorecard items a comparison is evidence for, ``;``-separated.)
-
-``value`` is the number (NaN for non-numeric values, which are in ``value_text`` as JSON). Written as
-``sweeps/<name>/table.parquet`` (pyarrow) and ``table.csv``; ``sweep-table NAME --format markdown``
-prints one row per point for the book. ``--publish`` copies the CSV and the provenance (command,
-commit, machine, date, wall time, code hash) to ``results/sweeps/<name>/``, the committed folder the
-book renders from (:func:`ntputils.committed.published`); :func:`currency` tells whether it is stale.
-
-Publishing is all-or-nothing and never loses a committed result (:func:`publish`). It is refused
-(:class:`PublishRefused`, exit 2, nothing written) while the sweep's driver runs, and -- unless
-``--force`` -- for a sweep with unfinished points (no ``result.json``), points made by another code hash
-than the plan's, points whose stored trace no longer hashes as when they ran, failed points where the
-committed table has none, another chapter or profile than the committed table's provenance, or fewer
-points than the committed table. The new ``table.csv`` and
-``provenance.json`` are written into a hidden folder ``results/sweeps/.<name>.publish-*`` and swapped
-in with one atomic rename (``renameat2(RENAME_EXCHANGE)``; two renames where the file system lacks
-it), so a reader sees the old pair or the new pair, never a mix; the temporary folder is removed in
-every case. Other files of the committed folder (e.g. notes written beside the table) are carried
-over into the new folder unchanged; stray temporary files (``.*.tmp``) are not.
+One row per point x recorded value (``kind`` record), comparison (compare) or check (check); a failed point
+is one ``point`` row. ``--publish`` writes ``table.csv`` and ``provenance.json`` to ``results/sweeps/<name>/``
+all or nothing (one atomic folder swap), refused (:class:`PublishRefused`) when it could lose a result.
 """
 
 from __future__ import annotations
