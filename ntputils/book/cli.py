@@ -31,7 +31,7 @@ from ntputils.book.execute import (
 from ntputils.book.keys import KeyCalculator
 from ntputils.book.locks import ChapterBusy, chapter_locks, html_lock
 from ntputils.book.params import parse_overrides, read_source
-from ntputils.book.project import Chapter, Project, ProjectError, seconds_problem
+from ntputils.book.project import Chapter, Project, ProjectError, say, seconds_problem
 from ntputils.book.scorecard import write_scorecard
 from ntputils.book.status import write_status
 from ntputils.book.sweep_spec import SweepSpecError, chapter_limits, check_limits
@@ -39,13 +39,6 @@ from ntputils.chapter import DEFAULT_PROFILE, ParameterError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_BUSY, EXIT_INTERRUPTED = 3, 130
-
-
-def say(*args: Any) -> None:
-    try:
-        print(*args, flush=True)
-    except OSError:  # a closed terminal (SIGHUP) must not stop the cleanup
-        pass
 
 
 class Terminated(KeyboardInterrupt):

@@ -5,6 +5,7 @@ The root is configurable (``Project(root=...)``, ``--root``): tests run the runn
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -15,6 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.committed import default_root
+
+
+def say(*args: Any) -> None:
+    """Print and flush; a closed terminal (SIGHUP) is ignored, so it never stops a cleanup."""
+    with contextlib.suppress(OSError):
+        print(*args, flush=True)
 
 
 def read_json(path: Path) -> dict[str, Any]:
