@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,13 +20,10 @@ class ChapterBusy(RuntimeError):
     """Another process is building the chapter (its lock is held)."""
 
 
-def lock_dir(project: Project) -> Path:
-    return project.cache_dir / "locks"
-
-
-def _open_lock(path: Path) -> IO[str]:
+def _open_lock(project: Project, name: str) -> tuple[Path, IO[str]]:
+    path = project.cache_dir / "locks" / f"{name}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
-    return path.open("a+")
+    return path, path.open("a+")
 
 
 def _holder(f: IO[str]) -> str:
@@ -51,8 +47,7 @@ def chapter_locks(project: Project, names: Iterable[str]) -> Iterator[None]:
     held: list[IO[str]] = []
     try:
         for name in sorted(set(names)):
-            path = lock_dir(project) / f"{name}.lock"
-            f = _open_lock(path)
+            path, f = _open_lock(project, name)
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -67,30 +62,18 @@ def chapter_locks(project: Project, names: Iterable[str]) -> Iterator[None]:
         yield
     finally:
         for f in held:
-            fcntl.flock(f, fcntl.LOCK_UN)
-            f.close()
+            f.close()  # releases its lock
 
 
 @contextmanager
-def html_lock(project: Project, say=print, poll_s: float = 1.0) -> Iterator[None]:
+def html_lock(project: Project, say=print) -> Iterator[None]:
     """Hold the book-wide lock of the HTML step, waiting (with one message) while another build holds it."""
-    path = lock_dir(project) / "html.lock"
-    f = _open_lock(path)
-    try:
+    path, f = _open_lock(project, "html")
+    with f:  # closing the file releases the lock
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             say(f"waiting for another build's HTML step (pid {_holder(f)}, lock {path}) ...")
-            while True:
-                try:
-                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    time.sleep(poll_s)
+            fcntl.flock(f, fcntl.LOCK_EX)
         _mark(f)
         yield
-    finally:
-        try:
-            fcntl.flock(f, fcntl.LOCK_UN)
-        finally:
-            f.close()
