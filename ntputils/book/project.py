@@ -176,8 +176,11 @@ class Project:
         return [by_name[name] for folder, _, name in entries if folder == rel and name in by_name]
 
 
+PAGE_SUFFIXES = (".md", ".ipynb", ".rst")
+
+
 def strip_suffix(path: str) -> str:
-    for suffix in (".md", ".ipynb", ".rst"):
+    for suffix in PAGE_SUFFIXES:
         if path.endswith(suffix):
             return path[: -len(suffix)]
     return path
