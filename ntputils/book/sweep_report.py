@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ntputils.book.execute import ANSI, HIDDEN, environment, run_papermill, worker_env, write_currency
 from ntputils.book.project import Project, ProjectError
-from ntputils.committed import CURRENCY_ENV, ROOT_ENV
+from ntputils.committed import CURRENCY_ENV
 
 PAGE = "c03"
 STYLE = ("body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;line-height:1.45}"
@@ -21,8 +21,8 @@ STYLE = ("body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0
 
 
 def report_command(project: Project, name: str, out: Path | None = None) -> int:
-    """Run the page on sweep ``name`` and write ``NAME.ipynb`` and ``NAME.html`` into ``out``; return the
-    exit code (0; 1 the page failed, its error printed; 2 no such sweep or no page)."""
+    """Run the page on sweep ``name``, writing ``NAME.ipynb`` and ``NAME.html`` into ``out``; exit code 0,
+    1 (the page failed) or 2 (no such sweep or page)."""
     from ntputils.book.sweep_store import sweep_dir
     from ntputils.book.sweep_table import SweepTableError, check_name, write_table
 
@@ -45,7 +45,6 @@ def report_command(project: Project, name: str, out: Path | None = None) -> int:
         spec = {"source": str(chapter.source), "input": str(work / "input.ipynb"), "output": str(executed),
                 "parameters": {"names": [name], "scratch": True}, "cwd": str(project.root)}
         env = worker_env(project, work / "record.json", None)
-        env[ROOT_ENV] = str(project.root)  # the page reads this project's sweeps/
         write_currency(project, work / "currency.json")
         env[CURRENCY_ENV] = str(work / "currency.json")
         with environment(env):
@@ -64,8 +63,7 @@ def report_command(project: Project, name: str, out: Path | None = None) -> int:
 
 
 def notebook_html(nb, title: str) -> str:
-    """A standalone HTML page of an executed notebook: its markdown cells rendered and its code cells'
-    outputs (images inlined, HTML as is, text in ``<pre>``); code and hidden cells left out."""
+    """A standalone HTML page of an executed notebook's markdown and outputs (no code, no hidden cells)."""
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark").enable("table")
