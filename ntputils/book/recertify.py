@@ -30,17 +30,15 @@ from ntputils.book.sweep_table import (
 )
 
 EXIT_OK, EXIT_MOVED, EXIT_USAGE = 0, 1, 2
-#: the project's cross-machine tolerance for a value with no tolerance of its own: sweep points run
-#: single-threaded, so one machine reproduces them bit for bit, but another CPU's BLAS/SIMD kernels
-#: round differently and a training run carries last-bit differences along; claim outcomes must match
-#: exactly whatever the values do
+#: cross-machine tolerance of a value without its own (other CPUs' BLAS kernels round differently);
+#: outcomes must match exactly
 FLOAT_RTOL, FLOAT_ATOL = 1e-4, 1e-9
 COMPARED_KINDS = ("record", "compare", "check")
 
 
 def read_committed_table(path):
-    """A committed ``table.csv`` as written: text columns verbatim (``"null"`` stays ``"null"``, as in a
-    fresh run's rows) and ``value`` / ``seconds`` parsed by Python's ``float`` (bit for bit)."""
+    """A committed ``table.csv`` as written: text verbatim (``"null"`` stays), ``value`` and ``seconds`` by
+    Python's ``float`` (bit for bit)."""
     import pandas as pd
 
     table = pd.read_csv(path, keep_default_na=False, dtype={"value": str, "seconds": str, "value_text": str,
@@ -84,8 +82,8 @@ def _close(a: float, b: float) -> bool:
 
 
 def _json_close(a: str, b: str) -> float | None:
-    """The largest relative difference between two JSON values of the same shape whose numbers are all
-    within the float tolerance (:data:`FLOAT_RTOL`, :data:`FLOAT_ATOL`), else ``None``."""
+    """The largest relative difference of two JSON values of one shape whose numbers are all
+    :func:`_close`, else ``None``."""
     try:
         x, y = json.loads(a), json.loads(b)
     except ValueError:
@@ -110,9 +108,8 @@ def _json_close(a: str, b: str) -> float | None:
 
 
 def differences(old, new, tolerances: dict[str, float]) -> tuple[list[str], float, int]:
-    """(what moved, largest relative difference accepted, how many values were not bit-identical)
-    between two points' rows: an outcome must match exactly; a value bit for bit, within its record's
-    own ``tol``, or within :data:`FLOAT_RTOL` / :data:`FLOAT_ATOL`."""
+    """(what moved, largest relative difference accepted, values not bit-identical) between two points'
+    rows: outcomes match exactly, values bit for bit, within their record's ``tol`` or :func:`_close`."""
     a, b = _values(old), _values(new)
     moved, largest, inexact = [], 0.0, 0
     for key in sorted(set(a) | set(b)):
@@ -131,7 +128,7 @@ def differences(old, new, tolerances: dict[str, float]) -> tuple[list[str], floa
         if ta == tb and tol is not None and (diff <= tol or math.isinf(tol)):
             inexact += 1
             continue
-        if ta == tb and diff <= FLOAT_ATOL + FLOAT_RTOL * max(abs(va), abs(vb)):
+        if ta == tb and _close(va, vb):
             inexact += 1
             largest = max(largest, diff / max(abs(va), abs(vb), FLOAT_ATOL))
             continue
