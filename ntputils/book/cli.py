@@ -1,24 +1,12 @@
-"""Command line: ``python -m ntputils.book build|list|status|browser|sweep|sweep-{table,report,status}``.
+"""Command line: ``python -m ntputils.book build|list|status|browser|sweep|sweep-*|recertify``.
 
-``build [--profile cpu|paper] [--only CHAPTER ...] [-p NAME=VALUE ...] [--force] [--jobs N] [--no-html]
-[--partial]`` executes every selected chapter whose cache key changed (all of them, even after a
-failure), writes the status page and runs jupyter-book. A chapter whose latest run failed keeps its
-last good notebook, rendered under a "latest run failed" banner; a chapter with no renderable notebook
-stops a full build's HTML (unless ``--partial``) and its old page is removed from ``_build/html``; with
-``--only`` the HTML is built from what exists (``--partial`` implied), naming the chapters left out.
-Exit codes: 0 ok, 1 a chapter or the HTML build failed, 2 bad usage (unknown chapter, unknown or
-ill-typed parameter, bad option), 3 another build holds a selected chapter's lock, 130 interrupted
-(Ctrl-C: running chapters are stopped, previous results kept); SIGTERM and SIGHUP (a closed terminal)
-take the same path and exit 143 and 129. A build killed outright (SIGKILL) takes its papermill processes
-and kernels with it (:mod:`ntputils.book.execute`); the next build removes its work folders.
-``sweep`` / ``sweep-table`` / ``sweep-status``: parameter sweeps on Dask, see :mod:`ntputils.book.sweep`;
-``sweep-report``: a scratch sweep's pictures, see :mod:`ntputils.book.sweep_report`.
+``build`` executes the chapters whose cache key changed, writes the status page and runs jupyter-book.
+Exit codes: 0 ok, 1 a chapter or the HTML build failed, 2 bad usage, 3 a selected chapter's lock is
+held by another build, 130 Ctrl-C (SIGTERM 143, SIGHUP 129; running chapters stopped, results kept).
 """
-
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import signal
 import sys
@@ -43,7 +31,7 @@ from ntputils.book.execute import (
 from ntputils.book.keys import KeyCalculator
 from ntputils.book.locks import ChapterBusy, chapter_locks, html_lock
 from ntputils.book.params import parse_overrides, read_source
-from ntputils.book.project import Chapter, Project, ProjectError
+from ntputils.book.project import Chapter, Project, ProjectError, say, seconds_problem
 from ntputils.book.scorecard import write_scorecard
 from ntputils.book.status import write_status
 from ntputils.book.sweep_spec import SweepSpecError, chapter_limits, check_limits
@@ -51,13 +39,6 @@ from ntputils.chapter import DEFAULT_PROFILE, ParameterError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_BUSY, EXIT_INTERRUPTED = 3, 130
-
-
-def say(*args: Any) -> None:
-    try:
-        print(*args, flush=True)
-    except OSError:  # a closed terminal (SIGHUP) must not stop the cleanup
-        pass
 
 
 class Terminated(KeyboardInterrupt):
@@ -171,11 +152,8 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
 
 def validate_options(profile: str | None, overrides: dict[str, Any], timeout: float | None) -> str | None:
     """What is wrong with the build options (checked before any kernel starts), or ``None``."""
-    if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-            return f"--timeout must be a number of seconds, got {timeout!r}"
-        if not (math.isfinite(timeout) and timeout > 0):
-            return f"--timeout must be a positive finite number of seconds, got {timeout!r}"
+    if timeout is not None and (problem := seconds_problem(timeout)):
+        return f"--timeout {problem}"
     given = overrides.get("profile")
     if profile is not None and given is not None and given != profile:
         return (f"conflicting profiles: --profile {profile} and -p profile={given}; give the profile once")
@@ -274,7 +252,7 @@ def _build_html(project: Project, keys: KeyCalculator, executed_now: set[str], p
         if partial:
             keep = {name for name, ok in current.items() if ok}
             toc_path = html.partial_toc(project, keep)
-            dropped = [f for f in project.toc_files() if f not in project.toc_files_of(toc_path)]
+            dropped = [f for f in project.toc_files() if f not in project.toc_files(toc_path)]
             if dropped:
                 say(f"partial build: leaving out {len(dropped)} toc entries without a current page: "
                     + ", ".join(dropped))
@@ -291,7 +269,7 @@ def _build_html(project: Project, keys: KeyCalculator, executed_now: set[str], p
     say("building HTML: jupyter-book build -W -n --keep-going")
     t0 = time.time()
     code = html.jupyter_book(project, toc=toc_path)
-    kept = set(project.toc_files_of(toc_path)) if toc_path is not None else set(project.toc_files())
+    kept = set(project.toc_files(toc_path))
     removed = html.prune_pages(project, {n for n, ok in current.items() if ok}, toc_entries=kept)
     if removed:
         say(f"removed {len(removed)} orphan or stale page(s) from {project.html_dir}: {', '.join(removed)}")
@@ -403,8 +381,8 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a positive finite number of seconds, got {text!r}")
+    if problem := seconds_problem(value):
+        raise argparse.ArgumentTypeError(problem)
     return value
 
 

@@ -29,7 +29,14 @@ from typing import Any
 
 from ntputils.book.environment import git_commit, package_versions
 from ntputils.book.fingerprint import run_key
-from ntputils.book.project import Chapter, Project, read_json, write_json_atomic
+from ntputils.book.project import (
+    Chapter,
+    Project,
+    read_json,
+    seconds_problem,
+    write_json_atomic,
+    write_text_atomic,
+)
 from ntputils.chapter import RECORD_ENV, unjudged_claims
 from ntputils.committed import CURRENCY_ENV, ROOT_ENV, tables_path
 from ntputils.tracing import TRACE_ENV
@@ -50,8 +57,7 @@ KERNEL_WARNING_FILTERS = ("ignore:IProgress not found",)
 
 @dataclass
 class RunResult:
-    """Outcome of one chapter in one build: ``status`` is ``ok``, ``failed``, ``cached`` or
-    ``interrupted``."""
+    """Outcome of one chapter in one build: ``status`` ``ok``, ``failed``, ``cached`` or ``interrupted``."""
 
     chapter: Chapter
     status: str
@@ -63,7 +69,7 @@ class RunResult:
 
 
 def _paths(project: Project, chapter: Chapter, work: Path) -> dict[str, Path]:
-    """Files of one run: scratch files in the run's own folder ``work``, the published log and failure."""
+    """Files of one run: scratch files in its folder ``work``, the published log and failure."""
     return {
         "input": work / "in.ipynb",
         "params": work / "params.yaml",
@@ -81,19 +87,6 @@ OWNER = "owner.lock"
 WORK_RE = re.compile(r"\.(?P<pid>\d+)\.[^.]+$")
 
 
-def new_work_dir(project: Project, chapter: Chapter) -> Path:
-    """A fresh folder ``.cache/book/work/<chapter>.<build pid>.<random>`` for one run (never shared)."""
-    root = project.cache_dir / "work"
-    root.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f"{chapter.name}.{os.getpid()}.", dir=root))
-
-
-def _hold_owner(work: Path):
-    """Lock ``work/owner.lock`` for as long as the returned file stays open (this process's lifetime at
-    most): a folder whose lock can be taken belongs to a dead build."""
-    f = (work / OWNER).open("w")
-    fcntl.flock(f, fcntl.LOCK_EX)
-    return f
 
 
 def pid_alive(pid: int) -> bool:
@@ -109,8 +102,15 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
+def _hold_owner(work: Path):
+    """Lock ``work/owner.lock`` while the returned file is open (a free lock means a dead build)."""
+    f = (work / OWNER).open("w")
+    fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
 def _owner_dead(work: Path) -> bool:
-    """Whether the build that made the work folder ``work`` is gone."""
+    """Whether the build that made the work folder ``work`` is gone (its ``owner.lock`` can be taken)."""
     m = WORK_RE.search(work.name)
     if m and int(m.group("pid")) != os.getpid() and not pid_alive(int(m.group("pid"))):
         return True
@@ -127,8 +127,8 @@ def _owner_dead(work: Path) -> bool:
 
 
 def processes_of(work: Path) -> list[int]:
-    """Live processes (papermill, kernels, their children) running for the work folder ``work``: their
-    environment points the record file into it (``/proc/<pid>/environ``; empty without ``/proc``)."""
+    """Live processes running for the work folder ``work``: their environment points the record file into
+    it (``/proc/<pid>/environ``; empty without ``/proc``)."""
     needle = f"{RECORD_ENV}={work}{os.sep}".encode()
     out = []
     for entry in Path("/proc").glob("[0-9]*"):
@@ -145,9 +145,8 @@ def processes_of(work: Path) -> list[int]:
 
 
 def reap_stale_runs(project: Project) -> tuple[list[Path], list[int]]:
-    """Work folders of dead builds: kill every process still running for one (SIGKILL to its process
-    group), then remove it; return (folders removed, pids killed). Folders of live builds are left alone."""
-    # a SIGKILLed build's kernel exits with its papermill, but not what the kernel started (nor the folder)
+    """Kill what still runs for the work folders of dead builds (SIGKILL to its process groups) and remove
+    them; return (folders removed, pids killed)."""
     root = project.cache_dir / "work"
     removed, killed = [], []
     for work in sorted(root.iterdir()) if root.is_dir() else []:
@@ -175,10 +174,9 @@ except (OSError, AttributeError):  # not Linux
 
 
 def _die_with_parent(parent: int):
-    """``preexec_fn`` of papermill: SIGKILL when the build dies (``PR_SET_PDEATHSIG``), and exit at once if
-    the build died before that was set."""
+    """``preexec_fn`` of papermill: SIGKILL when the build ``parent`` dies (``PR_SET_PDEATHSIG``)."""
     def preexec() -> None:
-        if _PRCTL is not None:  # papermill does not watch its parent (its kernel does: JPY_PARENT_PID)
+        if _PRCTL is not None:
             _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:
             os._exit(1)
@@ -186,16 +184,14 @@ def _die_with_parent(parent: int):
 
 
 def worker_env(project: Project, record: Path, threads: int | None) -> dict[str, str]:
-    """The kernel's environment: no ``MPLBACKEND`` (it silently drops figures), a writable
-    ``MPLCONFIGDIR``, the record path for :mod:`ntputils.chapter`, ``PYTHONPATH`` starting with the
-    folder of the runner's own ``ntputils``, optional thread caps."""
+    """The kernel's environment: no ``MPLBACKEND`` (it drops figures), the record and trace paths, this
+    runner's ``ntputils`` first on ``PYTHONPATH``, optional BLAS thread caps."""
     env = os.environ.copy()
     env.pop("MPLBACKEND", None)
     env.setdefault("MPLCONFIGDIR", str(project.root / ".mplconfig"))
     env[RECORD_ENV] = str(record)
     env[TRACE_ENV] = str(trace_path(record))
-    env[ROOT_ENV] = str(project.root)  # the committed tables a chapter reads are this project's
-    # the kernel imports the same ntputils as this runner (whose sources the cache key hashed)
+    env[ROOT_ENV] = str(project.root)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_PARENT), env.get("PYTHONPATH", "")]))
     env["PYTHONHASHSEED"] = "0"
     env["PYTHONWARNINGS"] = ",".join(filter(None, [env.get("PYTHONWARNINGS", ""), *KERNEL_WARNING_FILTERS]))
@@ -208,8 +204,7 @@ def worker_env(project: Project, record: Path, threads: int | None) -> dict[str,
 
 @contextlib.contextmanager
 def environment(env: dict[str, str]) -> Iterator[None]:
-    """This process's environment is exactly ``env`` inside the block (a kernel papermill starts here
-    inherits it), the previous one after."""
+    """This process's environment is exactly ``env`` inside the block, the previous one after."""
     saved = dict(os.environ)
     os.environ.clear()
     os.environ.update(env)
@@ -221,14 +216,13 @@ def environment(env: dict[str, str]) -> Iterator[None]:
 
 
 def trace_path(record: Path) -> Path:
-    """Where the kernel writes what it ran (:mod:`ntputils.tracing`): ``trace.json`` beside the record."""
+    """Where the kernel writes what it ran (:mod:`ntputils.tracing`)."""
     return record.with_name("trace.json")
 
 
 def write_currency(project: Project, path: Path) -> dict[str, Any]:
-    """Write the currency of every committed table (:func:`ntputils.book.sweep_table.currencies`) to
-    ``path``, the file a kernel started with ``CURRENCY_ENV`` naming it reads (:mod:`ntputils.committed`:
-    a chapter runs no runner code to know whether a table it shows is stale); returns it."""
+    """Write (and return) the currency of every committed table to ``path``, the file that a kernel's
+    ``CURRENCY_ENV`` names (:mod:`ntputils.committed`)."""
     from ntputils.book.sweep_table import currencies
 
     handed = currencies(project)
@@ -252,8 +246,7 @@ def _params_text(meta: dict[str, Any]) -> str:
 
 
 def overrides_text(meta: dict[str, Any]) -> str:
-    """The ``-p`` overrides a run had beyond its profile, e.g. ``steps=500, d=32`` ("" for the profile's
-    defaults). A run with overrides is not the book's run (status page, ``list``, scorecard, banners)."""
+    """The ``-p`` overrides a run had beyond its profile, e.g. ``steps=500, d=32`` ("" for none)."""
     return ", ".join(f"{k}={v!r}" for k, v in (meta.get("parameters") or {}).items() if k != "profile")
 
 
@@ -316,10 +309,7 @@ def run_id(meta: dict[str, Any]) -> str:
 
 
 def is_progress_bar(text: str) -> bool:
-    """True for stderr text made only of tqdm progress-bar states or blank lines (log noise).
-
-    A closed tqdm bar leaves a lone newline in its own stderr output; that counts as noise too.
-    """
+    """True for stderr text made only of tqdm progress-bar states or blank lines."""
     pieces = [p for p in re.split(r"[\r\n]+", text) if p.strip()]
     return all(PROGRESS_BAR.search(p) for p in pieces)
 
@@ -349,33 +339,18 @@ def install_executed(project: Project, chapter: Chapter, executed_nb: Path, meta
         if "injected-parameters" in tags and "remove-cell" not in tags:
             tags.append("remove-cell")
     nb.metadata.pop("widgets", None)  # widget state would make the HTML load JavaScript from a CDN
-    drop_progress_bars(nb)  # they stay in the papermill log (.cache/book/logs/<chapter>.log)
+    drop_progress_bars(nb)  # they stay in the papermill log
     _add_run_banner(nb, meta, link_status)
     nb.metadata[META_KEY] = meta
-    return _write_atomic(nb, project.executed(chapter))
-
-
-def _write_atomic(nb, target: Path) -> Path:
-    import nbformat
-
+    target = project.executed(chapter)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        nbformat.write(nb, tmp)
-        os.replace(tmp, target)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    write_text_atomic(target, nbformat.writes(nb))
     return target
 
 
 def keep_last_good(project: Project, chapter: Chapter, failure: dict[str, Any]) -> bool:
-    """After a failed run: keep the last good ``book/<chapter>.ipynb`` and mark it with the failure banner
-    (and ``latest_failure`` in its metadata); return whether a good notebook is shown.
-
-    A notebook that is not a good executed notebook (unreadable, no ``ntpbook`` metadata, not ``ok``)
-    is removed: it is no result to keep.
-    """
+    """After a failed run: mark the last good ``book/<chapter>.ipynb`` with the failure banner (and
+    ``latest_failure``) and return True; a notebook that is not a good run is removed (False)."""
     import nbformat
 
     target = project.executed(chapter)
@@ -397,7 +372,7 @@ def keep_last_good(project: Project, chapter: Chapter, failure: dict[str, Any]) 
     banner.metadata["tags"] = [FAILED_BANNER_TAG]
     _insert_under_title(nb, banner)
     nb.metadata[META_KEY] = meta
-    _write_atomic(nb, target)
+    write_text_atomic(target, nbformat.writes(nb))
     return True
 
 
@@ -417,8 +392,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # IPython tracebacks are coloured
 
 
 def add_trace_cells(nb):
-    """The chapter with two hidden cells: :func:`ntputils.tracing.start` before its first code cell and
-    :func:`ntputils.tracing.finish` after its last (what ran of ``ntputils`` keys its results)."""
+    """Add hidden cells that start tracing before the first code cell and finish it after the last."""
     import nbformat
 
     first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
@@ -438,16 +412,16 @@ def write_input(source: Path, target: Path) -> None:
 
 
 def write_params(parameters: dict[str, Any], target: Path) -> None:
-    """papermill's ``-f`` file, in YAML: papermill's YAML 1.1 loader reads JSON's ``1e-05`` and ``Infinity``
-    as strings (the JSON round trip keeps the types the runner always passed: lists for tuples)."""
+    """papermill's ``-f`` file in YAML (its YAML 1.1 loader reads JSON's ``1e-05`` as a string); tuples
+    become lists."""
     import yaml
 
     target.write_text(yaml.safe_dump(json.loads(json.dumps(parameters))))
 
 
 def notebook_error(path: Path) -> dict[str, Any]:
-    """The error papermill recorded in the executed notebook at ``path``: ``ename``, ``evalue``, ``traceback``
-    (colours removed) and ``cell`` (its execution count); ``{}`` if there is none or no notebook."""
+    """The error recorded in the executed notebook at ``path`` (``ename``, ``evalue``, ``traceback``,
+    ``cell``), or ``{}``."""
     try:
         cells = json.loads(path.read_text()).get("cells", [])
     except (OSError, ValueError):
@@ -463,9 +437,8 @@ def notebook_error(path: Path) -> dict[str, Any]:
 
 
 def run_papermill(spec: dict[str, Any]) -> dict[str, Any]:
-    """papermill's API in this process, for a sweep point (its Dask worker process is the kernel's parent):
-    ``spec`` has ``source``, ``input``, ``output``, ``parameters``, ``cwd``. Returns ``{"status": "ok"}`` or
-    ``{"status": "failed", "ename", "evalue", "traceback", "cell"}``; never raises."""
+    """papermill's API in this process (``spec``: ``source``, ``input``, ``output``, ``parameters``, ``cwd``);
+    returns ``{"status": "ok"}`` or ``{"status": "failed", "ename", ...}``, never raises."""
     import papermill
 
     try:
@@ -491,8 +464,7 @@ def _kill_groups(pids: list[int], sig: int) -> None:
 
 
 def stop(proc: subprocess.Popen, work: Path) -> None:
-    """SIGKILL papermill, then every process of its run: the kernel (in a session of its own: jupyter_client
-    starts it so) and whatever it started, found by their environment (:func:`processes_of`)."""
+    """SIGKILL papermill, then every process of its run (:func:`processes_of`)."""
     if proc.poll() is None:  # once reaped, its pid may be another process's
         _kill_groups([proc.pid], signal.SIGKILL)
     proc.wait()
@@ -512,14 +484,12 @@ def interrupt_all() -> int:
 def run_chapter(project: Project, chapter: Chapter, parameters: dict[str, Any], resolved: dict[str, Any],
                 key: str, *, inject: dict[str, Any] | None = None, timeout: float | None = None,
                 threads: int | None = None, link_status: bool = True) -> RunResult:
-    """Execute ``chapter`` with papermill ``inject`` (default: ``parameters``) and install or discard
-    the result; ``parameters`` are the caller's overrides, kept in the run's meta.
-
-    The run uses its own work folder (removed afterwards); the caller holds the chapter's lock.
-    """
-    if timeout is not None and not (timeout > 0 and timeout != float("inf")):
-        raise ValueError(f"timeout must be a positive finite number of seconds, got {timeout!r}")
-    work = new_work_dir(project, chapter)
+    """Execute ``chapter`` with papermill injecting ``inject`` (default ``parameters``, the overrides kept
+    in the meta) in a work folder of its own; install or record the result. The caller holds the lock."""
+    if timeout is not None and (problem := seconds_problem(timeout)):
+        raise ValueError(f"timeout {problem}")
+    (project.cache_dir / "work").mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f"{chapter.name}.{os.getpid()}.", dir=project.cache_dir / "work"))
     owner = _hold_owner(work)
     try:
         return _run_in(project, chapter, parameters, resolved, key, work, timeout, threads, link_status,
@@ -537,7 +507,7 @@ def papermill_command(notebook: Path, output: Path, params: Path, cwd: Path) -> 
 
 def _papermill(project: Project, p: dict[str, Path], work: Path, timeout: float | None,
                threads: int | None) -> tuple[int | None, bool]:
-    """Run :func:`papermill_command` on the run's files, output to ``run.log``; (exit code, timed out)."""
+    """Run papermill on the run's files, output to ``run.log``; return (exit code, timed out)."""
     cmd = papermill_command(p["input"], p["output"], p["params"], project.root)
     timed_out = False
     with p["run_log"].open("w") as log:

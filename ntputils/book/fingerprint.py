@@ -1,9 +1,7 @@
 """Cache keys and fingerprints, made from what a run executed (:mod:`ntputils.tracing`).
 
-A build's key: the chapter source, resolved parameters, pins and Python version (:func:`chapter_key`), its
-run's trace rehashed under the current code (:func:`run_key`) and the committed tables it read
-(:func:`ntputils.committed.table_digest`). The runner's own package ``ntputils/book/`` and the chapters'
-reader of committed tables ``ntputils/committed.py`` are never part of a key or fingerprint.
+The runner (``ntputils/book/``) and the reader of committed tables (``ntputils/committed.py``) are never
+part of a key or fingerprint.
 """
 
 from __future__ import annotations
@@ -21,8 +19,7 @@ from ntputils.paths import data_digest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 EXCLUDED_SUBPACKAGES = ("book",)
-#: modules outside it that compute nothing of a run's results either (they show committed tables)
-EXCLUDED_MODULES = ("committed.py",)
+EXCLUDED_MODULES = ("committed.py",)  # it shows committed tables, computes no result
 #: where the sources a trace names are read: a package folder, or ``{relative path: bytes}`` (tests)
 Package = Path | Mapping[str, bytes]
 
@@ -36,8 +33,8 @@ def dependency_pins(pyproject: Path) -> list[str]:
 
 
 def chapter_key(source_text: str, resolved: dict[str, Any], pins: list[str]) -> str:
-    """The part of a build's key known before the run: the chapter's source text, its resolved
-    parameters, the pins and the Python minor version (:func:`run_key` adds what the run executed)."""
+    """A build's key before the run: the chapter's source text, resolved parameters, pins and Python minor
+    version (:func:`run_key` adds what the run executed)."""
     payload = {
         "source": hashlib.sha256(source_text.encode()).hexdigest(),
         "parameters": resolved,
@@ -47,15 +44,10 @@ def chapter_key(source_text: str, resolved: dict[str, Any], pins: list[str]) -> 
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=repr).encode()).hexdigest()
 
 
-#: modules that read files of the shared data root (corpora, WordNet, the GPT-2 tokenizer, MNIST): a run
-#: that imported any of them has the content digest of the data in its trace digest
+#: modules that read the shared data root: a run that imported one has the data's digest in its trace digest
 DATA_READERS = frozenset({"data/corpora/readers.py", "data/corpora/wordnet.py",
                           "data/corpora/gpt2_tokenizer.py", "data/mnist.py"})
 
-
-# ----------------------------------------------------------------------------------------------
-# the fingerprint of what ran (run-time trace, :mod:`ntputils.tracing`)
-# ----------------------------------------------------------------------------------------------
 #: a trace fingerprint's format; a stored fingerprint of another version is never current
 FINGERPRINT_VERSION = 2
 _SKIPPED_ASSIGNMENTS = frozenset({"__all__", "_LAZY"})
@@ -72,8 +64,7 @@ def _strip_docstrings(node: ast.AST) -> ast.AST:
 
 
 def normalized_code(node: ast.AST) -> str:
-    """``ast.dump`` without positions, comments or docstrings: what a formatter, a comment or a
-    docstring edit cannot change."""
+    """``ast.dump`` without positions, comments or docstrings."""
     return ast.dump(_strip_docstrings(node), include_attributes=False)
 
 
@@ -86,9 +77,8 @@ def _is_definition(stmt: ast.stmt) -> bool:
 
 
 def skeleton(body: list[ast.stmt]) -> str:
-    """The statements of a module or class body that run when it is executed, without the bodies of
-    its functions and classes (those count when called), imports, ``__all__`` and ``_LAZY``: a new
-    function or an edit of an uncalled one leaves it unchanged, a changed constant does not."""
+    """The normalized statements of a module or class body other than definitions, imports, ``__all__`` and
+    ``_LAZY`` (a new or edited function leaves it unchanged, a changed constant does not)."""
     kept = [s for s in body if not _is_definition(s)]
     return normalized_code(ast.Module(body=kept, type_ignores=[]))
 
@@ -112,7 +102,7 @@ def _reader(package: Package | None) -> Callable[[str], bytes | None]:
 
 
 class TraceSources:
-    """Looks up the normalized source of trace entries in a package (:data:`Package`; files parsed once)."""
+    """The normalized source of trace entries in a package (:data:`Package`; files parsed once)."""
 
     def __init__(self, package: Package | None = None):
         self._read = _reader(package)
@@ -133,9 +123,8 @@ class TraceSources:
         return "<missing>" if mod is None else skeleton(mod.body)
 
     def function_code(self, item: str) -> str:
-        """Normalized source of ``"file.py:Qual.name"``: a function's whole definition, or a class's
-        :func:`skeleton` (its class-level statements, decorators and bases); ``"<missing>"`` when no
-        such definition exists any more (a renamed or removed function that the run called)."""
+        """Normalized source of ``"file.py:Qual.name"``: a function's definition or a class's head and
+        :func:`skeleton`; ``"<missing>"`` when it no longer exists."""
         rel, _, qualname = item.partition(":")
         mod = self.module(rel)
         node: ast.AST | None = mod
@@ -152,18 +141,15 @@ class TraceSources:
 
 
 def runner_entries(entries: Iterable[str]) -> list[str]:
-    """Trace entries of the runner's own package (``book/``) and of the reader of committed tables
-    (``committed.py``): a chapter calls the reader to show committed tables (whose content is part of the
-    build key), but it computes none of its results, so it is not part of a fingerprint (an edit of the
-    paper-profile view makes no committed table stale)."""
+    """Trace entries of the runner (``book/``) and of the reader of committed tables (``committed.py``),
+    which no fingerprint includes."""
     return [e for e in entries if e.split("/", 1)[0] in EXCLUDED_SUBPACKAGES
             or e.split(":", 1)[0] in EXCLUDED_MODULES]
 
 
 def trace_digest(trace: dict[str, list[str]], package: Package | None = None) -> str:
-    """sha256 over the normalized code of every traced function and every imported module's skeleton
-    (:class:`TraceSources`; ``package``: default the installed ``ntputils``), plus the shared data's
-    digest when a data reader ran; the runner's own entries (:func:`runner_entries`) do not count."""
+    """sha256 of the normalized code of every traced function and module skeleton (``package``: default
+    the installed ``ntputils``), plus the data's digest when a data reader ran; runner entries excluded."""
     sources = TraceSources(package)
     h = hashlib.sha256(f"v{FINGERPRINT_VERSION}".encode())
     for rel in sorted(set(trace.get("modules", [])) - set(runner_entries(trace.get("modules", [])))):
@@ -176,8 +162,7 @@ def trace_digest(trace: dict[str, list[str]], package: Package | None = None) ->
 
 
 def chapter_code_digest(cells: list[str]) -> str:
-    """sha256 over a chapter's code cells, normalized (:func:`normalized_code`; a cell that does not
-    parse, e.g. with an IPython magic, counts as its text without comment lines)."""
+    """sha256 of a chapter's normalized code cells (one that does not parse: its text without comments)."""
     h = hashlib.sha256()
     for cell in cells:
         try:
@@ -200,9 +185,8 @@ def merge_traces(traces: Iterable[dict[str, list[str]] | None]) -> dict[str, lis
 
 def code_fingerprint(chapter_code: str, trace: dict[str, list[str]], pins: list[str],
                      package: Package | None = None) -> str:
-    """The fingerprint of a run's code: the chapter's normalized code (:func:`chapter_code_digest`),
-    what it executed of ``ntputils`` (:func:`trace_digest`), the pinned dependencies and the Python
-    minor version. A result made by code with the same fingerprint would come out the same."""
+    """The fingerprint of a run's code: the chapter's code digest, :func:`trace_digest`, the pins and the
+    Python minor version."""
     payload = {"version": FINGERPRINT_VERSION, "chapter": chapter_code,
                "ntputils": trace_digest(trace, package), "pins": pins,
                "python": f"{sys.version_info.major}.{sys.version_info.minor}"}
@@ -210,8 +194,8 @@ def code_fingerprint(chapter_code: str, trace: dict[str, list[str]], pins: list[
 
 
 def run_key(static_key: str, trace: dict[str, list[str]] | None, package: Package | None = None) -> str:
-    """A build's cache key: the key of the chapter's source, parameters and pins (:func:`chapter_key`)
-    combined with :func:`trace_digest` of what the run executed; ``"untraced"`` keys never match."""
+    """A build's cache key: :func:`chapter_key` combined with :func:`trace_digest` (``untraced:`` without a
+    trace)."""
     if not trace:
         return f"untraced:{static_key}"
     return hashlib.sha256(f"{static_key}\0{trace_digest(trace, package)}".encode()).hexdigest()

@@ -9,9 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from ntputils.book.project import Chapter, Project, ProjectError, strip_suffix
-
-PAGE_SUFFIXES = (".md", ".ipynb", ".rst")
+from ntputils.book.project import PAGE_SUFFIXES, Chapter, Project, ProjectError, strip_suffix
 
 
 def _exists(project: Project, entry: str) -> bool:
@@ -19,10 +17,8 @@ def _exists(project: Project, entry: str) -> bool:
 
 
 def toc_problems(project: Project, current: dict[str, bool], partial: bool = False) -> list[str]:
-    """Why the HTML cannot be built: sources missing from the toc, toc chapters without a current
-    executed notebook and toc entries without a file (these two are not problems when ``partial``:
-    :func:`partial_toc` prunes them).
-    ``current`` maps chapter name -> its executed notebook is current."""
+    """Why the HTML cannot be built: sources missing from the toc and (unless ``partial``) toc chapters
+    without a ``current`` notebook (name -> bool) and toc entries without a file."""
     problems: list[str] = []
     toc = set(project.toc_files())
     rel = project.book_dir.relative_to(project.root).as_posix()
@@ -86,11 +82,8 @@ def partial_toc(project: Project, keep: set[str]) -> Path:
 
 
 def jupyter_book(project: Project, toc: Path | None = None, quiet: bool = False) -> int:
-    """Run ``jupyter-book build -W -n --keep-going --all`` on the project; return its exit code.
-
-    ``--all`` rewrites every page (about 10 s for the whole book): Sphinx's incremental build leaves
-    unchanged pages with a stale navigation bar when a chapter title changes.
-    """
+    """Run ``jupyter-book build -W -n --keep-going --all`` (``--all``: no stale navigation bars) on the
+    project; return its exit code."""
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(project.root),
            "-W", "-n", "--keep-going", "--all", "--builder", "html"]
     if toc is not None:
@@ -110,11 +103,8 @@ def check_ready(project: Project, current: dict[str, bool], partial: bool = Fals
 
 
 def prune_pages(project: Project, renderable: set[str], toc_entries: set[str] | None = None) -> list[str]:
-    """Remove from ``_build/html`` the chapter pages that must not be served: a chapter whose notebook
-    is not ``renderable`` (stale or missing) and, when ``toc_entries`` is given (the toc of the build
-    that just ran), every page under the book folder that the toc no longer lists (orphans, e.g. of an
-    earlier full build before a ``--partial`` one). Returns the removed pages (relative paths).
-    """
+    """Remove from ``_build/html`` the pages of chapters not ``renderable`` and, given ``toc_entries``, the
+    book folder's pages that toc does not list; return the removed pages (relative paths)."""
     rel = project.book_dir.relative_to(project.root).as_posix()
     folder = project.html_dir / rel
     if not folder.is_dir():

@@ -1,6 +1,5 @@
-"""A chapter's cache key: before a run from its source, parameters and pins; after it from what the run
-did (the run-time trace of ``ntputils``, the committed tables it read). Used by the build, the status page
-and the browser check (a page must show the run whose key is current)."""
+"""A chapter's cache key: from its source, parameters and pins, then from what its run executed of
+``ntputils`` and the committed tables it read (:class:`KeyCalculator`)."""
 
 from __future__ import annotations
 
@@ -15,17 +14,10 @@ from ntputils.committed import RESULTS_DIR, table_digest
 
 
 class KeyCalculator:
-    """Cache keys for a project (pins read once; ``package``: where traced sources are read, default the
-    installed ``ntputils``).
+    """Cache keys of a project's chapters (``package``: where traced sources are read, default ``ntputils``).
 
-    A chapter's key has three parts. Before a run: its source text, resolved parameters, the pins and the
-    Python version (:func:`~ntputils.book.fingerprint.chapter_key`). After it, from what the run did:
-    what it executed of ``ntputils`` (the run-time trace, :mod:`ntputils.tracing`, with the shared data's
-    digest when a data reader ran) hashed as normalized code (:func:`~ntputils.book.fingerprint.run_key`),
-    and the committed tables it read (``published`` notes them, meta ``tables``), hashed file by file,
-    with whether each was stale then (meta ``currency``). A docstring, a comment or an edit of a function
-    the chapter never called re-executes nothing; a changed line of one it called, a newly published table
-    it reads, or one that went stale (or current) since, re-executes it.
+    A key covers the source, resolved parameters, pins and Python version (before the run), what the run
+    executed of ``ntputils`` as normalized code, and the committed tables it read with their staleness then.
     """
 
     def __init__(self, project: Project, package: Package | None = None):
@@ -36,16 +28,14 @@ class KeyCalculator:
         self._stale: dict[str, bool | None] = {}
 
     def trace_current(self, meta: dict[str, Any]) -> bool:
-        """Whether what a stored run executed of ``ntputils`` is unchanged (its trace rehashed under the
-        current code equals its ``trace_key``); a run without a trace has nothing to compare."""
+        """Whether a stored run's trace rehashes to its ``trace_key`` now (True without a trace)."""
         if not meta.get("trace") and not meta.get("trace_key"):
             return True
         return run_key(str(meta.get("key")), meta.get("trace"), self.package) == meta.get("trace_key")
 
     def tables_current(self, meta: dict[str, Any]) -> bool:
-        """Whether every committed table the stored run read is unchanged (meta ``tables``: name -> its
-        :func:`~ntputils.committed.table_digest` when read, ``None`` for one that did not exist) and as
-        stale as the runner handed it to the run (meta ``currency``: name -> ``stale`` then)."""
+        """Whether every committed table the stored run read (meta ``tables``) has the same digest and is as
+        stale as it was then (meta ``currency``)."""
         tables = meta.get("tables") or {}
         base = self.project.root / RESULTS_DIR / "sweeps"
         if not all(table_digest(base / name) == digest for name, digest in tables.items()):
@@ -64,7 +54,7 @@ class KeyCalculator:
         return self._stale[name]
 
     def run_current(self, meta: dict[str, Any]) -> bool:
-        """:meth:`trace_current` and :meth:`tables_current`: the parts of the key a run itself found."""
+        """:meth:`trace_current` and :meth:`tables_current`."""
         return self.trace_current(meta) and self.tables_current(meta)
 
     def spec(self, chapter: Chapter) -> tuple[ChapterSpec, str]:
@@ -81,8 +71,7 @@ class KeyCalculator:
         return resolved, chapter_key(text, resolved, self.pins)
 
     def is_current(self, chapter: Chapter) -> bool:
-        """The executed notebook exists, succeeded, its latest run did not fail, and its stored key
-        equals the recomputed one."""
+        """The executed notebook succeeded, its latest run did not fail and its key is the recomputed one."""
         meta = read_meta(self.project.executed(chapter))
         if meta.get("status") != "ok" or meta.get("latest_failure"):
             return False

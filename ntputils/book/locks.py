@@ -1,18 +1,13 @@
-"""Per-chapter and HTML locks of the build runner (``fcntl.flock`` on files under ``.cache/book/locks``).
+"""Per-chapter and HTML locks of the build (``fcntl.flock`` on ``.cache/book/locks/*.lock``).
 
-A build holds the lock of every chapter it executes from before its kernel starts until its executed
-notebook, record and HTML page are installed, so two concurrent builds never write the same chapter:
-the second one is refused at once with a message naming the chapter, the lock file and the holder's
-pid (exit code 3). The HTML step (status page, scorecard, jupyter-book) holds one book-wide lock and
-waits for another build's HTML step to finish. ``flock`` locks die with their process, so a killed
-build never leaves a stale lock behind.
+A chapter's lock is held from before its kernel starts until its results are installed (a second build is
+refused, exit 3); the HTML step waits for the book-wide lock. ``flock`` locks die with their process.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,13 +20,10 @@ class ChapterBusy(RuntimeError):
     """Another process is building the chapter (its lock is held)."""
 
 
-def lock_dir(project: Project) -> Path:
-    return project.cache_dir / "locks"
-
-
-def _open_lock(path: Path) -> IO[str]:
+def _open_lock(project: Project, name: str) -> tuple[Path, IO[str]]:
+    path = project.cache_dir / "locks" / f"{name}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
-    return path.open("a+")
+    return path, path.open("a+")
 
 
 def _holder(f: IO[str]) -> str:
@@ -55,8 +47,7 @@ def chapter_locks(project: Project, names: Iterable[str]) -> Iterator[None]:
     held: list[IO[str]] = []
     try:
         for name in sorted(set(names)):
-            path = lock_dir(project) / f"{name}.lock"
-            f = _open_lock(path)
+            path, f = _open_lock(project, name)
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -71,30 +62,18 @@ def chapter_locks(project: Project, names: Iterable[str]) -> Iterator[None]:
         yield
     finally:
         for f in held:
-            fcntl.flock(f, fcntl.LOCK_UN)
-            f.close()
+            f.close()  # releases its lock
 
 
 @contextmanager
-def html_lock(project: Project, say=print, poll_s: float = 1.0) -> Iterator[None]:
+def html_lock(project: Project, say=print) -> Iterator[None]:
     """Hold the book-wide lock of the HTML step, waiting (with one message) while another build holds it."""
-    path = lock_dir(project) / "html.lock"
-    f = _open_lock(path)
-    try:
+    path, f = _open_lock(project, "html")
+    with f:  # closing the file releases the lock
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             say(f"waiting for another build's HTML step (pid {_holder(f)}, lock {path}) ...")
-            while True:
-                try:
-                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    time.sleep(poll_s)
+            fcntl.flock(f, fcntl.LOCK_EX)
         _mark(f)
         yield
-    finally:
-        try:
-            fcntl.flock(f, fcntl.LOCK_UN)
-        finally:
-            f.close()

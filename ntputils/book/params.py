@@ -1,10 +1,4 @@
-"""Static parameter checks: a chapter's parameters cell and profile files, read without running it.
-
-The runner resolves ``-p NAME=VALUE`` overrides over the parameters cell and the profile's file
-``notebooks/<chapter>.<profile>.yaml`` before any kernel starts (:func:`ntputils.chapter.resolve_parameters`,
-applied again in the kernel by :func:`ntputils.chapter.setup_chapter`) and hands papermill the values
-that differ from the cell.
-"""
+"""Static parameter checks: a chapter's parameters cell and profile files, read without running it."""
 
 from __future__ import annotations
 
@@ -31,15 +25,10 @@ class ChapterSpec:
     defaults: dict[str, Any]
     profiles: dict[str, dict[str, Any]]
 
-    @property
-    def valid(self) -> list[str]:
-        """The parameter names a caller may set."""
-        return list(self.defaults)
-
     def resolve(self, overrides: dict[str, Any]) -> dict[str, Any]:
         """The parameters cell updated by the profile's file and then ``overrides``, type-checked."""
         where = f" for chapter {self.name}"
-        check_names(list(overrides), self.valid, where=where)
+        check_names(list(overrides), list(self.defaults), where=where)
         profile = overrides.get("profile", self.defaults["profile"])
         if profile not in self.profiles:
             raise ParameterError(f"unknown profile {profile!r}{where}; it defines {sorted(self.profiles)}")
@@ -99,15 +88,14 @@ def chapter_spec(name: str, nb, source: Path | None = None) -> ChapterSpec:
 
 
 def literal_assignment(nb, target: str, chapter: str) -> Any:
-    """The value of the first top-level ``target = <literal>`` in the chapter's code cells (``None`` if
-    there is none): how the sweep runner's ``LIMITS`` are read without running the
-    chapter. IPython magic lines are blanked first; a cell that mentions ``target`` but does not parse,
-    or a non-literal value, raises ``ParameterError`` (validation is never skipped silently)."""
+    """The value of the first top-level ``target = <literal>`` in the chapter's code cells, or ``None``; a
+    cell that mentions ``target`` but does not parse, or a non-literal value, raises ``ParameterError``."""
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        try:
-            tree = ast.parse(_without_magics(cell.source))
+        try:  # IPython magic and shell lines blanked
+            tree = ast.parse("\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                                       for line in cell.source.splitlines()))
         except SyntaxError as err:
             if target in cell.source:
                 raise ParameterError(f"the cell defining {target} of chapter {chapter} does not parse "
@@ -122,11 +110,6 @@ def literal_assignment(nb, target: str, chapter: str) -> Any:
                 except ValueError:
                     raise ParameterError(f"{target} of chapter {chapter} must be a literal dict") from None
     return None
-
-
-def _without_magics(source: str) -> str:
-    """The cell with IPython magic/shell lines (``%...``, ``!...``) blanked, so ``ast`` can parse it."""
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
 
 
 def parse_value(text: str) -> Any:

@@ -1,19 +1,27 @@
-"""Project layout: where chapter sources, executed notebooks, caches and the toc live.
+"""Project layout (chapter sources, executed notebooks, caches, the toc) and small helpers.
 
-The layout is configurable (``Project(root=...)`` or ``--root``) so the tests can run the whole
-runner on a throw-away project in a temporary folder.
+The root is configurable (``Project(root=...)``, ``--root``): tests run the runner on a throw-away project.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ntputils.committed import default_root
+
+
+def say(*args: Any) -> None:
+    """Print and flush; a closed terminal (SIGHUP) is ignored, so it never stops a cleanup."""
+    with contextlib.suppress(OSError):
+        print(*args, flush=True)
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -25,16 +33,26 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``: a reader (or
-    an interruption) sees the old file or the new one, never a half-written one."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    """Write ``text`` to ``path`` via a temporary file and ``os.replace`` (readers see old or new)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to ``path`` atomically (:func:`write_text_atomic`)."""
     write_text_atomic(path, json.dumps(data, indent=1, default=str))
+
+
+def seconds_problem(value: Any) -> str | None:
+    """Why ``value`` is not a positive finite number of seconds (``"must be ..."``), or ``None``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be a number of seconds, got {value!r}"
+    if not (math.isfinite(value) and value > 0):
+        return f"must be a positive finite number of seconds, got {value!r}"
+    return None
 
 
 class ProjectError(RuntimeError):
@@ -65,7 +83,6 @@ class Project:
         """``$NTPBOOK_ROOT`` or the checkout that holds this package."""
         return cls(default_root())
 
-    # ------------------------------------------------------------------ paths
     @property
     def notebooks_dir(self) -> Path:
         return self.root / "notebooks"
@@ -91,10 +108,6 @@ class Project:
         return self.root / "_toc.yml"
 
     @property
-    def config_path(self) -> Path:
-        return self.root / "_config.yml"
-
-    @property
     def pyproject(self) -> Path:
         return self.root / "pyproject.toml"
 
@@ -117,7 +130,6 @@ class Project:
     def failed_dir(self) -> Path:
         return self.cache_dir / "failed"
 
-    # ------------------------------------------------------------------ chapters
     def chapters(self) -> list[Chapter]:
         """Every ``notebooks/*.py`` chapter source, sorted by name (= reading order within a paper)."""
         if not self.notebooks_dir.is_dir():
@@ -142,44 +154,33 @@ class Project:
                 picked.append(matches[0])
         return picked
 
-    # ------------------------------------------------------------------ toc
-    def toc(self) -> dict[str, Any]:
-        """The parsed ``_toc.yml``."""
+    def toc(self, path: Path | None = None) -> dict[str, Any]:
+        """The parsed toc (default ``_toc.yml``); :class:`ProjectError` when it does not exist."""
         import yaml
 
-        if not self.toc_path.exists():
-            raise ProjectError(f"no table of contents at {self.toc_path}")
-        return yaml.safe_load(self.toc_path.read_text()) or {}
+        path = path or self.toc_path
+        if not path.exists():
+            raise ProjectError(f"no table of contents at {path}")
+        return yaml.safe_load(path.read_text()) or {}
 
-    def toc_files(self) -> list[str]:
-        """Every ``file:`` entry of the toc (root first), in reading order, without suffix."""
-        return self.toc_files_of(self.toc_path)
-
-    def toc_files_of(self, toc_path: Path) -> list[str]:
-        """Every ``file:`` entry of the toc at ``toc_path`` (root first), without suffix."""
-        import yaml
-
-        if not toc_path.exists():
-            raise ProjectError(f"no table of contents at {toc_path}")
-        toc = yaml.safe_load(toc_path.read_text()) or {}
-        files = [strip_suffix(toc["root"])] if "root" in toc else []
-        files += [strip_suffix(f) for f in _walk_files(toc)]
-        return files
+    def toc_files(self, toc_path: Path | None = None) -> list[str]:
+        """Every ``file:`` entry of the toc (default ``_toc.yml``), root first, without suffix."""
+        toc = self.toc(toc_path)
+        return [strip_suffix(f) for f in ([toc["root"]] if "root" in toc else []) + list(_walk_files(toc))]
 
     def toc_chapters(self) -> list[Chapter]:
         """Chapters in toc order (toc entries ``book/<name>`` whose source ``notebooks/<name>.py`` exists)."""
         by_name = {c.name: c for c in self.chapters()}
         rel = self.book_dir.relative_to(self.root).as_posix()
-        out = []
-        for entry in self.toc_files():
-            folder, _, name = entry.rpartition("/")
-            if folder == rel and name in by_name:
-                out.append(by_name[name])
-        return out
+        entries = (e.rpartition("/") for e in self.toc_files())
+        return [by_name[name] for folder, _, name in entries if folder == rel and name in by_name]
+
+
+PAGE_SUFFIXES = (".md", ".ipynb", ".rst")
 
 
 def strip_suffix(path: str) -> str:
-    for suffix in (".md", ".ipynb", ".rst"):
+    for suffix in PAGE_SUFFIXES:
         if path.endswith(suffix):
             return path[: -len(suffix)]
     return path

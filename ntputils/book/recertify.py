@@ -1,15 +1,8 @@
-"""Re-certify committed sweep tables by sampled re-runs: ``python -m ntputils.book recertify NAME|--all``.
+"""``python -m ntputils.book recertify NAME|--all``: re-certify committed sweep tables by sampled re-runs.
 
-A committed table (``results/sweeps/<name>/``) is stale once its code fingerprint moves (a changed
-line of a function its points called, see :func:`ntputils.book.fingerprint.code_fingerprint`). A
-re-certification re-runs a deterministic sample of its points under the current code -- for each value
-of each axis the point that took least time, plus one point drawn with a seed taken from the table's
-name (``--points N`` draws N instead); a one-point table is re-run whole -- and compares every recorded
-value, claim measurement and outcome with the committed rows. Equal (bit for bit, or within the
-tolerance a record states, ``record(..., tol=...)``, e.g. a wall time) -> the table's provenance moves
-to the current fingerprint with a ``recertified`` entry in its ``history`` (sample, commit, date,
-largest difference); the table itself is not touched. Different -> nothing is written and the moved
-values are listed: a full re-run is due.
+For each axis value the fastest point, plus ``--points N`` drawn with a seed from the table's name, runs under
+the current code; if every value and outcome equals the committed one (or is within tolerance) the
+provenance moves to the current fingerprint (a ``recertified`` history entry); else nothing is written.
 """
 
 from __future__ import annotations
@@ -37,17 +30,15 @@ from ntputils.book.sweep_table import (
 )
 
 EXIT_OK, EXIT_MOVED, EXIT_USAGE = 0, 1, 2
-#: the project's cross-machine tolerance for a value with no tolerance of its own: sweep points run
-#: single-threaded, so one machine reproduces them bit for bit, but another CPU's BLAS/SIMD kernels
-#: round differently and a training run carries last-bit differences along; claim outcomes must match
-#: exactly whatever the values do
+#: cross-machine tolerance of a value without its own (other CPUs' BLAS kernels round differently);
+#: outcomes must match exactly
 FLOAT_RTOL, FLOAT_ATOL = 1e-4, 1e-9
 COMPARED_KINDS = ("record", "compare", "check")
 
 
 def read_committed_table(path):
-    """A committed ``table.csv`` as written: text columns verbatim (``"null"`` stays ``"null"``, as in a
-    fresh run's rows) and ``value`` / ``seconds`` parsed by Python's ``float`` (bit for bit)."""
+    """A committed ``table.csv`` as written: text verbatim (``"null"`` stays), ``value`` and ``seconds`` by
+    Python's ``float`` (bit for bit)."""
     import pandas as pd
 
     table = pd.read_csv(path, keep_default_na=False, dtype={"value": str, "seconds": str, "value_text": str,
@@ -91,8 +82,8 @@ def _close(a: float, b: float) -> bool:
 
 
 def _json_close(a: str, b: str) -> float | None:
-    """The largest relative difference between two JSON values of the same shape whose numbers are all
-    within the float tolerance (:data:`FLOAT_RTOL`, :data:`FLOAT_ATOL`), else ``None``."""
+    """The largest relative difference of two JSON values of one shape whose numbers are all
+    :func:`_close`, else ``None``."""
     try:
         x, y = json.loads(a), json.loads(b)
     except ValueError:
@@ -117,9 +108,8 @@ def _json_close(a: str, b: str) -> float | None:
 
 
 def differences(old, new, tolerances: dict[str, float]) -> tuple[list[str], float, int]:
-    """(what moved, largest relative difference accepted, how many values were not bit-identical)
-    between two points' rows: an outcome must match exactly; a value bit for bit, within its record's
-    own ``tol``, or within :data:`FLOAT_RTOL` / :data:`FLOAT_ATOL`."""
+    """(what moved, largest relative difference accepted, values not bit-identical) between two points'
+    rows: outcomes match exactly, values bit for bit, within their record's ``tol`` or :func:`_close`."""
     a, b = _values(old), _values(new)
     moved, largest, inexact = [], 0.0, 0
     for key in sorted(set(a) | set(b)):
@@ -138,7 +128,7 @@ def differences(old, new, tolerances: dict[str, float]) -> tuple[list[str], floa
         if ta == tb and tol is not None and (diff <= tol or math.isinf(tol)):
             inexact += 1
             continue
-        if ta == tb and diff <= FLOAT_ATOL + FLOAT_RTOL * max(abs(va), abs(vb)):
+        if ta == tb and _close(va, vb):
             inexact += 1
             largest = max(largest, diff / max(abs(va), abs(vb), FLOAT_ATOL))
             continue

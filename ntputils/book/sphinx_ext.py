@@ -1,10 +1,5 @@
-"""A tiny Sphinx extension for the book (listed in ``_config.yml`` under ``sphinx.extra_extensions``).
-
-sphinx-thebe 0.3.1 (pulled in by Jupyter Book 1) registers its inline configuration script twice,
-so every page declares ``const THEBE_JS_URL`` twice and the browser throws
-``SyntaxError: Identifier 'THEBE_JS_URL' has already been declared``. This extension removes
-duplicate script and stylesheet entries from each page's context before it is rendered.
-"""
+"""Sphinx extension of the book: drops duplicate script/stylesheet entries of each page (sphinx-thebe
+0.3.1 registers its inline script twice: ``Identifier 'THEBE_JS_URL' has already been declared``)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,14 @@
-"""The generated status page ``book/status.md``: per chapter run time, share of the CPU budget,
-profile, device, parameters, check results, versions and git commit.
-
-It is rewritten before every HTML build from the ``ntpbook`` metadata of the executed notebooks
-(and from ``.cache/book/failed/*.json`` for chapters that failed), so it always describes exactly
-the notebooks the book renders.
-"""
+"""The generated status page ``book/status.md``, rewritten before every HTML build from the executed
+notebooks' metadata (and ``.cache/book/failed/*.json``): run times, budget share, parameters, checks."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
 from ntputils.book.environment import git_commit, machine, package_versions
 from ntputils.book.execute import overrides_text, read_meta
-from ntputils.book.project import Chapter, Project
+from ntputils.book.project import Chapter, Project, read_json
 
 BUDGET_S = 45 * 60  # the whole cpu-profile book must run within 45 minutes on CI's 2 cores
 RESERVED = ("profile", "seed", "device")
@@ -24,11 +18,7 @@ def _cell(value: Any) -> str:
     """Text safe inside a markdown table cell (no pipes, no accidental math or line breaks)."""
     if value is None:
         return "-"
-    if isinstance(value, float):
-        text = f"{value:.4g}"
-    else:
-        text = str(value)
-    text = " ".join(text.split())
+    text = " ".join((f"{value:.4g}" if isinstance(value, float) else str(value)).split())
     for ch in ("\\", "|", "$", "*", "_", "`", "<", ">", "[", "]"):
         text = text.replace(ch, "\\" + ch)
     return text or "-"
@@ -40,11 +30,8 @@ def _code(value: Any) -> str:
 
 
 def chapter_state(project: Project, chapter: Chapter) -> dict[str, Any]:
-    """The metadata of the executed notebook, else the failure record, else ``{"status": "missing"}``.
-
-    A notebook whose latest run failed (``latest_failure`` in its metadata) is reported ``failed``
-    with that run's error, and ``shown`` = the older run its page displays.
-    """
+    """The executed notebook's metadata (``failed`` with ``shown`` when its latest run failed), else the
+    failure record, else ``{"status": "missing"}``."""
     meta = read_meta(project.executed(chapter))
     if meta and meta.get("latest_failure"):
         failure = meta["latest_failure"]
@@ -52,22 +39,13 @@ def chapter_state(project: Project, chapter: Chapter) -> dict[str, Any]:
                 "failed_at": failure.get("executed_at")}
     if meta:
         return meta
-    failed = project.failed_dir() / f"{chapter.name}.json"
-    if failed.exists():
-        try:
-            return json.loads(failed.read_text())
-        except ValueError:
-            pass
-    return {"status": "missing"}
+    return read_json(project.failed_dir() / f"{chapter.name}.json") or {"status": "missing"}
 
 
 def render_status(project: Project, chapters: list[Chapter], executed_now: set[str] | None = None,
                   current: dict[str, bool] | None = None) -> str:
-    """The markdown of the status page for ``chapters`` (in toc order).
-
-    ``current`` (chapter name -> its executed notebook is current, i.e. rendered in this build) marks
-    the others ``stale`` and leaves them unlinked; ``None`` treats every successful notebook as current.
-    """
+    """The markdown of the status page for ``chapters``; ``current`` (name -> rendered in this build) marks
+    the others stale and unlinked (``None``: every successful notebook is current)."""
     executed_now = executed_now or set()
     states = []
     for c in chapters:

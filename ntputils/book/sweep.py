@@ -1,29 +1,8 @@
 """Parameter sweeps of a chapter on Dask: ``python -m ntputils.book sweep CHAPTER -p KEY=V1,V2 ...``.
 
-The cartesian product of the ``-p`` axes is validated against the chapter (:mod:`~ntputils.book.sweep_spec`)
-before anything is written; each point then runs the chapter through papermill in a Dask worker
-*process* (:mod:`~ntputils.book.sweep_cluster`: a ``LocalCluster``, a running scheduler or SLURM)
-and leaves::
-
-    sweeps/<name>/sweep.json                 the plan (chapter, profile, axes, point ids, code hash)
-    sweeps/<name>/points/<id>/params.json    the point's parameters (written before it is submitted)
-    sweeps/<name>/points/<id>/attempts       one JSON line per start (pid, host, time): retries show here
-    sweeps/<name>/points/<id>/log            the papermill log (cell outputs) of the last attempt
-    sweeps/<name>/points/<id>/executed.ipynb the executed notebook, run record in metadata.ntpbook
-    sweeps/<name>/points/<id>/error.txt      the traceback of a failed point
-    sweeps/<name>/points/<id>/result.json    written atomically (tmp + os.replace): the ONLY done marker
-    sweeps/<name>/table.parquet, table.csv   the tidy table (:mod:`~ntputils.book.sweep_table`)
-
-Re-running the same command skips points with a ``result.json`` (resume; interrupted points have
-none and run again) whose stored trace still hashes as when the point ran (:func:`classify`: a point
-that called a function edited since runs again); ``--retry-failed`` also reruns points whose result is
-an error. A point never
-runs twice for one result: a task that Dask recomputes (its worker died holding the finished result)
-returns the ``result.json`` already on disk. A failing point
-becomes an ``error`` row with its traceback and the others finish (exit code 1 with a summary). A
-worker killed mid-point is retried by Dask (``allowed-failures`` = 3) and counts as infrastructure:
-the point's ``attempts`` file shows it, its result does not. ``sweeps/`` is a scratch folder (git
-ignores it); tables meant for the book are published to ``results/sweeps/<name>/`` and committed.
+Each point runs the chapter through papermill in a Dask worker process; ``sweeps/<name>/points/<id>/`` holds
+``params.json``, ``attempts``, ``log``, ``executed.ipynb``, ``error.txt``, ``result.json``, the only done
+marker. Rerunning resumes: points with a current result are skipped; ``--retry-failed`` reruns errors.
 """
 
 from __future__ import annotations
@@ -45,8 +24,17 @@ from ntputils.book.environment import git_commit, machine, package_versions
 from ntputils.book.execute import META_KEY, environment, run_papermill, trace_path
 from ntputils.book.execute import worker_env as kernel_env
 from ntputils.book.fingerprint import Package, trace_digest
-from ntputils.book.project import Project, read_json, write_json_atomic
-from ntputils.book.sweep_cluster import ClusterError, connect, dashboard_link, sweep_job_name
+from ntputils.book.project import Project, read_json, say, write_json_atomic, write_text_atomic
+from ntputils.book.sweep_cluster import (
+    ClusterError,
+    check_connect_timeout,
+    check_scheduler_address,
+    check_slurm_tools,
+    connect,
+    dashboard_link,
+    read_slurm_config,
+    sweep_job_name,
+)
 from ntputils.book.sweep_spec import SweepPlan, SweepSpecError, plan_sweep
 from ntputils.book.sweep_store import (  # noqa: F401  (the sweep folder's names, used here and re-exported)
     LOCK,
@@ -67,16 +55,9 @@ from ntputils.committed import POINT_ENV
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def say(*args: Any) -> None:
-    print(*args, flush=True)
-
-
-# ----------------------------------------------------------------------------------------------
-# one point (runs inside a Dask worker process)
-# ----------------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def _point_environment(project: Project, record: Path, log: Path) -> Iterator[None]:
-    """Kernel environment (record path, no MPLBACKEND, one BLAS thread) and the papermill log file."""
+    """The kernel's environment (one BLAS thread) and papermill's log (with this process's stdout/stderr)."""
     env = kernel_env(project, record, threads=1)
     env[POINT_ENV] = f"{record.parent.parent.parent.name}/{record.parent.name}"  # <sweep>/<point id>
     handler = logging.FileHandler(log, mode="w")
@@ -85,8 +66,6 @@ def _point_environment(project: Project, record: Path, log: Path) -> Iterator[No
     old_level = logger.level
     logger.setLevel(logging.INFO)
     logger.addHandler(handler)
-    # the kernel inherits this process's stdout/stderr (its "Kernel is running over TCP without encryption"
-    # warning, C-level prints): into the log too, through the handler's own file (one shared offset)
     saved_fds = {}
     for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
         stream.flush()
@@ -116,13 +95,8 @@ def _cell_seconds(nb) -> float:
 
 
 def run_point(task: dict[str, Any]) -> dict[str, Any]:
-    """Run one sweep point (in a Dask worker process); return its result (also in ``result.json``).
-
-    ``task``: ``root``, ``source``, ``chapter``, ``dir``, ``id``, ``parameters`` (given to papermill),
-    ``resolved``, ``overrides``, ``code_hash``, ``git``, ``rerun`` (its ok result is stale: run it again).
-    Chapter failures become ``status="error"`` results; only infrastructure (a dying process) escapes,
-    and Dask retries it. The result's ``fingerprint`` holds the trace and its digest under the code that ran.
-    """
+    """Run one sweep point in a Dask worker process (``task``: see :func:`_execute`); write ``result.json``
+    and return its summary. Chapter failures are ``error`` results; only a dying process escapes."""
     import nbformat
 
     directory = Path(task["dir"])
@@ -130,9 +104,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     previous = read_json(directory / RESULT)
     if previous.get("id") == task["id"] and (previous.get("run") == task["run"] or (
             previous.get("status") == "ok" and not task.get("rerun"))):
-        # already done (e.g. Dask recomputes a finished task whose result was held by a worker that
-        # died before the driver fetched it): never recompute a finished point
-        return _summary_of(previous)
+        return _summary_of(previous)  # Dask recomputes a task whose worker died holding its result
     with (directory / "attempts").open("a") as f:
         f.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
                             "started": datetime.now(UTC).isoformat(timespec="milliseconds")}) + "\n")
@@ -167,9 +139,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
         nb = nbformat.read(output, as_version=4)
         cells = _cell_seconds(nb)
         nb.metadata[META_KEY] = meta
-        tmp = output.with_name(".executed.ipynb.tmp")
-        nbformat.write(nb, tmp)
-        os.replace(tmp, output)
+        write_text_atomic(output, nbformat.writes(nb))
     (directory / ".input.ipynb").unlink(missing_ok=True)
     if status != "ok":
         error = f"{outcome.get('ename', 'Error')}: {outcome.get('evalue', '')}"
@@ -193,9 +163,8 @@ def _summary_of(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def plan_conflict(previous: dict[str, Any], plan: SweepPlan) -> str | None:
-    """Why ``plan`` may not run under the name of the sweep ``previous`` (another chapter, other axes or
-    another profile: its table would silently lose the old points), or ``None``. The same plan after a
-    code edit (new code hash, new point ids) is a rerun and allowed."""
+    """Why ``plan`` may not run under the name of the sweep ``previous`` (another chapter, axes or profile),
+    or ``None``."""
     if not previous:
         return None
     old_axes = json.dumps(previous.get("axes"), sort_keys=True, default=repr)
@@ -214,15 +183,9 @@ def plan_conflict(previous: dict[str, Any], plan: SweepPlan) -> str | None:
             "replace it")
 
 
-# ----------------------------------------------------------------------------------------------
-# the driver
-# ----------------------------------------------------------------------------------------------
-
-
 @contextlib.contextmanager
 def _lock(directory: Path) -> Iterator[None]:
-    """One driver per sweep at a time (an exclusive ``flock`` on ``sweeps/<name>/.lock``, held for the
-    whole run and released by the OS when the driver dies; ``sweep-table --publish`` holds it shared)."""
+    """One driver per sweep: an exclusive ``flock`` on ``sweeps/<name>/.lock``, else :class:`ClusterError`."""
     directory.mkdir(parents=True, exist_ok=True)
     with (directory / LOCK).open("w") as f:
         try:
@@ -235,8 +198,7 @@ def _lock(directory: Path) -> Iterator[None]:
 
 def classify(project: Project, plan: SweepPlan, retry_failed: bool,
              package: Package | None = None) -> tuple[list, list, list, list]:
-    """(points done ok and current, points failed and kept, points to run, the points among those to run
-    whose ok result is stale: :func:`point_current` is false, so they are re-run, not adopted)."""
+    """(points done and current, failed and kept, to run, and those to run whose ok result is stale)."""
     done, failed, todo, stale = [], [], [], []
     memo: dict[str, str] = {}
     for point in plan.points:
@@ -310,8 +272,8 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
 
 def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str, rerun: set[str], *,
              initial: int, progress: bool) -> dict[str, str]:
-    """Submit the points to the cluster and wait for them (tqdm bar); return the infrastructure failures.
-    ``rerun``: the ids of points whose finished result is stale (their worker must not adopt it)."""
+    """Submit the points and wait for them (tqdm bar); return the infrastructure failures. ``rerun``: ids
+    of points whose finished result is stale."""
     from distributed import as_completed
     from tqdm.auto import tqdm
 
@@ -374,8 +336,6 @@ def sweep_command(project: Project, chapter: str, pairs: list[str] | None, *, pr
                   slurm: Path | None = None, retry_failed: bool = False, connect_timeout: float = 10.0,
                   progress: bool = True) -> int:
     """``sweep``: validate (exit 2, nothing written), then :func:`run_sweep`."""
-    from ntputils.book.sweep_cluster import check_connect_timeout, check_scheduler_address, check_slurm_tools
-
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         say("error: --workers must be an integer >= 1")
         return EXIT_USAGE
@@ -386,21 +346,11 @@ def sweep_command(project: Project, chapter: str, pairs: list[str] | None, *, pr
         check_connect_timeout(connect_timeout)
         if scheduler is not None:
             check_scheduler_address(scheduler)
-    except ClusterError as err:
-        say(f"error: {err}")
-        return EXIT_USAGE
-    if slurm is not None:
-        from ntputils.book.sweep_cluster import read_slurm_config
-
-        try:
+        if slurm is not None:
             read_slurm_config(slurm)
             check_slurm_tools()
-        except ClusterError as err:
-            say(f"error: {err}")
-            return EXIT_USAGE
-    try:
         plan = plan_sweep(project, chapter, pairs, profile=profile, name=name)
-    except SweepSpecError as err:
+    except (ClusterError, SweepSpecError) as err:
         say(f"error: {err}")
         return EXIT_USAGE
     return run_sweep(project, plan, workers=workers, scheduler=scheduler, slurm=slurm,

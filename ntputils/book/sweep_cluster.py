@@ -1,16 +1,12 @@
-"""Where sweep points run: a ``LocalCluster`` of single-threaded worker *processes* (papermill changes
-the working directory), a running scheduler (``--scheduler``, bounded connect), or SLURM (``--slurm``:
-dask-jobqueue's ``SLURMCluster`` with dask's ``jobqueue.slurm`` config; :class:`SlurmWatch` replaces
-ended jobs and stops a point that cannot fit in one). A task whose worker died is retried
-:data:`ALLOWED_FAILURES` times, then counts as an infrastructure failure, not a result.
-"""
+"""Where sweep points run: a ``LocalCluster`` of single-threaded worker processes, a running scheduler
+(``--scheduler``) or SLURM (``--slurm``, dask-jobqueue; :class:`SlurmWatch` replaces ended jobs). A task
+whose worker died is retried :data:`ALLOWED_FAILURES` times, then counts as an infrastructure failure."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import getpass
-import math
 import re
 import shutil
 import subprocess
@@ -20,6 +16,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from ntputils.book.project import seconds_problem
 
 ALLOWED_FAILURES = 3
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -35,8 +33,7 @@ SLURM_TOOLS = ("sbatch", "squeue", "scancel")
 
 
 def check_scheduler_address(address: Any) -> str:
-    """``tcp://HOST:PORT`` (or ``tls://``, or ``HOST:PORT``) with a port in 1..65535; raises
-    :class:`ClusterError` naming the problem (checked before anything runs)."""
+    """``tcp://HOST:PORT`` (or ``tls://``, or ``HOST:PORT``, port 1..65535); else :class:`ClusterError`."""
     m = SCHEDULER_RE.match(address) if isinstance(address, str) else None
     if m is None:
         raise ClusterError(f"--scheduler {address!r} is not an address; expected tcp://HOST:PORT, "
@@ -51,16 +48,14 @@ def check_scheduler_address(address: Any) -> str:
 
 def check_connect_timeout(timeout: Any) -> float:
     """A positive finite number of seconds; raises :class:`ClusterError`."""
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise ClusterError(f"--connect-timeout must be a number of seconds, got {timeout!r}")
-    if not (math.isfinite(timeout) and timeout > 0):
-        raise ClusterError(f"--connect-timeout must be a positive finite number of seconds, got {timeout!r}")
+    if problem := seconds_problem(timeout):
+        raise ClusterError(f"--connect-timeout {problem}")
     return float(timeout)
 
 
 def check_slurm_tools() -> None:
-    """``--slurm`` submits with ``sbatch`` and watches with ``squeue``: fail at once where one is missing
-    (dask-jobqueue would only log the error and wait for workers forever)."""
+    """Raise :class:`ClusterError` where ``sbatch``, ``squeue`` or ``scancel`` is missing (dask-jobqueue
+    would wait for workers forever)."""
     missing = [tool for tool in SLURM_TOOLS if shutil.which(tool) is None]
     if missing:
         raise ClusterError(f"--slurm needs SLURM's {', '.join(missing)} on PATH, and this machine has no "
@@ -68,15 +63,15 @@ def check_slurm_tools() -> None:
 
 
 def dask_config() -> dict[str, Any]:
-    """The dask settings of every sweep (retries of killed workers, no work stealing of running points, and
-    no point queued on a busy worker: it would wait there while another worker idles)."""
+    """The dask settings of every sweep: retries of killed workers, no work stealing, no queueing on busy
+    workers."""
     return {"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
             "distributed.scheduler.work-stealing": False,
             "distributed.scheduler.worker-saturation": 1.0}
 
 
 def worker_env(threads: int = 1) -> dict[str, str]:
-    """Environment of each worker process: BLAS/OpenMP threads capped (2 workers on 2 cores scale)."""
+    """Environment of each worker process: BLAS/OpenMP threads capped."""
     return {var: str(threads) for var in THREAD_VARS}
 
 
@@ -91,11 +86,9 @@ def _seconds(text: str) -> int:
 
 
 def slurm_job_kwargs() -> dict[str, Any]:
-    """What a sweep adds to dask's ``jobqueue.slurm`` settings: one single-threaded worker per core unless
-    ``processes`` is set, capped BLAS threads, and (unless ``worker-extra-args`` has one) ``--lifetime``
-    the walltime less the larger of 5 minutes and a tenth of it (staggered by at most a tenth of that), so
-    SLURM never kills a point unannounced (a retired worker's tasks move to the others or, the job
-    replaced by :class:`SlurmWatch`, to its successor)."""
+    """What a sweep adds to dask's ``jobqueue.slurm`` settings: one single-threaded worker per core (unless
+    ``processes`` is set), capped BLAS threads and, unless given, a worker ``--lifetime`` ending before the
+    walltime (so SLURM never kills a point unannounced)."""
     import dask.config
 
     def get(key: str) -> Any:
@@ -112,10 +105,8 @@ def slurm_job_kwargs() -> dict[str, Any]:
 
 
 def read_slurm_config(path: Path) -> dict[str, Any]:
-    """Dask's config (dask-jobqueue's defaults, ``~/.config/dask/``, ``DASK_CONFIG``, ``DASK_*`` variables)
-    with the dask config file ``path`` merged over it, for ``dask.config.set``. ``path`` must set
-    ``jobqueue.slurm``; the settings are checked by writing a job script (dask-jobqueue's own checks).
-    Raises :class:`ClusterError`."""
+    """Dask's config with the dask config file ``path`` (which must set ``jobqueue.slurm``) merged over it,
+    checked by writing a job script; raises :class:`ClusterError`."""
     import dask.config
     from dask_jobqueue.slurm import SLURMJob  # its import registers the jobqueue.* defaults
 
@@ -134,9 +125,8 @@ def read_slurm_config(path: Path) -> dict[str, Any]:
 
 
 def slurm_cluster(job_name: str | None = None):
-    """A ``dask_jobqueue.SLURMCluster`` from dask's ``jobqueue.slurm`` settings (set them, e.g. with
-    :func:`read_slurm_config`, for the cluster's whole life) and :func:`slurm_job_kwargs`; not yet scaled.
-    ``job_name`` names its jobs unless the settings give a ``name`` other than dask-jobqueue's default."""
+    """An unscaled ``SLURMCluster`` from dask's ``jobqueue.slurm`` settings and :func:`slurm_job_kwargs`;
+    ``job_name`` names its jobs unless the settings name them."""
     import dask.config
     from dask_jobqueue import SLURMCluster
 
@@ -147,8 +137,7 @@ def slurm_cluster(job_name: str | None = None):
 
 
 def sweep_job_name(directory: Path) -> str:
-    """The SLURM job name of a sweep's workers: ``ntpbook-<name>-<hash of its folder>`` (two checkouts
-    with a sweep of the same name do not share it)."""
+    """The SLURM job name of a sweep's workers: ``ntpbook-<name>-<hash of its folder>``."""
     import hashlib
 
     digest = hashlib.sha256(str(Path(directory).resolve()).encode()).hexdigest()[:8]
@@ -156,9 +145,8 @@ def sweep_job_name(directory: Path) -> str:
 
 
 def cancel_leftover_jobs(job_name: str, say: Callable[[str], None] = print, wait: float = 60.0) -> list[str]:
-    """``scancel`` this user's jobs named ``job_name`` and wait (at most ``wait`` s) until they are gone.
-    A sweep's driver holds its lock, so such jobs belong to a driver that died (SIGKILL, a lost login
-    session): their workers would go on running points beside the resumed sweep's."""
+    """``scancel`` this user's jobs named ``job_name`` (a dead driver's) and wait at most ``wait`` s for them
+    to go."""
     user = ["-u", getpass.getuser(), "-n", job_name]
     ids = (_run(["squeue", "-h", "-o", "%i", *user]) or "").split()
     if not ids:
@@ -175,11 +163,9 @@ def cancel_leftover_jobs(job_name: str, say: Callable[[str], None] = print, wait
 @contextlib.contextmanager
 def connect(*, workers: int = 2, scheduler: str | None = None, slurm: Path | None = None,
             timeout: float = 10.0, job_name: str | None = None) -> Iterator[Any]:
-    """A ``distributed.Client`` on the chosen cluster (closed, with its cluster, on exit); ``--slurm``
-    starts ``ntpbook.slurm-jobs`` jobs (dask config, default 1) named ``job_name`` (first cancelling the
-    jobs of that name a dead driver left, :func:`cancel_leftover_jobs`) and keeps them
-    (:class:`SlurmWatch`). Raises :class:`ClusterError` when the scheduler is unreachable within
-    ``timeout`` seconds or the SLURM config is invalid."""
+    """A ``distributed.Client`` on the chosen cluster (closed with it on exit); with ``slurm``,
+    ``ntpbook.slurm-jobs`` jobs named ``job_name`` kept by :class:`SlurmWatch`. Raises :class:`ClusterError`
+    for an unreachable scheduler or an invalid SLURM config."""
     import dask
     from distributed import Client, LocalCluster
 
@@ -206,8 +192,7 @@ def connect(*, workers: int = 2, scheduler: str | None = None, slurm: Path | Non
 
 
 def dashboard_link(client) -> str | None:
-    """The address of the cluster's Dask dashboard, or ``None`` when it has none (the dashboard needs
-    ``bokeh``, which this project does not install)."""
+    """The address of the cluster's Dask dashboard, or ``None`` (it needs ``bokeh``)."""
     import importlib.util
 
     if importlib.util.find_spec("bokeh") is None:
@@ -219,7 +204,7 @@ def dashboard_link(client) -> str | None:
 
 
 def _lifetime(args: list[Any]) -> float | None:
-    """The seconds of ``--lifetime`` in a worker's arguments (``--lifetime 90s`` or ``--lifetime=90s``)."""
+    """The seconds of ``--lifetime`` in a worker's arguments, or ``None``."""
     from dask.utils import parse_timedelta
 
     for i, arg in enumerate(map(str, args)):
@@ -241,8 +226,8 @@ def _run(cmd: list[str], timeout: float = 20.0) -> str | None:
 
 
 def slurm_job_end(job_id: str) -> str:
-    """How a SLURM job ended, from ``scontrol show job``: ``TIMEOUT (reason TimeLimit) after 00:01:02 of
-    walltime 00:01:00``; just ``ended`` once the controller has forgotten the job."""
+    """How a SLURM job ended, e.g. ``TIMEOUT (reason TimeLimit) after 00:01:02 of walltime 00:01:00``
+    (``ended`` once the controller forgot it)."""
     out = _run(["scontrol", "show", "job", "-o", str(job_id)]) or ""
     fields = dict(m.groups() for m in re.finditer(r"(\w+)=(\S*)", out))
     if "JobState" not in fields:
@@ -253,15 +238,9 @@ def slurm_job_end(job_id: str) -> str:
 
 
 class SlurmWatch:
-    """Keeps ``ntpbook.slurm-jobs`` SLURM jobs for a sweep and says what happens to them (a thread).
-
-    dask-jobqueue never replaces a job that SLURM ended (walltime, workers retired at ``--lifetime``,
-    ``scancel``, a node failure): with ``scale`` alone a sweep then waits for workers forever. Every
-    :attr:`POLL_S` seconds this forgets the jobs ``squeue`` no longer lists, printing how they ended, and
-    scales back to N jobs. A point cut twice by the end of its job, each time after running at least half
-    a job's time (the walltime, or ``--lifetime`` if shorter), cannot fit in one: its future is cancelled
-    with a message naming the walltime (an infrastructure failure), instead of being retried forever.
-    """
+    """A thread that replaces the sweep's SLURM jobs that ended (dask-jobqueue does not), saying how each
+    ended, and cancels a point cut :attr:`CUTS` times after running half a job's time or more (it cannot fit
+    in one job)."""
 
     POLL_S = 5.0
     CUTS = 2
@@ -311,14 +290,12 @@ class SlurmWatch:
                 self.say(f"[slurm] watching the jobs failed once ({type(err).__name__}: {err})")
 
     def poll(self) -> None:
-        """One round: the jobs (ended ones forgotten and replaced), then the points that were cut."""
         if self._ended_jobs() is not None and self.cluster.sync(self._prune):
             self.cluster.scale(jobs=self.jobs)  # new jobs under new names
         self._track_points()
 
     def _ended_jobs(self) -> dict[str, str] | None:
-        """Job id -> how it ended, for the sweep's jobs that ``squeue`` no longer lists, each said once
-        (``None`` when ``squeue`` failed: nothing is decided this round)."""
+        """Job id -> how it ended, for the jobs ``squeue`` no longer lists (``None`` when it failed)."""
         self._announce()
         out = _run(["squeue", "-h", "-o", "%i", "-u", getpass.getuser()])
         if out is None:
@@ -340,10 +317,8 @@ class SlurmWatch:
                 self.say(f"[slurm] job {job_id} submitted ({name})")
 
     async def _prune(self) -> int:
-        """Drop from the cluster's spec the jobs that ended and those dask-jobqueue dropped itself (their
-        workers left), so that ``scale`` submits new ones under new names: reopened under its old name, a
-        job would be cancelled by dask-jobqueue's own late clean-up of that name. Runs on the cluster's
-        event loop, holding its lock (no job is being submitted meanwhile)."""
+        """Drop the ended jobs from the cluster's spec, so that ``scale`` submits new ones under new names
+        (on the cluster's event loop, holding its lock)."""
         cluster, dropped = self.cluster, 0
         async with cluster._lock:
             for name in list(cluster.worker_spec):
@@ -405,9 +380,8 @@ def _unreachable(scheduler: str, timeout: float, why: str) -> ClusterError:
 
 
 def handshake(scheduler: str, timeout: float) -> None:
-    """Open a comm to ``scheduler`` and exchange Dask's handshake, all within ``timeout`` seconds; raises
-    :class:`ClusterError` (a service that accepts connections but is not a Dask scheduler never answers
-    the handshake, and ``distributed.Client`` alone would wait for it past its timeout)."""
+    """Open a comm to ``scheduler`` with Dask's handshake within ``timeout`` seconds; else
+    :class:`ClusterError`."""
     from distributed.comm import connect as comm_connect
 
     async def probe() -> None:
@@ -423,8 +397,7 @@ def handshake(scheduler: str, timeout: float) -> None:
 
 
 def _bounded_client(scheduler: str, timeout: float):
-    """``distributed.Client(scheduler)`` after a bounded :func:`handshake`, itself built in a daemon thread
-    given ``timeout`` more seconds: the command never waits much past ``2 * timeout``."""
+    """``distributed.Client(scheduler)`` after :func:`handshake`, made in a thread bounded by ``timeout``."""
     from distributed import Client
 
     handshake(scheduler, timeout)

@@ -1,10 +1,5 @@
-"""``sweep-report NAME [--out DIR]``: the pictures of the book's sweeps page for one scratch sweep.
-
-The page (chapter ``c03``, :data:`PAGE`) runs through papermill with ``names=[NAME]`` and ``scratch=True``:
-it reads ``sweeps/NAME/`` instead of ``results/sweeps/``. Written to ``DIR`` (default
-``sweeps/NAME/report/``): the executed ``NAME.ipynb`` and a standalone ``NAME.html``. This module draws
-nothing: the page does (the runner imports no math layer).
-"""
+"""``sweep-report NAME [--out DIR]``: the book's sweeps page (chapter :data:`PAGE`) run by papermill on one
+scratch sweep, written to ``DIR`` (default ``sweeps/NAME/report/``) as ``NAME.ipynb`` and ``NAME.html``."""
 
 from __future__ import annotations
 
@@ -17,7 +12,7 @@ from pathlib import Path
 
 from ntputils.book.execute import ANSI, HIDDEN, environment, run_papermill, worker_env, write_currency
 from ntputils.book.project import Project, ProjectError
-from ntputils.committed import CURRENCY_ENV, ROOT_ENV
+from ntputils.committed import CURRENCY_ENV
 
 PAGE = "c03"
 STYLE = ("body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;line-height:1.45}"
@@ -26,8 +21,8 @@ STYLE = ("body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0
 
 
 def report_command(project: Project, name: str, out: Path | None = None) -> int:
-    """Run the page on sweep ``name`` and write ``NAME.ipynb`` and ``NAME.html`` into ``out``; return the
-    exit code (0; 1 the page failed, its error printed; 2 no such sweep or no page)."""
+    """Run the page on sweep ``name``, writing ``NAME.ipynb`` and ``NAME.html`` into ``out``; exit code 0,
+    1 (the page failed) or 2 (no such sweep or page)."""
     from ntputils.book.sweep_store import sweep_dir
     from ntputils.book.sweep_table import SweepTableError, check_name, write_table
 
@@ -50,7 +45,6 @@ def report_command(project: Project, name: str, out: Path | None = None) -> int:
         spec = {"source": str(chapter.source), "input": str(work / "input.ipynb"), "output": str(executed),
                 "parameters": {"names": [name], "scratch": True}, "cwd": str(project.root)}
         env = worker_env(project, work / "record.json", None)
-        env[ROOT_ENV] = str(project.root)  # the page reads this project's sweeps/
         write_currency(project, work / "currency.json")
         env[CURRENCY_ENV] = str(work / "currency.json")
         with environment(env):
@@ -69,8 +63,7 @@ def report_command(project: Project, name: str, out: Path | None = None) -> int:
 
 
 def notebook_html(nb, title: str) -> str:
-    """A standalone HTML page of an executed notebook: its markdown cells rendered and its code cells'
-    outputs (images inlined, HTML as is, text in ``<pre>``); code and hidden cells left out."""
+    """A standalone HTML page of an executed notebook's markdown and outputs (no code, no hidden cells)."""
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark").enable("table")

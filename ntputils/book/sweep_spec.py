@@ -1,18 +1,8 @@
 """Sweep specifications: parse ``-p key=v1,v2`` / ``-p key=a:b`` axes, expand them, validate every point.
 
-A sweep is the cartesian product of its axes. Every point is resolved with the chapter's own rules
-(:meth:`ntputils.book.params.ChapterSpec.resolve`: known name, the profile's type) and checked
-against the chapter's optional literal ``LIMITS`` -- ``{name: (low, high)}``, inclusive, ``None`` for
-an open end, or ``{name: {allowed, values}}``, e.g. ``LIMITS = {"d": (1, 4096), "data": {"a", "b"}}`` --
-plus ``seed >= 0``, *before*
-anything is written or any worker starts: a bad spec is one :class:`SweepSpecError` naming every
-problem (the command exits 2).
-
-Point identity (:func:`point_id`): sha256 of the chapter's normalized *code* cells (prose, comment
-and docstring edits keep a point), the content of the shared data, the pinned dependencies, the Python
-minor version (together: the *code hash*, :func:`code_hash`) and the resolved parameters. The library's
-source is not part of it: whether a finished point is current for the library code is told by the
-trace it stored (:func:`ntputils.book.sweep.classify`).
+Every point is resolved by the chapter's rules and checked against its literal ``LIMITS`` (``{name: (low,
+high)}`` inclusive, ``None`` open, or ``{name: {allowed values}}``) before anything runs. A point's id hashes
+the chapter's normalized code, the data, the pins, the Python version and its resolved parameters.
 """
 
 from __future__ import annotations
@@ -44,8 +34,7 @@ class SweepSpecError(ValueError):
 
 @dataclass(frozen=True)
 class Point:
-    """One point of a sweep: its id, the swept values (``overrides``), the resolved parameters and what
-    papermill injects (those unlike the parameters cell's)."""
+    """One point: its id, swept values, resolved parameters and what papermill injects."""
 
     id: str
     overrides: dict[str, Any]
@@ -78,9 +67,8 @@ class SweepPlan:
 
 
 def _literal(value: Any) -> str:
-    """``repr`` that ``ast.literal_eval`` reads back: infinities as ``1e999`` / ``-1e999`` (``repr``
-    gives ``inf``, which ``-p`` would read as the string ``'inf'``); NaN has no literal
-    (:class:`SweepSpecError`)."""
+    """``repr`` that ``ast.literal_eval`` reads back (infinities as ``1e999``); NaN raises
+    :class:`SweepSpecError`."""
     if isinstance(value, float) and not math.isfinite(value):
         if math.isnan(value):
             raise SweepSpecError("NaN cannot be a swept value: no command could give it again")
@@ -100,8 +88,7 @@ def axis_pairs(axes: dict[str, list[Any]]) -> list[str]:
 
 
 def _cli_value(value: Any) -> str:
-    """A value as ``-p`` reads it back (strings unquoted when they are not literals; infinities as
-    ``1e999``, so a stored command with an infinite value reruns the same sweep)."""
+    """A value as ``-p`` reads it back (strings unquoted when they are not literals)."""
     if (isinstance(value, str) and parse_value(value) == value and not RANGE_RE.match(value.strip())
             and value == value.strip() and not set(value) & set(",'\"()[]{}")):
         return value
@@ -109,11 +96,8 @@ def _cli_value(value: Any) -> str:
 
 
 def parse_axis_values(key: str, text: str) -> list[Any]:
-    """``"2,4,8"`` -> ``[2, 4, 8]``; ``"0:5"`` -> ``[0, 1, 2, 3, 4]`` (Python ``range``, ``a:b:step``).
-
-    Values are Python literals (else strings, as for ``build -p``). Raises :class:`SweepSpecError`
-    for an empty list, an empty value or a duplicate value.
-    """
+    """``"2,4,8"`` -> ``[2, 4, 8]``; ``"0:5"`` -> ``[0, 1, 2, 3, 4]`` (``a:b:step``); Python literals, else
+    strings. Raises :class:`SweepSpecError` for an empty list, an empty or a duplicate value."""
     text = text.strip()
     m = RANGE_RE.match(text)
     if m:
@@ -214,8 +198,7 @@ def check_limits(resolved: dict[str, Any], limits: dict[str, Any]) -> list[str]:
 
 
 def code_hash(chapter_code: str, pins: list[str]) -> str:
-    """sha256 of the chapter's normalized code cells (:func:`chapter_code_of`), the content of the shared
-    data (:func:`ntputils.paths.data_digest`), the pins and the Python version."""
+    """sha256 of the chapter's normalized code cells, the shared data's digest, pins and Python version."""
     from ntputils.paths import data_digest
 
     payload = {"chapter": chapter_code, "data": data_digest(), "pins": pins,
@@ -242,9 +225,7 @@ def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, p
     axes = parse_axes(pairs)
     if not axes:
         raise SweepSpecError("a sweep needs at least one -p KEY=V1,V2,... axis")
-    total = 1
-    for values in axes.values():
-        total *= len(values)
+    total = math.prod(len(values) for values in axes.values())
     if total > MAX_POINTS:
         raise SweepSpecError(f"the sweep has {total} points; at most {MAX_POINTS} are allowed")
     if "profile" in axes and profile is not None:

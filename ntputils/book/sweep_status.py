@@ -1,9 +1,5 @@
-"""``python -m ntputils.book sweep-status NAME``: how far a sweep is, from another terminal while it runs.
-
-Counts the points done / failed / running / pending, estimates the time left from the finished points'
-times, names the slowest point and the last error. Read-only: it reads ``sweeps/<name>/`` and finds the
-driver in ``/proc/locks`` (who holds ``.lock``), so it never takes a lock the driver could wait on.
-"""
+"""``python -m ntputils.book sweep-status NAME``: points done, failed, running, pending, ETA, slowest point,
+last error. Read-only: it finds the driver in ``/proc/locks`` and never takes a lock."""
 
 from __future__ import annotations
 
@@ -21,8 +17,8 @@ EXIT_OK, EXIT_USAGE = 0, 2
 
 
 def lock_holder(lock: Path, locks: Path = Path("/proc/locks")) -> int | None | bool:
-    """The pid holding an exclusive ``flock`` on ``lock`` (the sweep's driver), ``None`` when nobody holds
-    it, ``False`` when that cannot be known (no ``/proc/locks``: not Linux). Reads, never locks."""
+    """The pid holding an exclusive ``flock`` on ``lock``, ``None`` when nobody does, ``False`` when that
+    cannot be known (no ``/proc/locks``)."""
     try:
         st = lock.stat()
     except OSError:
@@ -71,9 +67,8 @@ class SweepState:
 
 
 def sweep_state(project: Project, name: str, now: float | None = None) -> SweepState:
-    """Read ``sweeps/<name>/`` (raises ``FileNotFoundError`` without a ``sweep.json``). A point with a
-    start in its ``attempts`` but no result is running while the driver holds the lock, else interrupted
-    (it reruns on resume, so it is counted as pending)."""
+    """Read ``sweeps/<name>/`` (``FileNotFoundError`` without a ``sweep.json``); a started point without a
+    result is running while the driver holds the lock, else interrupted (and pending)."""
     from ntputils.book.sweep_store import read_plan
 
     directory = sweep_dir(project, name)
@@ -115,8 +110,7 @@ def duration(seconds: float) -> str:
 
 def eta(state: SweepState) -> tuple[float, float, int] | None:
     """(seconds left, mean seconds per finished point, points in parallel), or ``None`` without a finished
-    point or with nothing left. Each running point needs the mean less what it has run; the work left is
-    shared by as many workers as points run now (at least one)."""
+    point or with nothing left."""
     times = [float(r["seconds"]) for r in state.done + state.failed
              if isinstance(r.get("seconds"), (int, float))]
     left = len(state.running) + len(state.pending)

@@ -46,8 +46,7 @@ class SweepFileError(ValueError):
 
 
 def read_plan(path: Path) -> dict[str, Any]:
-    """``sweep.json`` (``{}`` if there is none); raises :class:`SweepFileError` naming the file when it is
-    unreadable, not JSON or not a sweep plan (a dict with ``chapter``, ``axes`` and ``point_ids``)."""
+    """``sweep.json`` (``{}`` if there is none); :class:`SweepFileError` when it is not a readable plan."""
     if not path.exists():
         return {}
     try:
@@ -68,9 +67,8 @@ class DriverRunning(RuntimeError):
 
 @contextlib.contextmanager
 def no_driver(directory: Path) -> Iterator[None]:
-    """Hold the sweep's lock *shared* (no driver can start meanwhile); raise :class:`DriverRunning` when a
-    driver holds it. Opens the lock file read-only, so it works on a read-only sweep folder; a sweep whose
-    lock file does not exist has never had a driver."""
+    """Hold the sweep's lock shared (read-only), so no driver starts meanwhile; raise :class:`DriverRunning`
+    when a driver holds it."""
     try:
         f = (directory / LOCK).open("r")
     except FileNotFoundError:
@@ -87,10 +85,8 @@ def no_driver(directory: Path) -> Iterator[None]:
 
 def point_current(result: dict[str, Any], package: Package | None = None,
                   memo: dict[str, str] | None = None) -> bool:
-    """Whether a finished point's result still holds for the current ``ntputils``: the trace it stored,
-    rehashed under the current code (:func:`~ntputils.book.fingerprint.trace_digest`; the data's digest
-    included when a data reader ran), equals the digest it was computed under. Without both: ``False``.
-    ``memo``: trace -> digest, shared by the points of one sweep (most ran the same code)."""
+    """Whether a finished point's stored trace rehashes to its stored digest under the current code (False
+    without both); ``memo`` (trace -> digest) is shared by one sweep's points."""
     fp = result.get("fingerprint") or {}
     if not (fp.get("trace") and fp.get("trace_digest")):
         return False

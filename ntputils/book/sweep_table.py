@@ -1,31 +1,8 @@
-"""Sweep tables: collect ``sweeps/<name>/points/*/result.json`` into one tidy table.
+"""Sweep tables: ``sweeps/<name>/points/*/result.json`` as one tidy table, and publishing it.
 
-One row per point x recorded value (``kind="record"``: :func:`ntputils.chapter.record`), per
-pre-registered comparison (``kind="compare"``: measured value and outcome) and per check
-(``kind="check"``); a failed point is one ``kind="point"`` row with its error. Columns::
-
-    point_id, <swept parameters...>, profile, kind, metric, value, value_text, outcome, items,
-    status, seconds, attempts, code_hash, git_commit, error
-
-(``items``: the scorecard items a comparison is evidence for, ``;``-separated.)
-
-``value`` is the number (NaN for non-numeric values, which are in ``value_text`` as JSON). Written as
-``sweeps/<name>/table.parquet`` (pyarrow) and ``table.csv``; ``sweep-table NAME --format markdown``
-prints one row per point for the book. ``--publish`` copies the CSV and the provenance (command,
-commit, machine, date, wall time, code hash) to ``results/sweeps/<name>/``, the committed folder the
-book renders from (:func:`ntputils.committed.published`); :func:`currency` tells whether it is stale.
-
-Publishing is all-or-nothing and never loses a committed result (:func:`publish`). It is refused
-(:class:`PublishRefused`, exit 2, nothing written) while the sweep's driver runs, and -- unless
-``--force`` -- for a sweep with unfinished points (no ``result.json``), points made by another code hash
-than the plan's, points whose stored trace no longer hashes as when they ran, failed points where the
-committed table has none, another chapter or profile than the committed table's provenance, or fewer
-points than the committed table. The new ``table.csv`` and
-``provenance.json`` are written into a hidden folder ``results/sweeps/.<name>.publish-*`` and swapped
-in with one atomic rename (``renameat2(RENAME_EXCHANGE)``; two renames where the file system lacks
-it), so a reader sees the old pair or the new pair, never a mix; the temporary folder is removed in
-every case. Other files of the committed folder (e.g. notes written beside the table) are carried
-over into the new folder unchanged; stray temporary files (``.*.tmp``) are not.
+One row per point x recorded value (``kind`` record), comparison (compare) or check (check); a failed point
+is one ``point`` row. ``--publish`` writes ``table.csv`` and ``provenance.json`` to ``results/sweeps/<name>/``
+all or nothing (one atomic folder swap), refused (:class:`PublishRefused`) when it could lose a result.
 """
 
 from __future__ import annotations
@@ -60,9 +37,7 @@ COLUMNS_TAIL = ["profile", "kind", "metric", "value", "value_text", "outcome", "
 
 
 def _number(value: Any) -> tuple[float, str]:
-    if isinstance(value, bool):
-        return float(value), ""
-    if isinstance(value, (int, float)):
+    if isinstance(value, (bool, int, float)):
         return float(value), ""
     if isinstance(value, str):
         try:
@@ -74,8 +49,7 @@ def _number(value: Any) -> tuple[float, str]:
 
 
 def sweep_plan(project: Project, name: str) -> dict[str, Any]:
-    """``sweeps/<name>/sweep.json``: :class:`FileNotFoundError` when there is no such sweep,
-    :class:`SweepTableError` naming the file when it is garbled."""
+    """``sweeps/<name>/sweep.json``; :class:`FileNotFoundError` or (garbled) :class:`SweepTableError`."""
     from ntputils.book.sweep_store import SweepFileError, read_plan, sweep_dir
 
     path = sweep_dir(project, check_name(name)) / "sweep.json"
@@ -125,7 +99,7 @@ def rows(project: Project, name: str) -> tuple[list[dict[str, Any]], list[str], 
 
 
 def collect(project: Project, name: str):
-    """The tidy table of sweep ``name`` as a pandas DataFrame (columns in the module docstring)."""
+    """The tidy table of sweep ``name``: ``point_id``, the swept parameters, :data:`COLUMNS_TAIL`."""
     import pandas as pd
 
     data, axes, _ = rows(project, name)
@@ -155,9 +129,8 @@ def _md_table(header: list[str], body: list[list[Any]]) -> list[str]:
 
 
 def markdown(project: Project, name: str) -> str:
-    """The sweep at page width under a provenance line: one row per point (its swept values, status,
-    seconds, claim outcomes, checks passed), then each recorded value's min / median / max over the
-    points (the full tidy table is ``sweep-table NAME`` as csv or parquet)."""
+    """A provenance line, one row per point (swept values, status, seconds, claims, checks), then each
+    recorded value's min / median / max over the points."""
     df = collect(project, name)
     _, axes, desc = rows(project, name)
     prov = (f"Sweep `{name}` of {desc.get('chapter')} ({desc.get('points')} points, profile "
@@ -182,8 +155,7 @@ def markdown(project: Project, name: str) -> str:
 
 
 class PublishRefused(RuntimeError):
-    """Publishing would lose or misrepresent a committed result (exit code 2; the message says why and
-    whether ``--force`` publishes anyway). Nothing is written."""
+    """Publishing would lose or misrepresent a committed result (exit code 2, nothing written)."""
 
 
 PROVENANCE_KEYS = ("name", "chapter", "profile", "axes", "points", "code_hash", "git", "machine", "host",
@@ -192,9 +164,8 @@ KEPT_FILES = ("table.csv", "provenance.json")  # what publishing replaces; other
 
 
 def committed(project: Project, name: str) -> tuple[Any, dict[str, Any]] | None:
-    """The committed ``(table, provenance)`` of ``results/sweeps/<name>/``, or ``None`` when there is none;
-    raises :class:`SweepTableError` naming the file when one of them is missing, garbled or lacks what a
-    published table has (``point_id`` and ``status`` columns; ``chapter`` and ``axes``)."""
+    """The committed ``(table, provenance)`` of ``results/sweeps/<name>/`` or ``None``; a missing, garbled
+    or incomplete file raises :class:`SweepTableError` naming it."""
     import pandas as pd
 
     folder = project.root / RESULTS_DIR / "sweeps" / check_name(name)
@@ -227,8 +198,8 @@ def _short(err: BaseException) -> str:
 
 
 def publish_problems(project: Project, name: str, desc: dict[str, Any], df, old) -> list[str]:
-    """Why publishing the sweep (plan ``desc``, table ``df``) over the committed ``old`` (``(table,
-    provenance)`` or ``None``) could lose or misrepresent a result; ``[]`` when it may go ahead."""
+    """Why publishing the sweep (plan ``desc``, table ``df``) over the committed ``old`` could lose or
+    misrepresent a result (``[]``: it may go ahead)."""
     from ntputils.book.sweep_store import RESULT, point_current, point_dir
 
     problems = []
@@ -271,12 +242,8 @@ def publish_problems(project: Project, name: str, desc: dict[str, Any], df, old)
 
 
 def publish(project: Project, name: str, force: bool = False) -> Path:
-    """Write the table (CSV: records, comparisons, checks and failed points; the code hash shortened)
-    and its provenance to ``results/sweeps/<name>/`` (the committed folder), all or nothing.
-
-    Refused (:class:`PublishRefused`, nothing written) while the sweep's driver runs (even with ``force``)
-    and, unless ``force``, for any of :func:`publish_problems`: a failure or an unfinished run never
-    replaces a good result. The sweep folder is only read (it may be read-only)."""
+    """Write the table and its provenance to ``results/sweeps/<name>/``, all or nothing; raises
+    :class:`PublishRefused` while the driver runs and, unless ``force``, for :func:`publish_problems`."""
     from ntputils.book.sweep_store import DriverRunning, no_driver, sweep_dir
 
     check_name(name)
@@ -306,17 +273,13 @@ def publish(project: Project, name: str, force: bool = False) -> Path:
                              ) from None
 
 
-def _publish_base(project: Project) -> Path:
-    return project.root / RESULTS_DIR / "sweeps"
-
-
 TMP_RE = re.compile(r"^\.(?P<name>.+)\.publish-(?P<pid>\d+)-[^/]*$")
 
 
 def clean_stale_publish_dirs(project: Project) -> list[Path]:
     """Remove the hidden temporary folders of publishes that died (killed between write and swap)."""
     removed = []
-    base = _publish_base(project)
+    base = project.root / RESULTS_DIR / "sweeps"
     for d in base.glob(".*.publish-*") if base.is_dir() else []:
         m = TMP_RE.match(d.name)
         if m and not pid_alive(int(m.group("pid"))):
@@ -348,9 +311,8 @@ def exchange(a: Path, b: Path) -> bool:
 
 
 def _swap_in(project: Project, name: str, files: dict[str, str]) -> Path:
-    """Write ``files`` (plus the committed folder's other files) into a hidden folder beside the committed
-    one and swap it in with one rename; the hidden folder never outlives the call."""
-    base = _publish_base(project)
+    """Write ``files`` (and the committed folder's other files) into a hidden folder and swap it in."""
+    base = project.root / RESULTS_DIR / "sweeps"
     out = base / name
     try:
         base.mkdir(parents=True, exist_ok=True)
@@ -391,9 +353,8 @@ def _swap_in(project: Project, name: str, files: dict[str, str]) -> Path:
 
 
 def table_fingerprint(project: Project, desc: dict[str, Any]) -> dict[str, Any] | None:
-    """The code fingerprint of a sweep's points (:func:`~ntputils.book.fingerprint.code_fingerprint`):
-    their common chapter code and the union of what each executed of ``ntputils``; ``None`` when a point
-    has no trace or the points ran different chapter code (the table is then stale, :func:`currency`)."""
+    """The code fingerprint of a sweep's points (their chapter code and the union of their traces), or
+    ``None`` when a point has no trace or the points ran different chapter code."""
     from ntputils.book.fingerprint import FINGERPRINT_VERSION, code_fingerprint, dependency_pins, merge_traces
     from ntputils.book.sweep_store import point_dir
 
@@ -413,9 +374,8 @@ def table_fingerprint(project: Project, desc: dict[str, Any]) -> dict[str, Any] 
 
 
 def current_fingerprint(project: Project, chapter: str, fingerprint: dict[str, Any]) -> str | None:
-    """What ``fingerprint["digest"]`` would be under the current code: the chapter's code cells now and
-    the current source of every function and module in ``fingerprint["trace"]`` (``None``: no such
-    chapter, or a fingerprint of another version)."""
+    """What ``fingerprint["digest"]`` would be under the current code (``None``: no such chapter, or a
+    fingerprint of another version)."""
     from ntputils.book.fingerprint import FINGERPRINT_VERSION, code_fingerprint, dependency_pins
     from ntputils.book.params import read_source
     from ntputils.book.project import ProjectError
@@ -443,11 +403,8 @@ def recertify_estimate(table) -> float | None:
 
 def table_command(project: Project, name: str, fmt: str = "csv", do_publish: bool = False,
                   force: bool = False) -> int:
-    """``sweep-table NAME [--format csv|parquet|markdown] [--publish [--force]]``; returns the exit code
-    (0, or 2 with one ``error:`` line: a bad name, no such sweep, a garbled file, a refused publish).
-
-    Only ``--publish`` needs to write (under ``results/sweeps/``); on a read-only sweep folder the table
-    is printed from memory (csv) or written to a temporary folder (parquet, its path printed)."""
+    """``sweep-table NAME [--format csv|parquet|markdown] [--publish [--force]]``: 0, or 2 with one
+    ``error:`` line. A read-only sweep folder's table is made in memory or a temporary folder."""
     if fmt not in ("csv", "parquet", "markdown"):
         print(f"error: --format {fmt!r}: use csv, parquet or markdown")
         return 2
@@ -500,7 +457,8 @@ def axes_of(table) -> list[str]:
 
 
 def sample_points(table, *, extra: int = 1, name: str) -> list[str]:
-    """The point ids a re-certification re-runs (see the module docstring), in table order."""
+    """The point ids a re-certification re-runs, in table order: per axis value the fastest point, plus
+    ``extra`` drawn with a seed from ``name`` (all of a one-point table)."""
     points = table.drop_duplicates("point_id").reset_index(drop=True)
     ids = list(points["point_id"])
     if len(ids) <= 1:
@@ -528,14 +486,10 @@ def same_value(a: Any, b: Any) -> bool:
         return str(a) == str(b)
 
 
-# ----------------------------------------------------------------------------------------------
-# currency: the runner's verdict on each committed table, handed to the chapters it runs
-# ----------------------------------------------------------------------------------------------
-
 
 def currency(project: Project, table, prov: dict[str, Any]) -> dict[str, Any]:
-    """``{"stale", "current_hash", "recertify_seconds"}`` of a committed table: ``stale`` when the code
-    it ran (its fingerprint re-hashed under the current code) has changed or it has no fingerprint."""
+    """``{"stale", "current_hash", "recertify_seconds"}`` of a committed table: stale when its fingerprint
+    moved under the current code, or it has none."""
     fingerprint = prov.get("fingerprint") or {}
     current = current_fingerprint(project, prov["chapter"], fingerprint) if fingerprint else None
     return {"stale": current is None or current != fingerprint.get("digest"), "current_hash": current,
