@@ -12,6 +12,7 @@ from ntputils.book.page_lint import (
     MIN_LABEL_PX,
     figure_problem,
     label_px,
+    legibility_notes,
     legibility_problem,
     lint_page,
     machine_paths,
@@ -128,13 +129,14 @@ def test_lint_page_reports_page_facts_with_where():
         "tables": [{"index": 0, "width": 900, "container": 688, "scroll": False},
                    {"index": 1, "width": 900, "container": 688, "scroll": True}],
     }
-    problems = lint_page(report, ["/work/"], dpi_of=lambda src: 200.0 if src.endswith("def.png") else None)
+    problems = lint_page(report, ["/work/"])
     assert problems == [
         "raw output in cell output 0: a quoted string \"'reproduced'\"",
         "machine path '/work/shared/data' in the page text",
         "uncaptioned figure: figure 1 (abc.png): not in a figure with a caption",
-        "illegible figure: figure 1 (abc.png): illegible: shown at 672 of 2000 px, a 10 pt label at 100 dpi "
-        "renders 4.7 px (< 7)",
         "wide table 1: table 900 px wide in a 688 px container, not scrollable",
     ]
+    assert legibility_notes(report, dpi_of=lambda src: 200.0 if src.endswith("def.png") else None) == [
+        "illegible figure: figure 1 (abc.png): illegible: shown at 672 of 2000 px, a 10 pt label at 100 dpi "
+        "renders 4.7 px (< 7)"]
     assert lint_page({}, ["/work/"]) == []

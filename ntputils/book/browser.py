@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ntputils.book.keys import KeyCalculator
-from ntputils.book.page_lint import lint_page, path_needles, png_dpi
+from ntputils.book.page_lint import legibility_notes, lint_page, path_needles, png_dpi
 from ntputils.book.project import Project
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -184,7 +184,8 @@ def evaluate(page: Path, report: dict[str, Any], notebook: Path | None,
              needles: Iterable[str] = ()) -> PageResult:
     """Turn one page report into problems (failures) and notes; ``needles``: the build machine's paths."""
     res = PageResult(page, images=len(report["images"]), mjx=report["mjx"])
-    res.problems += lint_page(report, needles, lambda src: image_dpi(page, src))
+    res.problems += lint_page(report, needles)
+    res.notes += legibility_notes(report, lambda src: image_dpi(page, src))
     for img in report["images"]:
         src, parsed = img["src"], urlparse(img["src"])
         if parsed.scheme in ("http", "https"):

