@@ -75,7 +75,7 @@ def test_scorecard_tallies_the_paper_run_per_item(project):
     (row,) = [line for line in md.splitlines() if line.startswith("| Paper A Fig. 1:")]
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == "**deviates**"  # the worse of the cpu run (deviates) and the paper run (reproduced)
-    assert cells[3] == "-"  # no committed five-seed table
+    assert cells[3] == "- (no five-seed table of t01)"  # the reason the column is empty
     assert cells[4].startswith("t01 (") and cells[4].endswith("): 1 reproduced")  # by its scorecard item
     assert "t01 of 20" in md and "(STALE)" not in md
 

@@ -282,3 +282,13 @@ def test_measured_mappings_and_baselines_read_as_text():
          "items": ["A:Fig 5"]}]}}
     page = render_scorecard(states, {"a05": "a05_ufm_training"})
     assert "- sim high: d=8: 0.5; d=16: 0.25 (chance: Gaussian 0.1, untrained 0.6)" in page
+
+
+def test_an_empty_seeds_cell_says_why():
+    from ntputils.book.scorecard import _seeds_cell
+
+    check = {"kind": "check", "chapter": "a02_lemma", "outcome": "reproduced"}
+    claim = {"kind": "compare", "chapter": "a07_tf", "key": "k", "outcome": "reproduced"}
+    assert _seeds_cell([], [check], {}) == "- (checks only)"
+    assert _seeds_cell([], [check, claim], {}) == "- (no five-seed table of a07)"
+    assert _seeds_cell([], [], {}) == "-"

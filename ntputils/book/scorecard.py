@@ -156,8 +156,16 @@ def final_status(cpu: str, paper_rows: list[dict[str, Any]], seed_rows: list[dic
     return "partial" if partial and status == "reproduced" else status
 
 
-def _seeds_cell(seed_rows: list[dict[str, Any]]) -> str:
-    """Per chapter: how many of the item's claims hold at enough of the five seeds, and which are fragile."""
+def _seeds_cell(seed_rows: list[dict[str, Any]], rows: list[dict[str, Any]] = (),
+                seeds: dict[str, Any] | None = None) -> str:
+    """Per chapter: how many of the item's claims hold at enough of the five seeds, and which are fragile;
+    else why the column is empty (only checks: no seed enters a mathematical fact; or no seeds table)."""
+    if not seed_rows and rows:
+        if not any(r["kind"] == "compare" for r in rows):
+            return "- (checks only)"
+        missing = sorted({r["chapter"].split("_")[0] for r in rows if r["kind"] == "compare"}
+                         - set(seeds or {}))
+        return f"- (no five-seed table of {', '.join(missing)})" if missing else "-"
     parts = []
     for chapter in dict.fromkeys(r["chapter"] for r in seed_rows):
         mine = [r for r in seed_rows if r["chapter"] == chapter]
@@ -291,7 +299,7 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
         where = ", ".join(f"[{c}]({links[c]}.ipynb)" if c in links else c for c in chapters) or "-"
         shown_note = "; ".join(n for n in (note, "" if rs or prs else why) if n)
         rows.append(f"| {_cell(title)} | **{status}**{f' ({_cell(shown_note)})' if shown_note else ''} "
-                    f"| {_cpu_cell(rs)} | {_seeds_cell(srs)} | {_paper_cell(prs)} | {where} |")
+                    f"| {_cpu_cell(rs)} | {_seeds_cell(srs, rs, seeds)} | {_paper_cell(prs)} | {where} |")
         if rs or prs:
             blocks += _evidence_block(title, status, note, rs, prs, why, srs, partial)
     made = (", ".join(f"{p} of {str(v['provenance'].get('finished', '?'))[:10]}"
