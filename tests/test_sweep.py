@@ -280,7 +280,8 @@ def test_failing_point_is_an_error_row_others_finish_and_values_are_bit_identica
     run = subprocess.run(sweep_cmd(tmp_path, "-p", "x=1,2,3", "-p", "fail_at=2", "--workers", "2"),
                          env=env(), capture_output=True, text=True, timeout=180)
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "2 ok, 1 error" in run.stdout and "RuntimeError: x = 2 fails on purpose" in run.stdout
+    assert "2 ok, 1 error" in run.stdout and "RuntimeError: x = 2 fails on purpose" in run.stdout, (
+        f"stdout:\n{run.stdout}\nstderr:\n{run.stderr[-3000:]}")  # the whole summary when it differs
     table = collect(project, "t01")
     err = table[table.status == "error"]
     assert len(err) == 1 and err.x.item() == 2 and "fails on purpose" in err.error.item()
