@@ -436,20 +436,31 @@ def notebook_error(path: Path) -> dict[str, Any]:
     return {}
 
 
+#: a kernel that dies before its first reply ran no cell (two kernels started at once can race for the
+#: same TCP ports): an infrastructure failure, retried, never the chapter's result
+KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond")
+KERNEL_START_ATTEMPTS = 3
+
+
 def run_papermill(spec: dict[str, Any]) -> dict[str, Any]:
     """papermill's API in this process (``spec``: ``source``, ``input``, ``output``, ``parameters``, ``cwd``);
-    returns ``{"status": "ok"}`` or ``{"status": "failed", "ename", ...}``, never raises."""
+    returns ``{"status": "ok"}`` or ``{"status": "failed", "ename", ...}``, never raises. A kernel that
+    fails to start is started again (:data:`KERNEL_START_ATTEMPTS` in all)."""
     import papermill
 
-    try:
-        write_input(Path(spec["source"]), Path(spec["input"]))
-        papermill.execute_notebook(spec["input"], spec["output"], parameters=spec["parameters"],
-                                   kernel_name=KERNEL_NAME, cwd=spec["cwd"], progress_bar=False,
-                                   log_output=True, start_timeout=START_TIMEOUT_S)
-        return {"status": "ok"}
-    except Exception as err:  # noqa: BLE001 - any failure is reported as a failed chapter
-        return {"status": "failed", **(notebook_error(Path(spec["output"])) or {
-            "ename": type(err).__name__, "evalue": str(err), "traceback": traceback.format_exc()})}
+    for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+        try:
+            write_input(Path(spec["source"]), Path(spec["input"]))
+            papermill.execute_notebook(spec["input"], spec["output"], parameters=spec["parameters"],
+                                       kernel_name=KERNEL_NAME, cwd=spec["cwd"], progress_bar=False,
+                                       log_output=True, start_timeout=START_TIMEOUT_S)
+            return {"status": "ok"}
+        except Exception as err:  # noqa: BLE001 - any failure is reported as a failed chapter
+            if attempt < KERNEL_START_ATTEMPTS and any(m in str(err) for m in KERNEL_START_FAILURES):
+                continue
+            return {"status": "failed", **(notebook_error(Path(spec["output"])) or {
+                "ename": type(err).__name__, "evalue": str(err), "traceback": traceback.format_exc()})}
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _kill_groups(pids: list[int], sig: int) -> None:
