@@ -24,7 +24,7 @@ unexport MPLBACKEND
 export MPLCONFIGDIR ?= $(CURDIR)/.mplconfig
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: book test test-matrix lint pytest slurm-test browser-test install status lab clean help
+.PHONY: book test test-matrix lint pytest slurm-test browser-test paper-gpu install status lab clean help
 
 book: $(STAMP)
 	$(PY) -m ntputils.book build --profile $(PROFILE) --jobs $(JOBS) \
@@ -48,6 +48,15 @@ slurm-test: $(STAMP)
 # the fast suite under thread counts, random orders, repeats and other BLAS kernels (tests/matrix.py)
 test-matrix: $(STAMP)
 	$(PY) tests/matrix.py
+
+# the network chapters' paper profiles on a machine with a CUDA GPU, as sweep points (a06: one per
+# dataset; checkpointed, a rerun resumes), each published to results/sweeps/ with its provenance
+paper-gpu: $(STAMP)
+	@$(PY) -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 'make paper-gpu: torch sees no CUDA device; install a CUDA build of torch 2.13.0 into $(VENV) first')"
+	$(PY) -m ntputils.book sweep a06 --profile paper -p dataset=Synthetic,STS -p seed=0 --name a06-paper --workers 2
+	$(PY) -m ntputils.book sweep-table a06-paper --publish
+	$(PY) -m ntputils.book sweep a07 --profile paper -p seed=0 --name a07-paper --workers 1
+	$(PY) -m ntputils.book sweep-table a07-paper --publish
 
 browser-test: $(STAMP)
 	$(PY) -m ntputils.book browser --screenshot a01

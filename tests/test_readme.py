@@ -150,3 +150,19 @@ def test_jupytext_pairs_only_the_chapters_and_the_pairs_are_no_chapters(tmp_path
     (tmp_path / "notebooks" / "a01_x.ipynb").write_text("{}")
     assert [c.name for c in Project(tmp_path).chapters()] == ["a01_x"]
     assert [c.name for c in Project(tmp_path).select(["a01_x.ipynb"])] == ["a01_x"]
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="with CUDA, make paper-gpu would train")
+def test_paper_gpu_stops_without_cuda() -> None:
+    """``make paper-gpu`` names the missing CUDA device and starts no sweep on a CPU-only machine."""
+    import subprocess
+    import sys
+
+    venv = Path(sys.prefix)
+    if venv == Path(sys.base_prefix) or not list(venv.glob(".ntpbook-installed-*")):
+        pytest.skip("not run from a venv that make installed (make would install into this Python)")
+    done = subprocess.run(["make", "-s", "paper-gpu", f"VENV={venv}"], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode != 0
+    assert "no CUDA device" in done.stderr
+    assert "sweep" not in done.stdout
