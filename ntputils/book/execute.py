@@ -226,9 +226,11 @@ def _overrides_note(meta: dict[str, Any]) -> str:
     return f" (overrides: {_plain(overrides_text(meta))}; not the book's run)" if overrides_text(meta) else ""
 
 
-def _insert_under_title(nb, cell) -> None:
+def _insert_under_title(nb, text: str, tag: str) -> None:
+    """Insert a markdown cell ``text`` tagged ``tag`` under the chapter title (splitting the title cell)."""
     import nbformat
 
+    cell = nbformat.v4.new_markdown_cell(text, metadata={"tags": [tag]})
     first = nb.cells[0] if nb.cells else None
     if first is not None and first.cell_type == "markdown" and first.source.lstrip().startswith("# "):
         title, _, rest = first.source.lstrip().partition("\n")
@@ -256,8 +258,6 @@ def failure_banner_text(shown: dict[str, Any], failure: dict[str, Any]) -> str:
 
 def _add_run_banner(nb, meta: dict[str, Any], link_status: bool) -> None:
     """Insert a markdown cell under the chapter title saying how the page was produced."""
-    import nbformat
-
     params = _params_text(meta)
     checks = meta.get("checks", [])
     passed = sum(1 for c in checks if c.get("passed"))
@@ -269,9 +269,7 @@ def _add_run_banner(nb, meta: dict[str, Any], link_status: bool) -> None:
         f"parameters: {params}{_overrides_note(meta)}. Checks: {passed}/{len(checks)} passed; {status}. "
         f"Run id: {run_id(meta)}.\n```"
     )
-    banner = nbformat.v4.new_markdown_cell(text)
-    banner.metadata["tags"] = [RUN_BANNER_TAG]
-    _insert_under_title(nb, banner)
+    _insert_under_title(nb, text, RUN_BANNER_TAG)
 
 
 def run_id(meta: dict[str, Any]) -> str:
@@ -340,9 +338,7 @@ def keep_last_good(project: Project, chapter: Chapter, failure: dict[str, Any]) 
     fields = ("executed_at", "git", "error", "profile", "parameters", "resolved")
     summary = {k: failure.get(k) for k in fields}
     meta["latest_failure"] = summary
-    banner = nbformat.v4.new_markdown_cell(failure_banner_text(meta, summary))
-    banner.metadata["tags"] = [FAILED_BANNER_TAG]
-    _insert_under_title(nb, banner)
+    _insert_under_title(nb, failure_banner_text(meta, summary), FAILED_BANNER_TAG)
     nb.metadata[META_KEY] = meta
     write_text_atomic(target, nbformat.writes(nb))
     return True
