@@ -404,6 +404,9 @@ def _main(argv: list[str] | None = None) -> int:
     if args.command == "list":
         return list_chapters(project)
     if args.command == "status":
+        if not project.toc_path.exists():
+            say(f"error: no table of contents at {project.toc_path}")
+            return EXIT_USAGE
         _write_pages(project, KeyCalculator(project), set())
         say(f"wrote {project.status_page}")
         return EXIT_OK
