@@ -391,36 +391,31 @@ def test_the_kernel_exits_when_its_papermill_is_killed(tmp_path):
 
 
 def test_a_dead_builds_work_folder_and_survivors_are_reaped_live_ones_kept(tmp_path):
-    from ntputils.book.execute import _hold_owner, reap_stale_runs
+    """A work folder whose chapter lock nobody holds is a dead build's: what runs for it is killed and the
+    folder removed; a folder of a chapter whose lock a build holds is kept."""
+    from ntputils.book.execute import reap_stale_runs
+    from ntputils.book.locks import chapter_locks
     from ntputils.chapter import RECORD_ENV
 
     project = make_project(tmp_path)
     work = project.cache_dir / "work"
     work.mkdir(parents=True)
-    dead_pid = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                                  capture_output=True, text=True).stdout)
-    dead = work / f"a01_sleepy.{dead_pid}.abc"
+    dead = work / "a01_sleepy.abc"
     dead.mkdir()
     (dead / "run.log").write_text("half a run")
     survivor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
                                 start_new_session=True,
                                 env={**os.environ, RECORD_ENV: str(dead / "record.json")})
-    reused = work / f"a01_sleepy.{os.getpid()}.reused"  # a live pid, but nobody holds the folder's lock
-    reused.mkdir()
-    (reused / "owner.lock").write_text("")
-    live = work / f"a01_sleepy.{os.getpid()}.live"
+    live = work / "a02_other.live"
     live.mkdir()
-    owner = _hold_owner(live)
-    creating = work / f"a01_sleepy.{os.getpid()}.new"  # made a moment ago, lock not taken yet
-    creating.mkdir()
     try:
         wait_for(lambda: alive(survivor.pid), 5, "the survivor")
-        removed, killed = reap_stale_runs(project)
-        assert sorted(removed) == sorted([dead, reused]) and killed == [survivor.pid]
+        with chapter_locks(project, ["a02_other"]):
+            removed, killed = reap_stale_runs(project)
+        assert removed == [dead] and killed == [survivor.pid]
         assert survivor.wait(timeout=10) == -signal.SIGKILL
-        assert live.exists() and creating.exists()
+        assert live.exists()
     finally:
-        owner.close()
         if survivor.poll() is None:
             survivor.kill()
 

@@ -135,8 +135,8 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
         else:
             to_run.append(plan)
 
-    # 3. execute (all of them, whatever fails), holding the locks of the chapters it writes; first stop
-    # and remove what a dead build (SIGKILL) left: processes still running for it and its work folders
+    # 3. execute (all of them, whatever fails), holding the locks of the chapters it writes; first remove
+    # what a dead build (SIGKILL) left: its work folders and processes still running for them
     removed, killed = reap_stale_runs(project)
     if removed:
         say(f"removed {len(removed)} work folder(s) of dead builds"
@@ -160,23 +160,13 @@ def validate_options(profile: str | None, overrides: dict[str, Any], timeout: fl
     return None
 
 
-def _record_static_failures(project: Project, broken: list[RunResult]) -> None:
-    from datetime import UTC, datetime
-
-    from ntputils.book.environment import git_commit
-
-    for r in broken:
-        meta = {"chapter": r.chapter.name, "status": "failed", "error": r.error, "traceback": r.traceback,
-                "executed_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                "git": git_commit(project.root), "seconds": 0.0}
-        r.meta = record_failure(project, r.chapter, meta).meta
-
-
 def _execute_and_publish(project: Project, keys: KeyCalculator, parameters: dict[str, Any],
                          to_run: list[Planned], broken: list[RunResult], results: list[RunResult], *,
                          jobs: int, timeout: float | None, make_html: bool, partial: bool) -> int:
-    _record_static_failures(project, broken)
-    toc_has_status = _toc_has_status(project)
+    for r in broken:
+        r.meta = record_failure(project, r.chapter, {"chapter": r.chapter.name, "status": "failed",
+                                                     "error": r.error, "traceback": r.traceback}).meta
+    toc_has_status = project.toc_path.exists() and project.in_toc(project.status_page)
     threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
     if to_run:
         say(f"executing {len(to_run)} chapter(s) at profile {parameters['profile']!r} with {jobs} job(s)")
@@ -278,14 +268,6 @@ def _build_html(project: Project, keys: KeyCalculator, executed_now: set[str], p
         return EXIT_FAILED
     say(f"HTML built in {time.time() - t0:.1f} s: {project.html_dir / 'index.html'}")
     return EXIT_OK
-
-
-def _toc_has_status(project: Project) -> bool:
-    try:
-        rel = project.status_page.relative_to(project.root).with_suffix("").as_posix()
-        return rel in project.toc_files()
-    except (ProjectError, OSError):
-        return False
 
 
 def list_chapters(project: Project) -> int:
@@ -422,10 +404,10 @@ def _main(argv: list[str] | None = None) -> int:
     if args.command == "list":
         return list_chapters(project)
     if args.command == "status":
-        keys = KeyCalculator(project)
-        current = {c.name: keys.is_current(c) for c in project.chapters()}
-        write_status(project, project.toc_chapters(), current=current)
-        write_scorecard(project, project.toc_chapters(), current)
+        if not project.toc_path.exists():
+            say(f"error: no table of contents at {project.toc_path}")
+            return EXIT_USAGE
+        _write_pages(project, KeyCalculator(project), set())
         say(f"wrote {project.status_page}")
         return EXIT_OK
     if args.command == "sweep":

@@ -1,15 +1,13 @@
-"""Execute one chapter: jupytext -> ipynb (two hidden trace cells) -> ``python -m papermill``, a child.
+"""Execute one chapter: jupytext -> ipynb (two hidden trace cells) -> ``python -m papermill`` as a child.
 
-Each run has a work folder of its own; a good run becomes ``book/<chapter>.ipynb``, a failed one keeps the
-last good notebook under a "latest run failed" banner. Ctrl-C, SIGTERM, SIGHUP and ``--timeout`` SIGKILL
-papermill and kernel; a killed build's papermill gets a parent-death signal, the next build reaps the rest.
+A good run becomes ``book/<chapter>.ipynb`` with its provenance; a failed one keeps the last good notebook
+under a "latest run failed" banner. Interrupts and ``--timeout`` SIGKILL papermill and what its run started.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
-import fcntl
 import json
 import os
 import re
@@ -29,11 +27,11 @@ from typing import Any
 
 from ntputils.book.environment import git_commit, package_versions
 from ntputils.book.fingerprint import run_key
+from ntputils.book.locks import ChapterBusy, chapter_locks
 from ntputils.book.project import (
     Chapter,
     Project,
     read_json,
-    seconds_problem,
     write_json_atomic,
     write_text_atomic,
 )
@@ -83,86 +81,60 @@ def _paths(project: Project, chapter: Chapter, work: Path) -> dict[str, Path]:
     }
 
 
-OWNER = "owner.lock"
-WORK_RE = re.compile(r"\.(?P<pid>\d+)\.[^.]+$")
-
-
-
-
 def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    try:  # a zombie is dead
+    try:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
     except (OSError, IndexError):
         return True
 
 
-def _hold_owner(work: Path):
-    """Lock ``work/owner.lock`` while the returned file is open (a free lock means a dead build)."""
-    f = (work / OWNER).open("w")
-    fcntl.flock(f, fcntl.LOCK_EX)
-    return f
-
-
-def _owner_dead(work: Path) -> bool:
-    """Whether the build that made the work folder ``work`` is gone (its ``owner.lock`` can be taken)."""
-    m = WORK_RE.search(work.name)
-    if m and int(m.group("pid")) != os.getpid() and not pid_alive(int(m.group("pid"))):
-        return True
-    try:
-        f = (work / OWNER).open("r")
-    except OSError:
-        return m is None  # a folder of an older runner (no pid in its name): judged by its processes alone
-    with f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-
 def processes_of(work: Path) -> list[int]:
-    """Live processes running for the work folder ``work``: their environment points the record file into
-    it (``/proc/<pid>/environ``; empty without ``/proc``)."""
+    """Live processes of the run in work folder ``work``: their environment points the record file into it."""
     needle = f"{RECORD_ENV}={work}{os.sep}".encode()
     out = []
     for entry in Path("/proc").glob("[0-9]*"):
-        pid = int(entry.name)
-        if pid == os.getpid():
-            continue
         try:
-            env = (entry / "environ").read_bytes()
+            env = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(var.startswith(needle) for var in env.split(b"\0")) and pid_alive(pid):
+        pid = int(entry.name)
+        if pid != os.getpid() and any(v.startswith(needle) for v in env) and pid_alive(pid):
             out.append(pid)
     return out
 
 
+def kill_groups(pids: list[int]) -> None:
+    """SIGKILL the process group of each of ``pids`` (the process alone when that fails)."""
+    for pid in pids:
+        try:
+            os.killpg(os.getpgid(pid), signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def reap_stale_runs(project: Project) -> tuple[list[Path], list[int]]:
-    """Kill what still runs for the work folders of dead builds (SIGKILL to its process groups) and remove
-    them; return (folders removed, pids killed)."""
+    """Remove the work folders whose chapter lock no build holds (a dead build's), killing what still runs
+    for them; return (folders removed, pids killed)."""
     root = project.cache_dir / "work"
     removed, killed = [], []
     for work in sorted(root.iterdir()) if root.is_dir() else []:
-        if not work.is_dir() or not _owner_dead(work):
+        try:
+            with chapter_locks(project, [work.name.rpartition(".")[0]]):
+                pids = processes_of(work)
+                kill_groups(pids)
+                shutil.rmtree(work, ignore_errors=True)
+        except ChapterBusy:
             continue
-        survivors = processes_of(work)
-        if WORK_RE.search(work.name) is None and survivors:
-            continue  # an older runner's folder still in use
-        if survivors:
-            _kill_groups(survivors, signal.SIGKILL)
-            deadline = time.time() + 5.0
-            while time.time() < deadline and any(pid_alive(p) for p in survivors):
-                time.sleep(0.05)
-            killed += survivors
-        shutil.rmtree(work, ignore_errors=True)
         removed.append(work)
+        killed += pids
     return removed, killed
 
 
@@ -254,9 +226,11 @@ def _overrides_note(meta: dict[str, Any]) -> str:
     return f" (overrides: {_plain(overrides_text(meta))}; not the book's run)" if overrides_text(meta) else ""
 
 
-def _insert_under_title(nb, cell) -> None:
+def _insert_under_title(nb, text: str, tag: str) -> None:
+    """Insert a markdown cell ``text`` tagged ``tag`` under the chapter title (splitting the title cell)."""
     import nbformat
 
+    cell = nbformat.v4.new_markdown_cell(text, metadata={"tags": [tag]})
     first = nb.cells[0] if nb.cells else None
     if first is not None and first.cell_type == "markdown" and first.source.lstrip().startswith("# "):
         title, _, rest = first.source.lstrip().partition("\n")
@@ -284,8 +258,6 @@ def failure_banner_text(shown: dict[str, Any], failure: dict[str, Any]) -> str:
 
 def _add_run_banner(nb, meta: dict[str, Any], link_status: bool) -> None:
     """Insert a markdown cell under the chapter title saying how the page was produced."""
-    import nbformat
-
     params = _params_text(meta)
     checks = meta.get("checks", [])
     passed = sum(1 for c in checks if c.get("passed"))
@@ -297,9 +269,7 @@ def _add_run_banner(nb, meta: dict[str, Any], link_status: bool) -> None:
         f"parameters: {params}{_overrides_note(meta)}. Checks: {passed}/{len(checks)} passed; {status}. "
         f"Run id: {run_id(meta)}.\n```"
     )
-    banner = nbformat.v4.new_markdown_cell(text)
-    banner.metadata["tags"] = [RUN_BANNER_TAG]
-    _insert_under_title(nb, banner)
+    _insert_under_title(nb, text, RUN_BANNER_TAG)
 
 
 def run_id(meta: dict[str, Any]) -> str:
@@ -368,9 +338,7 @@ def keep_last_good(project: Project, chapter: Chapter, failure: dict[str, Any]) 
     fields = ("executed_at", "git", "error", "profile", "parameters", "resolved")
     summary = {k: failure.get(k) for k in fields}
     meta["latest_failure"] = summary
-    banner = nbformat.v4.new_markdown_cell(failure_banner_text(meta, summary))
-    banner.metadata["tags"] = [FAILED_BANNER_TAG]
-    _insert_under_title(nb, banner)
+    _insert_under_title(nb, failure_banner_text(meta, summary), FAILED_BANNER_TAG)
     nb.metadata[META_KEY] = meta
     write_text_atomic(target, nbformat.writes(nb))
     return True
@@ -420,16 +388,17 @@ def write_params(parameters: dict[str, Any], target: Path) -> None:
 
 
 def notebook_error(path: Path) -> dict[str, Any]:
-    """The error recorded in the executed notebook at ``path`` (``ename``, ``evalue``, ``traceback``,
-    ``cell``), or ``{}``."""
+    """The error of the cell papermill marked failed in the notebook at ``path`` (``ename``, ``evalue``,
+    ``traceback``, ``cell``), or ``{}``."""
     try:
         cells = json.loads(path.read_text()).get("cells", [])
     except (OSError, ValueError):
         return {}
     for cell in cells:
+        if not cell.get("metadata", {}).get("papermill", {}).get("exception"):
+            continue
         for out in cell.get("outputs", []):
-            if out.get("output_type") == "error" and not (out.get("ename") == "SystemExit"
-                                                          and out.get("evalue") in ("", "0")):
+            if out.get("output_type") == "error":
                 return {"ename": out.get("ename"), "evalue": ANSI.sub("", str(out.get("evalue"))),
                         "traceback": ANSI.sub("", "\n".join(out.get("traceback", []))),
                         "cell": cell.get("execution_count")}
@@ -463,23 +432,12 @@ def run_papermill(spec: dict[str, Any]) -> dict[str, Any]:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _kill_groups(pids: list[int], sig: int) -> None:
-    for pid in pids:
-        try:
-            os.killpg(os.getpgid(pid), sig)
-        except (ProcessLookupError, PermissionError):
-            try:
-                os.kill(pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
-
-
-def stop(proc: subprocess.Popen, work: Path) -> None:
+def kill_run(proc: subprocess.Popen, work: Path) -> None:
     """SIGKILL papermill, then every process of its run (:func:`processes_of`)."""
     if proc.poll() is None:  # once reaped, its pid may be another process's
-        _kill_groups([proc.pid], signal.SIGKILL)
+        kill_groups([proc.pid])
     proc.wait()
-    _kill_groups(processes_of(work), signal.SIGKILL)
+    kill_groups(processes_of(work))
 
 
 def interrupt_all() -> int:
@@ -488,26 +446,22 @@ def interrupt_all() -> int:
     with _ACTIVE_LOCK:
         runs = list(_ACTIVE.values())
     for proc, work in runs:
-        stop(proc, work)
+        kill_run(proc, work)
     return len(runs)
 
 
 def run_chapter(project: Project, chapter: Chapter, parameters: dict[str, Any], resolved: dict[str, Any],
                 key: str, *, inject: dict[str, Any] | None = None, timeout: float | None = None,
                 threads: int | None = None, link_status: bool = True) -> RunResult:
-    """Execute ``chapter`` with papermill injecting ``inject`` (default ``parameters``, the overrides kept
-    in the meta) in a work folder of its own; install or record the result. The caller holds the lock."""
-    if timeout is not None and (problem := seconds_problem(timeout)):
-        raise ValueError(f"timeout {problem}")
+    """Execute ``chapter`` in a work folder of its own, papermill injecting ``inject`` (default
+    ``parameters``); install or record the result. The caller holds the chapter's lock."""
     (project.cache_dir / "work").mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f"{chapter.name}.{os.getpid()}.", dir=project.cache_dir / "work"))
-    owner = _hold_owner(work)
+    work = Path(tempfile.mkdtemp(prefix=f"{chapter.name}.", dir=project.cache_dir / "work"))
     try:
         return _run_in(project, chapter, parameters, resolved, key, work, timeout, threads, link_status,
                        parameters if inject is None else inject)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-        owner.close()
 
 
 def papermill_command(notebook: Path, output: Path, params: Path, cwd: Path) -> list[str]:
@@ -538,7 +492,7 @@ def _papermill(project: Project, p: dict[str, Path], work: Path, timeout: float 
         finally:
             with _ACTIVE_LOCK:
                 _ACTIVE.pop(proc.pid, None)
-            stop(proc, work)  # after a normal exit too: what the kernel started may outlive it
+            kill_run(proc, work)  # after a normal exit too: what the kernel started may outlive it
     return proc.returncode, timed_out
 
 
@@ -610,11 +564,14 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
 def record_failure(project: Project, chapter: Chapter, meta: dict[str, Any], failed_nb: Path | None = None,
                    log: Path | None = None) -> RunResult:
     """Keep the failure (``.cache/book/failed/<chapter>.{json,ipynb}``) and the last good notebook."""
+    meta.setdefault("executed_at", datetime.now(UTC).isoformat(timespec="seconds"))
+    meta.setdefault("git", git_commit(project.root))
+    meta.setdefault("seconds", 0.0)
     failed_dir = project.failed_dir()
     failed_dir.mkdir(parents=True, exist_ok=True)
     if failed_nb is not None and failed_nb.exists():
         os.replace(failed_nb, failed_dir / f"{chapter.name}.ipynb")
     meta["kept_last_good"] = keep_last_good(project, chapter, meta)
-    (failed_dir / f"{chapter.name}.json").write_text(json.dumps(meta, indent=1, default=str))
+    write_json_atomic(failed_dir / f"{chapter.name}.json", meta)
     return RunResult(chapter, "failed", float(meta.get("seconds", 0.0)), error=meta.get("error", ""),
                      traceback=meta.get("traceback", ""), log=log, meta=meta)

@@ -140,11 +140,10 @@ class TraceSources:
         return normalized_code(node)
 
 
-def runner_entries(entries: Iterable[str]) -> list[str]:
-    """Trace entries of the runner (``book/``) and of the reader of committed tables (``committed.py``),
-    which no fingerprint includes."""
-    return [e for e in entries if e.split("/", 1)[0] in EXCLUDED_SUBPACKAGES
-            or e.split(":", 1)[0] in EXCLUDED_MODULES]
+def is_runner(entry: str) -> bool:
+    """Whether a trace entry is of the runner (``book/``) or the reader of committed tables
+    (``committed.py``), which no fingerprint includes."""
+    return entry.split("/", 1)[0] in EXCLUDED_SUBPACKAGES or entry.split(":", 1)[0] in EXCLUDED_MODULES
 
 
 def trace_digest(trace: dict[str, list[str]], package: Package | None = None) -> str:
@@ -152,9 +151,9 @@ def trace_digest(trace: dict[str, list[str]], package: Package | None = None) ->
     the installed ``ntputils``), plus the data's digest when a data reader ran; runner entries excluded."""
     sources = TraceSources(package)
     h = hashlib.sha256(f"v{FINGERPRINT_VERSION}".encode())
-    for rel in sorted(set(trace.get("modules", [])) - set(runner_entries(trace.get("modules", [])))):
+    for rel in sorted({m for m in trace.get("modules", []) if not is_runner(m)}):
         h.update(b"M\0" + rel.encode() + b"\0" + sources.module_code(rel).encode() + b"\0")
-    for item in sorted(set(trace.get("functions", [])) - set(runner_entries(trace.get("functions", [])))):
+    for item in sorted({f for f in trace.get("functions", []) if not is_runner(f)}):
         h.update(b"F\0" + item.encode() + b"\0" + sources.function_code(item).encode() + b"\0")
     if DATA_READERS & set(trace.get("modules", [])):
         h.update(b"D\0" + data_digest().encode())

@@ -81,15 +81,13 @@ def partial_toc(project: Project, keep: set[str]) -> Path:
     return path
 
 
-def jupyter_book(project: Project, toc: Path | None = None, quiet: bool = False) -> int:
+def jupyter_book(project: Project, toc: Path | None = None) -> int:
     """Run ``jupyter-book build -W -n --keep-going --all`` (``--all``: no stale navigation bars) on the
     project; return its exit code."""
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(project.root),
            "-W", "-n", "--keep-going", "--all", "--builder", "html"]
     if toc is not None:
         cmd += ["--toc", str(toc)]
-    if quiet:
-        cmd.append("-q")
     if not Path(cmd[0]).exists():  # a python without the console script beside it
         cmd[0] = shutil.which("jupyter-book") or "jupyter-book"
     return subprocess.run(cmd, cwd=project.root).returncode
