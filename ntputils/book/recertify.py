@@ -220,12 +220,11 @@ def recertify_command(project: Project, names: list[str], *, all_tables: bool = 
         say(f"error: no committed table named {', '.join(map(repr, unknown))} under {RESULTS_DIR}/sweeps/; "
             f"committed: {', '.join(available) or 'none'}")
         return EXIT_USAGE
-    worst, summary = EXIT_OK, []
+    summary = []
     started = datetime.now(UTC).isoformat(timespec="seconds")
     for name in available if all_tables else names:
         t0 = time.time()
         code = recertify(project, name, extra=extra, workers=workers, force=force, progress=progress)
-        worst = max(worst, code)
         summary.append((name, code, time.time() - t0))
     if len(summary) > 1:
         say("\nsummary (seconds: this command; full: the committed run's wall time):")
@@ -236,4 +235,4 @@ def recertify_command(project: Project, names: list[str], *, all_tables: bool = 
             if code == EXIT_OK and last.get("event") == "recertified" and last.get("date", "") >= started:
                 state = f"re-certified ({last.get('points')} of {last.get('of')} points re-run)"
             say(f"  {name:16s} {state:40s} {seconds:8.1f} s   full: {pub_prov.get('wall_s')} s")
-    return worst
+    return max((code for _, code, _ in summary), default=EXIT_OK)

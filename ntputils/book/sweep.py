@@ -307,13 +307,11 @@ def sweep_command(project: Project, chapter: str, pairs: list[str] | None, *, pr
                   slurm: Path | None = None, retry_failed: bool = False, connect_timeout: float = 10.0,
                   progress: bool = True) -> int:
     """``sweep``: validate (exit 2, nothing written), then :func:`run_sweep`."""
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        say("error: --workers must be an integer >= 1")
-        return EXIT_USAGE
-    if scheduler and slurm:
-        say("error: give either --scheduler or --slurm, not both")
-        return EXIT_USAGE
     try:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise SweepSpecError("--workers must be an integer >= 1")
+        if scheduler and slurm:
+            raise SweepSpecError("give either --scheduler or --slurm, not both")
         check_connect_timeout(connect_timeout)
         if scheduler is not None:
             check_scheduler_address(scheduler)

@@ -160,7 +160,8 @@ def committed(project: Project, name: str) -> tuple[Any, dict[str, Any]] | None:
 
     def unreadable(path: Path, err: Exception) -> SweepTableError:
         text = " ".join(str(err).split())
-        return garbled(path, f"is unreadable ({type(err).__name__}: {text[:200]}{'...' * (len(text) > 200)})")
+        short = text[:200] + ("..." if len(text) > 200 else "")
+        return garbled(path, f"is unreadable ({type(err).__name__}: {short})")
 
     try:
         prov = json.loads(prov_path.read_text())
