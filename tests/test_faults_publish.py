@@ -24,9 +24,9 @@ import pytest
 
 from ntputils.book import cli, sweep_table
 from ntputils.book.project import Project
-from ntputils.book.sweep import LOCK, _lock, sweep_dir
 from ntputils.book.sweep_cluster import ClusterError, check_scheduler_address, connect
 from ntputils.book.sweep_spec import parse_axes, plan_sweep
+from ntputils.book.sweep_store import LOCK, DriverRunning, driver_lock, no_driver, sweep_dir
 from ntputils.book.sweep_table import PublishRefused, SweepTableError, publish
 
 from chapters import add_chapter, chapter_text
@@ -158,12 +158,10 @@ def test_publish_refused_while_the_driver_runs_even_with_force(project, good, ca
 
 def test_the_driver_holds_its_lock_and_a_publish_keeps_a_driver_out(project):
     d = sweep_dir(project, "s3")
-    with _lock(d):
+    with driver_lock(d):
         with (d / LOCK).open("r") as f, pytest.raises(BlockingIOError):
             fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    from ntputils.book.sweep import no_driver
-
-    with no_driver(d), pytest.raises(ClusterError, match="another sweep driver"), _lock(d):
+    with no_driver(d), pytest.raises(DriverRunning, match="another sweep driver"), driver_lock(d):
         pass
 
 

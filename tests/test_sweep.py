@@ -25,9 +25,9 @@ import pytest
 
 from ntputils.book import cli
 from ntputils.book.project import Project
-from ntputils.book.sweep import point_dir, read_attempts, sweep_dir
 from ntputils.book.sweep_cluster import ALLOWED_FAILURES, connect, read_slurm_config, slurm_cluster
 from ntputils.book.sweep_spec import SweepSpecError, parse_axes, plan_sweep
+from ntputils.book.sweep_store import point_dir, read_attempts, sweep_dir
 from ntputils.book.sweep_table import collect, markdown
 
 from chapters import add_chapter

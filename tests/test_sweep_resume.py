@@ -15,8 +15,9 @@ import pytest
 
 from ntputils.book.fingerprint import trace_digest
 from ntputils.book.project import Project
-from ntputils.book.sweep import classify, point_current, point_dir
+from ntputils.book.sweep import classify
 from ntputils.book.sweep_spec import plan_sweep
+from ntputils.book.sweep_store import point_current, point_dir
 
 from chapters import FIXTURES, chapter_text
 

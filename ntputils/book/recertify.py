@@ -18,12 +18,12 @@ from ntputils.book.environment import git_commit
 from ntputils.book.project import Project, read_json, write_text_atomic
 from ntputils.book.sweep import run_sweep, say
 from ntputils.book.sweep_spec import SweepSpecError, axis_pairs, plan_sweep
-from ntputils.book.sweep_store import point_dir
+from ntputils.book.sweep_store import RESULT, point_dir, sweep_plan
 from ntputils.book.sweep_table import (
     RESULTS_DIR,
     axes_of,
     checked,
-    rows,
+    collect,
     same_value,
     sample_points,
     table_fingerprint,
@@ -68,48 +68,31 @@ def _values(df) -> dict[tuple[str, str], tuple[float, str, str]]:
 
 def _tolerances(result: dict[str, Any]) -> dict[str, float]:
     """``record(..., tol=...)`` tolerances of a point's result (metric -> absolute tolerance)."""
-    out = {}
-    for metric, entry in (result.get("results") or {}).items():
-        tol = entry.get("tol") if isinstance(entry, dict) else None
-        if tol is not None:
-            out[metric] = float(tol)
-    return out
+    entries = (result.get("results") or {}).items()
+    return {m: float(e["tol"]) for m, e in entries if isinstance(e, dict) and e.get("tol") is not None}
 
 
-def _close(a: float, b: float) -> bool:
-    return a == b or (math.isnan(a) and math.isnan(b)) or (
-        math.isfinite(a) and math.isfinite(b) and abs(a - b) <= FLOAT_ATOL + FLOAT_RTOL * max(abs(a), abs(b)))
-
-
-def _json_close(a: str, b: str) -> float | None:
-    """The largest relative difference of two JSON values of one shape whose numbers are all
-    :func:`_close`, else ``None``."""
-    try:
-        x, y = json.loads(a), json.loads(b)
-    except ValueError:
-        return None
-    largest = 0.0
-
-    def walk(u: Any, v: Any) -> bool:
-        nonlocal largest
-        if isinstance(u, dict) and isinstance(v, dict):
-            return u.keys() == v.keys() and all(walk(u[k], v[k]) for k in u)
-        if isinstance(u, list) and isinstance(v, list):
-            return len(u) == len(v) and all(walk(p, q) for p, q in zip(u, v, strict=True))
-        if isinstance(u, (int, float)) and isinstance(v, (int, float)) and not isinstance(u, bool):
-            if not _close(float(u), float(v)):
-                return False
-            if u != v:
-                largest = max(largest, abs(u - v) / max(abs(u), abs(v), FLOAT_ATOL))
-            return True
-        return u == v
-
-    return largest if walk(x, y) else None
+def _gap(u: Any, v: Any) -> float | None:
+    """The largest relative difference of two values of one shape (numbers, or JSON lists and dicts of
+    them) whose numbers are all within the cross-machine tolerance, else ``None``."""
+    if isinstance(u, dict) and isinstance(v, dict):
+        gaps = [_gap(u[k], v[k]) for k in u] if u.keys() == v.keys() else [None]
+    elif isinstance(u, list) and isinstance(v, list):
+        gaps = [_gap(p, q) for p, q in zip(u, v, strict=True)] if len(u) == len(v) else [None]
+    elif isinstance(u, (int, float)) and isinstance(v, (int, float)) and not isinstance(u, bool):
+        if u == v or (math.isnan(u) and math.isnan(v)):
+            return 0.0
+        if not math.isclose(u, v, rel_tol=FLOAT_RTOL, abs_tol=FLOAT_ATOL):
+            return None
+        return abs(u - v) / max(abs(u), abs(v), FLOAT_ATOL)
+    else:
+        return 0.0 if u == v else None
+    return None if None in gaps else max(gaps, default=0.0)
 
 
 def differences(old, new, tolerances: dict[str, float]) -> tuple[list[str], float, int]:
     """(what moved, largest relative difference accepted, values not bit-identical) between two points'
-    rows: outcomes match exactly, values bit for bit, within their record's ``tol`` or :func:`_close`."""
+    rows: outcomes match exactly, values bit for bit, within their record's ``tol`` or :func:`_gap`."""
     a, b = _values(old), _values(new)
     moved, largest, inexact = [], 0.0, 0
     for key in sorted(set(a) | set(b)):
@@ -120,34 +103,29 @@ def differences(old, new, tolerances: dict[str, float]) -> tuple[list[str], floa
         (va, ta, oa), (vb, tb, ob) = a[key], b[key]
         if oa != ob:
             moved.append(f"{kind} {metric}: outcome {oa!r} -> {ob!r}")
-        same_value = (va == vb) or (math.isnan(va) and math.isnan(vb))
-        if same_value and ta == tb:
+        if ta == tb and (va == vb or (math.isnan(va) and math.isnan(vb))):
             continue
-        tol = tolerances.get(metric) if kind == "record" else None
+        tol = tolerances.get(metric, -1.0) if kind == "record" else -1.0
         diff = abs(va - vb) if math.isfinite(va) and math.isfinite(vb) else math.inf
-        if ta == tb and tol is not None and (diff <= tol or math.isinf(tol)):
+        try:  # text values (e.g. a dict of residuals per d) element by element
+            gap = _gap(va, vb) if ta == tb else _gap(json.loads(ta), json.loads(tb))
+        except ValueError:
+            gap = None
+        if ta == tb and (diff <= tol or math.isinf(tol)):
+            gap = 0.0  # within the tolerance its record states
+        if gap is None:
+            shown = (f"{va!r} -> {vb!r} (difference {diff:.3g})" if not (ta or tb)
+                     else f"{ta or va!r} -> {tb or vb!r}")
+            moved.append(f"{kind} {metric}: {shown}")
+        else:
             inexact += 1
-            continue
-        if ta == tb and _close(va, vb):
-            inexact += 1
-            largest = max(largest, diff / max(abs(va), abs(vb), FLOAT_ATOL))
-            continue
-        close = _json_close(ta, tb) if ta and tb and ta != tb else None
-        if close is not None:  # e.g. a dict of residuals per d: element by element
-            inexact += 1
-            largest = max(largest, close)
-            continue
-        shown = (f"{va!r} -> {vb!r} (difference {diff:.3g})" if not (ta or tb)
-                 else f"{ta or va!r} -> {tb or vb!r}")
-        moved.append(f"{kind} {metric}: {shown}")
+            largest = max(largest, gap)
     return moved, largest, inexact
 
 
 def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, force: bool = False,
               progress: bool = True) -> int:
     """Re-certify one committed table; returns the exit code (0 current or re-certified, 1 moved)."""
-    import pandas as pd
-
     folder = project.root / RESULTS_DIR / "sweeps" / name
     try:
         pub = checked(project, name)
@@ -159,10 +137,9 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
         say(f"{name}: current (run-time fingerprint); nothing to re-run")
         return EXIT_OK
     table = read_committed_table(folder / "table.csv")
-    axes = {k: v for k, v in prov["axes"].items()}
-    profile = prov.get("profile") if "profile" not in axes else None
+    profile = prov.get("profile") if "profile" not in prov["axes"] else None
     try:
-        plan = plan_sweep(project, prov["chapter"], axis_pairs(axes), profile=profile, name=name)
+        plan = plan_sweep(project, prov["chapter"], axis_pairs(prov["axes"]), profile=profile, name=name)
     except SweepSpecError as err:
         say(f"error: {name}: the committed sweep cannot be planned under the current code: {err}")
         return EXIT_USAGE
@@ -187,12 +164,12 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
         say(f"{name}: NOT re-certified: a re-run point failed (see sweeps/{scratch}/); "
             "the table is unchanged")
         return EXIT_MOVED
-    new_rows, _, desc = rows(project, scratch)
-    new = pd.DataFrame(new_rows)
+    new = collect(project, scratch)
     moved: list[str] = []
-    largest, inexact, compared = 0.0, 0, 0
+    largest, inexact, compared, seconds = 0.0, 0, 0, 0.0
     for pid, point in matched.items():
-        result = read_json(point_dir(project, scratch, point.id) / "result.json")
+        result = read_json(point_dir(project, scratch, point.id) / RESULT)
+        seconds += float(result.get("seconds") or 0)  # the sampled points' run time
         old_rows = table[table["point_id"] == pid]
         diff, big, off = differences(old_rows, new[new["point_id"] == point.id], _tolerances(result))
         moved += [f"[{', '.join(f'{k}={v}' for k, v in point.overrides.items())}] {d}" for d in diff]
@@ -206,9 +183,8 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
         if len(moved) > 40:
             say(f"  ... and {len(moved) - 40} more")
         return EXIT_MOVED
-    results = [read_json(point_dir(project, scratch, p.id) / "result.json") for p in matched.values()]
-    seconds = round(sum(float(r.get("seconds") or 0) for r in results), 1)  # the sampled points' run time
-    fingerprint = table_fingerprint(project, desc)
+    seconds = round(seconds, 1)
+    fingerprint = table_fingerprint(project, sweep_plan(project, scratch))
     if fingerprint is None:
         say(f"{name}: NOT re-certified: a re-run point left no trace of what it executed")
         return EXIT_MOVED
@@ -244,12 +220,11 @@ def recertify_command(project: Project, names: list[str], *, all_tables: bool = 
         say(f"error: no committed table named {', '.join(map(repr, unknown))} under {RESULTS_DIR}/sweeps/; "
             f"committed: {', '.join(available) or 'none'}")
         return EXIT_USAGE
-    worst, summary = EXIT_OK, []
+    summary = []
     started = datetime.now(UTC).isoformat(timespec="seconds")
     for name in available if all_tables else names:
         t0 = time.time()
         code = recertify(project, name, extra=extra, workers=workers, force=force, progress=progress)
-        worst = max(worst, code)
         summary.append((name, code, time.time() - t0))
     if len(summary) > 1:
         say("\nsummary (seconds: this command; full: the committed run's wall time):")
@@ -260,4 +235,4 @@ def recertify_command(project: Project, names: list[str], *, all_tables: bool = 
             if code == EXIT_OK and last.get("event") == "recertified" and last.get("date", "") >= started:
                 state = f"re-certified ({last.get('points')} of {last.get('of')} points re-run)"
             say(f"  {name:16s} {state:40s} {seconds:8.1f} s   full: {pub_prov.get('wall_s')} s")
-    return worst
+    return max((code for _, code, _ in summary), default=EXIT_OK)

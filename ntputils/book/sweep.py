@@ -8,7 +8,6 @@ marker. Rerunning resumes: points with a current result are skipped; ``--retry-f
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -36,21 +35,19 @@ from ntputils.book.sweep_cluster import (
     sweep_job_name,
 )
 from ntputils.book.sweep_spec import SweepPlan, SweepSpecError, plan_sweep
-from ntputils.book.sweep_store import (  # noqa: F401  (the sweep folder's names, used here and re-exported)
-    LOCK,
+from ntputils.book.sweep_store import (
     RESULT,
-    SWEEPS_DIR,
     DriverRunning,
-    SweepFileError,
-    no_driver,
+    driver_lock,
     point_current,
     point_dir,
     read_attempts,
     read_plan,
     sweep_dir,
 )
+from ntputils.book.sweep_table import write_table
 from ntputils.chapter import unjudged_claims
-from ntputils.committed import POINT_ENV
+from ntputils.committed import POINT_ENV, SweepTableError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -86,12 +83,8 @@ def _point_environment(project: Project, record: Path, log: Path) -> Iterator[No
 
 def _cell_seconds(nb) -> float:
     """Sum of papermill's per-cell durations: the chapter's own compute inside the kernel."""
-    total = 0.0
-    for cell in nb.cells:
-        d = cell.get("metadata", {}).get("papermill", {}).get("duration")
-        if isinstance(d, (int, float)):
-            total += float(d)
-    return total
+    durations = (cell.get("metadata", {}).get("papermill", {}).get("duration") for cell in nb.cells)
+    return sum(float(d) for d in durations if isinstance(d, (int, float)))
 
 
 def run_point(task: dict[str, Any]) -> dict[str, Any]:
@@ -183,19 +176,6 @@ def plan_conflict(previous: dict[str, Any], plan: SweepPlan) -> str | None:
             "replace it")
 
 
-@contextlib.contextmanager
-def _lock(directory: Path) -> Iterator[None]:
-    """One driver per sweep: an exclusive ``flock`` on ``sweeps/<name>/.lock``, else :class:`ClusterError`."""
-    directory.mkdir(parents=True, exist_ok=True)
-    with (directory / LOCK).open("w") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ClusterError(f"another sweep driver (or a sweep-table --publish) is running on "
-                               f"{directory}") from None
-        yield
-
-
 def classify(project: Project, plan: SweepPlan, retry_failed: bool,
              package: Package | None = None) -> tuple[list, list, list, list]:
     """(points done and current, failed and kept, to run, and those to run whose ok result is stale)."""
@@ -220,21 +200,13 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
               slurm: Path | None = None, retry_failed: bool = False, connect_timeout: float = 10.0,
               progress: bool = True) -> int:
     """Run the points of ``plan`` that have no result (resume); return the exit code."""
-    from ntputils.book.sweep_table import write_table
-
     directory = sweep_dir(project, plan.name)
-    try:
-        previous = read_plan(directory / "sweep.json")
-    except SweepFileError as err:
-        say(f"error: {err}")
-        return EXIT_USAGE
-    problem = plan_conflict(previous, plan)
-    if problem:
-        say(f"error: {problem}")
-        return EXIT_USAGE
     started = time.time()
     try:
-        with _lock(directory):
+        previous = read_plan(directory / "sweep.json")
+        if problem := plan_conflict(previous, plan):
+            raise SweepTableError(problem)
+        with driver_lock(directory):
             done, failed, todo, stale = classify(project, plan, retry_failed)
             commit = git_commit(project.root)
             desc = plan.describe() | {"point_ids": [p.id for p in plan.points], "git": commit,
@@ -264,7 +236,7 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
             desc["wall_s"] = round(sum(r["wall_s"] for r in desc["runs"]), 1)  # over resumed runs too
             write_json_atomic(directory / "sweep.json", desc)
             table = write_table(project, plan.name)
-    except ClusterError as err:
+    except (ClusterError, DriverRunning, SweepTableError) as err:
         say(f"error: {err}")
         return EXIT_USAGE
     return _summary(project, plan, infra, table)
@@ -309,7 +281,7 @@ def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str,
     return infra
 
 
-def _summary(project: Project, plan: SweepPlan, infra: dict[str, str], table: Path | None) -> int:
+def _summary(project: Project, plan: SweepPlan, infra: dict[str, str], table: Path) -> int:
     ok, errors, retried = 0, [], 0
     for point in plan.points:
         d = point_dir(project, plan.name, point.id)
@@ -326,8 +298,7 @@ def _summary(project: Project, plan: SweepPlan, infra: dict[str, str], table: Pa
             f"(see {point_dir(project, plan.name, point.id) / 'error.txt'})")
     for pid, err in infra.items():
         say(f"  infrastructure {pid}: {err} (rerun the command to resume)")
-    if table is not None:
-        say(f"table: {table} (+ .csv); `python -m ntputils.book sweep-table {plan.name}` prints it")
+    say(f"table: {table} (+ .csv); `python -m ntputils.book sweep-table {plan.name}` prints it")
     return EXIT_OK if ok == len(plan.points) else EXIT_FAILED
 
 
@@ -336,13 +307,11 @@ def sweep_command(project: Project, chapter: str, pairs: list[str] | None, *, pr
                   slurm: Path | None = None, retry_failed: bool = False, connect_timeout: float = 10.0,
                   progress: bool = True) -> int:
     """``sweep``: validate (exit 2, nothing written), then :func:`run_sweep`."""
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        say("error: --workers must be an integer >= 1")
-        return EXIT_USAGE
-    if scheduler and slurm:
-        say("error: give either --scheduler or --slurm, not both")
-        return EXIT_USAGE
     try:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise SweepSpecError("--workers must be an integer >= 1")
+        if scheduler and slurm:
+            raise SweepSpecError("give either --scheduler or --slurm, not both")
         check_connect_timeout(connect_timeout)
         if scheduler is not None:
             check_scheduler_address(scheduler)

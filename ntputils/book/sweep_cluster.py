@@ -20,7 +20,11 @@ from typing import Any
 from ntputils.book.project import seconds_problem
 
 ALLOWED_FAILURES = 3
-THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+#: every sweep: retries of killed workers, no work stealing, no queueing on busy workers
+DASK_CONFIG = {"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+               "distributed.scheduler.work-stealing": False, "distributed.scheduler.worker-saturation": 1.0}
+#: each worker process: BLAS/OpenMP threads capped
+WORKER_ENV = {var: "1" for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
 
 
 class ClusterError(RuntimeError):
@@ -62,19 +66,6 @@ def check_slurm_tools() -> None:
                            f"{missing[0]}: run the sweep on the cluster's login node")
 
 
-def dask_config() -> dict[str, Any]:
-    """The dask settings of every sweep: retries of killed workers, no work stealing, no queueing on busy
-    workers."""
-    return {"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
-            "distributed.scheduler.work-stealing": False,
-            "distributed.scheduler.worker-saturation": 1.0}
-
-
-def worker_env(threads: int = 1) -> dict[str, str]:
-    """Environment of each worker process: BLAS/OpenMP threads capped."""
-    return {var: str(threads) for var in THREAD_VARS}
-
-
 def _seconds(text: str) -> int:
     """SLURM's walltime ``[D-]HH:MM:SS`` (or ``MM:SS``) -> seconds; ``ValueError`` otherwise."""
     days, _, hms = text.rpartition("-")
@@ -99,7 +90,7 @@ def slurm_job_kwargs() -> dict[str, Any]:
         wall = _seconds(str(get("walltime")))
         lifetime = max(60, min(wall - 300, int(wall * 0.9)))
         extra += ["--lifetime", f"{lifetime}s", "--lifetime-stagger", f"{min(60, lifetime // 10)}s"]
-    prologue = [f"export {k}={v}" for k, v in worker_env().items()] + list(get("job-script-prologue") or [])
+    prologue = [f"export {k}={v}" for k, v in WORKER_ENV.items()] + list(get("job-script-prologue") or [])
     return {"processes": get("processes") or get("cores"), "worker_extra_args": extra,
             "job_script_prologue": prologue}
 
@@ -170,10 +161,10 @@ def connect(*, workers: int = 2, scheduler: str | None = None, slurm: Path | Non
     from distributed import Client, LocalCluster
 
     with contextlib.ExitStack() as stack:
-        stack.enter_context(dask.config.set(dask_config()))
+        stack.enter_context(dask.config.set(DASK_CONFIG))
         if scheduler:
             check_scheduler_address(scheduler)
-            client = _bounded_client(scheduler, check_connect_timeout(timeout))
+            client = _client(scheduler, check_connect_timeout(timeout))
         else:
             if slurm:
                 check_slurm_tools()
@@ -185,7 +176,7 @@ def connect(*, workers: int = 2, scheduler: str | None = None, slurm: Path | Non
             else:
                 cluster = stack.enter_context(LocalCluster(
                     n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                    env=worker_env(), silence_logs=40))
+                    env=WORKER_ENV, silence_logs=40))
             client = Client(cluster)
         with client, (SlurmWatch(client, cluster, slurm) if slurm else contextlib.nullcontext()):
             yield client
@@ -396,26 +387,12 @@ def handshake(scheduler: str, timeout: float) -> None:
         raise _unreachable(scheduler, timeout, f"{type(err).__name__}: {err}") from None
 
 
-def _bounded_client(scheduler: str, timeout: float):
-    """``distributed.Client(scheduler)`` after :func:`handshake`, made in a thread bounded by ``timeout``."""
+def _client(scheduler: str, timeout: float):
+    """``distributed.Client(scheduler)`` after :func:`handshake`, within ``timeout`` seconds (Dask's own)."""
     from distributed import Client
 
     handshake(scheduler, timeout)
-    box: dict[str, Any] = {}
-
-    def make() -> None:
-        try:
-            box["client"] = Client(scheduler, timeout=f"{timeout}s")
-        except BaseException as err:  # noqa: BLE001 - reported by the caller
-            box["error"] = err
-
-    thread = threading.Thread(target=make, name="ntpbook-connect", daemon=True)
-    thread.start()
-    thread.join(timeout + 5.0)
-    if thread.is_alive():
-        raise _unreachable(scheduler, timeout, "the scheduler accepted the connection but never registered "
-                                               "this client")
-    if "error" in box:
-        err = box["error"]
+    try:
+        return Client(scheduler, timeout=f"{timeout}s")
+    except Exception as err:  # noqa: BLE001 - e.g. it accepted the handshake but never registered this client
         raise _unreachable(scheduler, timeout, f"{type(err).__name__}: {err}") from None
-    return box["client"]

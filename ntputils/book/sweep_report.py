@@ -12,6 +12,8 @@ from pathlib import Path
 
 from ntputils.book.execute import ANSI, HIDDEN, environment, run_papermill, worker_env, write_currency
 from ntputils.book.project import Project, ProjectError
+from ntputils.book.sweep_store import sweep_dir, sweep_plan
+from ntputils.book.sweep_table import write_table
 from ntputils.committed import CURRENCY_ENV
 
 PAGE = "c03"
@@ -23,21 +25,16 @@ STYLE = ("body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0
 def report_command(project: Project, name: str, out: Path | None = None) -> int:
     """Run the page on sweep ``name``, writing ``NAME.ipynb`` and ``NAME.html`` into ``out``; exit code 0,
     1 (the page failed) or 2 (no such sweep or page)."""
-    from ntputils.book.sweep_store import sweep_dir
-    from ntputils.book.sweep_table import SweepTableError, check_name, write_table
-
     try:
-        folder = sweep_dir(project, check_name(name))
-        if not (folder / "sweep.json").is_file():
-            raise FileNotFoundError(f"no sweep named {name!r} under {folder.parent}")
+        sweep_plan(project, name)
         (chapter,) = project.select([PAGE])
-    except (SweepTableError, FileNotFoundError, ProjectError, ValueError) as err:
+    except (FileNotFoundError, ProjectError, ValueError) as err:  # a bad name or a garbled plan: ValueError
         print(f"error: {err}")
         return 2
-    if (folder / "points").is_dir():
-        with contextlib.suppress(OSError):  # a read-only sweep folder: the table it has
+    if (sweep_dir(project, name) / "points").is_dir():  # else (or read-only) the table it has
+        with contextlib.suppress(OSError):
             write_table(project, name)
-    out = (out or folder / "report").resolve()
+    out = (out or sweep_dir(project, name) / "report").resolve()
     out.mkdir(parents=True, exist_ok=True)
     executed, page = out / f"{name}.ipynb", out / f"{name}.html"
     work = Path(tempfile.mkdtemp(prefix=f"sweep-report-{name}-"))

@@ -114,12 +114,9 @@ def parse_axis_values(key: str, text: str) -> list[Any]:
     if any(not p.strip() for p in parts):
         raise SweepSpecError(f"-p {key}={text}: empty value in the list")
     values = [parse_value(p.strip()) for p in parts]
-    seen: list[str] = []
-    for v in values:
-        r = repr(v)
-        if r in seen:
+    for i, v in enumerate(values):
+        if repr(v) in map(repr, values[:i]):
             raise SweepSpecError(f"-p {key}={text}: duplicate value {v!r}")
-        seen.append(r)
     return values
 
 
@@ -186,14 +183,11 @@ def check_limits(resolved: dict[str, Any], limits: dict[str, Any]) -> list[str]:
             if value not in limit:
                 allowed = sorted(limit, key=repr)
                 problems.append(f"{key}={value!r} is not one of the chapter's values {allowed}")
-            continue
-        low, high = limit
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            continue
-        if (low is not None and value < low) or (high is not None and value > high):
-            lo = "-inf" if low is None else low
-            hi = "inf" if high is None else high
-            problems.append(f"{key}={value!r} is outside the chapter's limits [{lo}, {hi}]")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            low, high = limit
+            if (low is not None and value < low) or (high is not None and value > high):
+                problems.append(f"{key}={value!r} is outside the chapter's limits "
+                                f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]")
     return problems
 
 
@@ -239,29 +233,25 @@ def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, p
     chapter_code = chapter_code_of(nb)
     chash = code_hash(chapter_code, dependency_pins(project.pyproject))
 
-    keys = list(axes)
     problems: list[str] = []
     points: list[Point] = []
     seen: dict[str, dict[str, Any]] = {}
     base = {"profile": profile} if profile is not None else {}
-    for combo in itertools.product(*(axes[k] for k in keys)):
-        overrides = dict(zip(keys, combo, strict=True))
+    for combo in itertools.product(*axes.values()):
+        overrides = dict(zip(axes, combo, strict=True))
         try:
             resolved = spec.resolve({**base, **overrides})
         except ParameterError as err:
-            msg = str(err)
-            if msg not in problems:
-                problems.append(msg)
+            problems.append(str(err))
             continue
-        for p in check_limits(resolved, limits):
-            if p not in problems:
-                problems.append(p)
+        problems += check_limits(resolved, limits)
         pid = point_id(chash, resolved)
         if pid in seen:
             problems.append(f"points {seen[pid]} and {overrides} resolve to the same parameters")
             continue
         seen[pid] = overrides
         points.append(Point(pid, overrides, resolved, spec.injected(resolved)))
+    problems = list(dict.fromkeys(problems))  # each once, in order
     if problems:
         shown = problems[:10] + ([f"... and {len(problems) - 10} more"] if len(problems) > 10 else [])
         raise SweepSpecError("invalid sweep of " + chapter.name + ":\n  " + "\n  ".join(shown))

@@ -1,18 +1,20 @@
-"""A sweep's folder: ``sweeps/<name>/`` with its plan ``sweep.json``, the driver's ``.lock`` and one
-folder per point (``attempts``, ``result.json``, the only done marker). Read by the driver
-(:mod:`~ntputils.book.sweep`), the table (:mod:`~ntputils.book.sweep_table`) and ``sweep-status``."""
+"""A sweep's folder ``sweeps/<name>/``: its plan ``sweep.json``, the driver's ``.lock`` and one folder per
+point (``attempts``, ``result.json``, the only done marker). The one place that finds, reads and locks
+them, for the driver, the table, ``sweep-status`` and ``sweep-report``."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ntputils.book.fingerprint import Package, trace_digest
 from ntputils.book.project import Project
+from ntputils.committed import SweepTableError, check_name
 
 SWEEPS_DIR = "sweeps"
 RESULT = "result.json"
@@ -41,24 +43,29 @@ def read_attempts(directory: Path) -> list[dict[str, Any]]:
     return out
 
 
-class SweepFileError(ValueError):
-    """A sweep's ``sweep.json`` exists but cannot be read (exit code 2, naming the file)."""
-
-
 def read_plan(path: Path) -> dict[str, Any]:
-    """``sweep.json`` (``{}`` if there is none); :class:`SweepFileError` when it is not a readable plan."""
+    """``sweep.json`` (``{}`` if there is none); :class:`SweepTableError` naming it when it is not a plan."""
     if not path.exists():
         return {}
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as err:
-        raise SweepFileError(f"{path} is unreadable ({type(err).__name__}: {err}); remove the folder "
-                             f"{path.parent} to start the sweep over") from None
+        raise SweepTableError(f"{path} is unreadable ({type(err).__name__}: {err}); remove the folder "
+                              f"{path.parent} to start the sweep over") from None
     if (not isinstance(data, dict) or not isinstance(data.get("axes"), dict)
             or not isinstance(data.get("point_ids"), list) or not isinstance(data.get("chapter"), str)):
-        raise SweepFileError(f"{path} is not a sweep plan (expected chapter, axes and point_ids); remove the "
-                             f"folder {path.parent} to start the sweep over")
+        raise SweepTableError(f"{path} is not a sweep plan (expected chapter, axes and point_ids); remove "
+                              f"the folder {path.parent} to start the sweep over")
     return data
+
+
+def sweep_plan(project: Project, name: str) -> dict[str, Any]:
+    """The plan of the existing sweep ``name``; :class:`FileNotFoundError` or :class:`SweepTableError`."""
+    path = sweep_dir(project, check_name(name)) / "sweep.json"
+    plan = read_plan(path)
+    if not plan:
+        raise FileNotFoundError(f"no sweep named {name!r} under {path.parent.parent}")
+    return plan
 
 
 class DriverRunning(RuntimeError):
@@ -66,8 +73,21 @@ class DriverRunning(RuntimeError):
 
 
 @contextlib.contextmanager
+def driver_lock(directory: Path) -> Iterator[None]:
+    """One driver per sweep: an exclusive ``flock`` on ``.lock``, else :class:`DriverRunning`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with (directory / LOCK).open("w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise DriverRunning(f"another sweep driver (or a sweep-table --publish) is running on "
+                                f"{directory}") from None
+        yield
+
+
+@contextlib.contextmanager
 def no_driver(directory: Path) -> Iterator[None]:
-    """Hold the sweep's lock shared (read-only), so no driver starts meanwhile; raise :class:`DriverRunning`
+    """Hold the sweep's lock shared (read-only), so no driver starts meanwhile; :class:`DriverRunning`
     when a driver holds it."""
     try:
         f = (directory / LOCK).open("r")
@@ -81,6 +101,30 @@ def no_driver(directory: Path) -> Iterator[None]:
             raise DriverRunning(f"the driver of sweep {directory.name!r} is still running (it holds "
                                 f"{directory / LOCK}); wait for it to finish") from None
         yield
+
+
+def lock_holder(lock: Path, locks: Path = Path("/proc/locks")) -> int | None | bool:
+    """The pid holding an exclusive ``flock`` on ``lock`` (read without taking it), ``None`` when nobody
+    does, ``False`` when that cannot be known (no ``/proc/locks``)."""
+    try:
+        st = lock.stat()
+    except OSError:
+        return None  # no lock file: no driver has ever run
+    try:
+        lines = locks.read_text().splitlines()
+    except OSError:
+        return False
+    for parts in map(str.split, lines):  # "1: FLOCK ADVISORY WRITE <pid> <major>:<minor>:<inode> 0 EOF"
+        if len(parts) < 6 or parts[1] != "FLOCK" or parts[3] != "WRITE":
+            continue  # a waiter ("1: -> FLOCK ..."), a POSIX lock, a shared flock
+        try:
+            major, minor, inode = parts[5].split(":")
+            if (int(major, 16), int(minor, 16), int(inode)) == (os.major(st.st_dev), os.minor(st.st_dev),
+                                                                 st.st_ino):
+                return int(parts[4])
+        except ValueError:
+            continue
+    return None
 
 
 def point_current(result: dict[str, Any], package: Package | None = None,

@@ -24,6 +24,16 @@ from typing import Any
 
 from ntputils.book.execute import pid_alive
 from ntputils.book.project import Project, read_json
+from ntputils.book.sweep_store import (
+    RESULT,
+    DriverRunning,
+    no_driver,
+    point_current,
+    point_dir,
+    read_attempts,
+    sweep_dir,
+    sweep_plan,
+)
 from ntputils.committed import (
     RESULTS_DIR,
     SweepTableError,
@@ -48,30 +58,17 @@ def _number(value: Any) -> tuple[float, str]:
     return math.nan, json.dumps(value)
 
 
-def sweep_plan(project: Project, name: str) -> dict[str, Any]:
-    """``sweeps/<name>/sweep.json``; :class:`FileNotFoundError` or (garbled) :class:`SweepTableError`."""
-    from ntputils.book.sweep_store import SweepFileError, read_plan, sweep_dir
-
-    path = sweep_dir(project, check_name(name)) / "sweep.json"
-    try:
-        desc = read_plan(path)
-    except SweepFileError as err:
-        raise SweepTableError(str(err)) from None
-    if not desc:
-        raise FileNotFoundError(f"no sweep named {name!r} under {path.parent.parent}")
-    return desc
-
-
-def rows(project: Project, name: str) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
-    """(table rows, swept parameter names, sweep.json) of the points of the sweep's latest plan."""
-    from ntputils.book.sweep_store import point_dir, read_attempts
+def collect(project: Project, name: str):
+    """The tidy table of the points of sweep ``name``'s latest plan: ``point_id``, the swept parameters,
+    :data:`COLUMNS_TAIL`."""
+    import pandas as pd
 
     desc = sweep_plan(project, name)
-    axes = list(desc.get("axes", {}))
+    axes = list(desc["axes"])
     out: list[dict[str, Any]] = []
-    for pid in desc.get("point_ids", []):
+    for pid in desc["point_ids"]:
         d = point_dir(project, name, pid)
-        res = read_json(d / "result.json")
+        res = read_json(d / RESULT)
         if not res:
             continue
         base = {"point_id": pid, **{k: res.get("resolved", {}).get(k) for k in axes},
@@ -82,44 +79,29 @@ def rows(project: Project, name: str) -> tuple[list[dict[str, Any]], list[str], 
             out.append(base | {"kind": "point", "metric": "", "value": math.nan, "value_text": "",
                                "outcome": "error"})
             continue
-        for metric, entry in res.get("results", {}).items():
-            value, text = _number(entry.get("value") if isinstance(entry, dict) else entry)
-            out.append(base | {"kind": "record", "metric": metric, "value": value, "value_text": text,
-                               "outcome": ""})
-        for comp in res.get("comparisons", []):
-            value, text = _number(comp.get("measured"))
-            out.append(base | {"kind": "compare", "metric": comp.get("key", ""), "value": value,
-                               "value_text": text, "outcome": comp.get("outcome", ""),
-                               "items": ";".join(comp.get("items", []))})
-        for chk in res.get("checks", []):
-            value, text = _number(chk.get("measured"))
-            out.append(base | {"kind": "check", "metric": chk.get("claim", ""), "value": value,
-                               "value_text": text, "outcome": "pass" if chk.get("passed") else "fail"})
-    return out, axes, desc
+        found = [("record", metric, entry.get("value") if isinstance(entry, dict) else entry, "", {})
+                 for metric, entry in res.get("results", {}).items()]
+        found += [("compare", comp.get("key", ""), comp.get("measured"), comp.get("outcome", ""),
+                   {"items": ";".join(comp.get("items", []))}) for comp in res.get("comparisons", [])]
+        found += [("check", chk.get("claim", ""), chk.get("measured"),
+                   "pass" if chk.get("passed") else "fail", {}) for chk in res.get("checks", [])]
+        for kind, metric, measured, outcome, extra in found:
+            value, text = _number(measured)
+            out.append(base | {"kind": kind, "metric": metric, "value": value, "value_text": text,
+                               "outcome": outcome} | extra)
+    return pd.DataFrame(out, columns=["point_id", *axes, *COLUMNS_TAIL])
 
 
-def collect(project: Project, name: str):
-    """The tidy table of sweep ``name``: ``point_id``, the swept parameters, :data:`COLUMNS_TAIL`."""
-    import pandas as pd
-
-    data, axes, _ = rows(project, name)
-    columns = ["point_id", *axes, *COLUMNS_TAIL]
-    return pd.DataFrame(data, columns=columns)
+def _write(df, folder: Path) -> Path:
+    """``df`` as ``table.parquet`` and ``table.csv`` in ``folder``; the parquet path."""
+    df.to_parquet(folder / "table.parquet", index=False)
+    df.to_csv(folder / "table.csv", index=False)
+    return folder / "table.parquet"
 
 
-def write_table(project: Project, name: str) -> Path | None:
+def write_table(project: Project, name: str) -> Path:
     """Write ``table.parquet`` and ``table.csv`` into ``sweeps/<name>/``; return the parquet path."""
-    from ntputils.book.sweep_store import sweep_dir
-
-    try:
-        df = collect(project, name)
-    except FileNotFoundError:
-        return None
-    d = sweep_dir(project, name)
-    parquet = d / "table.parquet"
-    df.to_parquet(parquet, index=False)
-    df.to_csv(d / "table.csv", index=False)
-    return parquet
+    return _write(collect(project, name), sweep_dir(project, name))
 
 
 def _md_table(header: list[str], body: list[list[Any]]) -> list[str]:
@@ -131,8 +113,8 @@ def _md_table(header: list[str], body: list[list[Any]]) -> list[str]:
 def markdown(project: Project, name: str) -> str:
     """A provenance line, one row per point (swept values, status, seconds, claims, checks), then each
     recorded value's min / median / max over the points."""
-    df = collect(project, name)
-    _, axes, desc = rows(project, name)
+    df, desc = collect(project, name), sweep_plan(project, name)
+    axes = list(desc["axes"])
     prov = (f"Sweep `{name}` of {desc.get('chapter')} ({desc.get('points')} points, profile "
             f"{desc.get('profile')}): commit {desc.get('git')}, {desc.get('machine')}, finished "
             f"{desc.get('finished', 'not yet')}, wall {desc.get('wall_s', '?')} s; code hash "
@@ -160,7 +142,6 @@ class PublishRefused(RuntimeError):
 
 PROVENANCE_KEYS = ("name", "chapter", "profile", "axes", "points", "code_hash", "git", "machine", "host",
                    "versions", "started", "finished", "wall_s", "command")
-KEPT_FILES = ("table.csv", "provenance.json")  # what publishing replaces; other files are carried over
 
 
 def committed(project: Project, name: str) -> tuple[Any, dict[str, Any]] | None:
@@ -172,36 +153,35 @@ def committed(project: Project, name: str) -> tuple[Any, dict[str, Any]] | None:
     table_path, prov_path = folder / "table.csv", folder / "provenance.json"
     if not table_path.exists() and not prov_path.exists():
         return None
-    fix = f"restore it from git (git checkout -- {folder}) or replace it with --publish --force"
+
+    def garbled(path: Path, why: str) -> SweepTableError:
+        return SweepTableError(f"the committed {path} {why}; restore it from git (git checkout -- {folder}) "
+                               "or replace it with --publish --force")
+
+    def unreadable(path: Path, err: Exception) -> SweepTableError:
+        text = " ".join(str(err).split())
+        short = text[:200] + ("..." if len(text) > 200 else "")
+        return garbled(path, f"is unreadable ({type(err).__name__}: {short})")
+
     try:
         prov = json.loads(prov_path.read_text())
     except (OSError, ValueError) as err:
-        raise SweepTableError(f"the committed {prov_path} is unreadable ({type(err).__name__}: "
-                              f"{_short(err)}); {fix}") from None
+        raise unreadable(prov_path, err) from None
     if not isinstance(prov, dict) or not isinstance(prov.get("axes"), dict) or not prov.get("chapter"):
-        raise SweepTableError(f"the committed {prov_path} is not a sweep provenance (no chapter or axes); "
-                              f"{fix}")
+        raise garbled(prov_path, "is not a sweep provenance (no chapter or axes)")
     try:
         table = pd.read_csv(table_path)
     except (OSError, ValueError) as err:  # ParserError, EmptyDataError, UnicodeDecodeError are ValueErrors
-        raise SweepTableError(f"the committed {table_path} is unreadable ({type(err).__name__}: "
-                              f"{_short(err)}); {fix}") from None
+        raise unreadable(table_path, err) from None
     missing = [c for c in ("point_id", "status") if c not in table.columns]
     if missing:
-        raise SweepTableError(f"the committed {table_path} has no column {', '.join(missing)}; {fix}")
+        raise garbled(table_path, f"has no column {', '.join(missing)}")
     return table, prov
-
-
-def _short(err: BaseException) -> str:
-    text = " ".join(str(err).split())
-    return text[:200] + ("..." if len(text) > 200 else "")
 
 
 def publish_problems(project: Project, name: str, desc: dict[str, Any], df, old) -> list[str]:
     """Why publishing the sweep (plan ``desc``, table ``df``) over the committed ``old`` could lose or
     misrepresent a result (``[]``: it may go ahead)."""
-    from ntputils.book.sweep_store import RESULT, point_current, point_dir
-
     problems = []
     ids = list(desc.get("point_ids", []))
     results = {pid: read_json(point_dir(project, name, pid) / RESULT) for pid in ids}
@@ -244,9 +224,6 @@ def publish_problems(project: Project, name: str, desc: dict[str, Any], df, old)
 def publish(project: Project, name: str, force: bool = False) -> Path:
     """Write the table and its provenance to ``results/sweeps/<name>/``, all or nothing; raises
     :class:`PublishRefused` while the driver runs and, unless ``force``, for :func:`publish_problems`."""
-    from ntputils.book.sweep_store import DriverRunning, no_driver, sweep_dir
-
-    check_name(name)
     desc = sweep_plan(project, name)
     try:
         with no_driver(sweep_dir(project, name)):
@@ -276,16 +253,12 @@ def publish(project: Project, name: str, force: bool = False) -> Path:
 TMP_RE = re.compile(r"^\.(?P<name>.+)\.publish-(?P<pid>\d+)-[^/]*$")
 
 
-def clean_stale_publish_dirs(project: Project) -> list[Path]:
-    """Remove the hidden temporary folders of publishes that died (killed between write and swap)."""
-    removed = []
-    base = project.root / RESULTS_DIR / "sweeps"
-    for d in base.glob(".*.publish-*") if base.is_dir() else []:
+def clean_stale_publish_dirs(base: Path) -> None:
+    """Remove the hidden temporary folders in ``base`` of publishes that died (killed before the swap)."""
+    for d in base.glob(".*.publish-*"):
         m = TMP_RE.match(d.name)
         if m and not pid_alive(int(m.group("pid"))):
             shutil.rmtree(d, ignore_errors=True)
-            removed.append(d)
-    return removed
 
 
 _RENAME_EXCHANGE = 2
@@ -316,7 +289,7 @@ def _swap_in(project: Project, name: str, files: dict[str, str]) -> Path:
     out = base / name
     try:
         base.mkdir(parents=True, exist_ok=True)
-        clean_stale_publish_dirs(project)
+        clean_stale_publish_dirs(base)
         tmp = Path(tempfile.mkdtemp(prefix=f".{name}.publish-{os.getpid()}-", dir=base))
     except OSError as err:
         raise SweepTableError(f"cannot write under {base} ({type(err).__name__}: {err.strerror or err}); "
@@ -356,11 +329,10 @@ def table_fingerprint(project: Project, desc: dict[str, Any]) -> dict[str, Any] 
     """The code fingerprint of a sweep's points (their chapter code and the union of their traces), or
     ``None`` when a point has no trace or the points ran different chapter code."""
     from ntputils.book.fingerprint import FINGERPRINT_VERSION, code_fingerprint, dependency_pins, merge_traces
-    from ntputils.book.sweep_store import point_dir
 
     traces, codes = [], set()
     for pid in desc.get("point_ids", []):
-        fp = read_json(point_dir(project, desc["name"], pid) / "result.json").get("fingerprint") or {}
+        fp = read_json(point_dir(project, desc["name"], pid) / RESULT).get("fingerprint") or {}
         if not fp.get("trace") or not fp.get("chapter_code"):
             return None
         traces.append(fp["trace"])
@@ -409,7 +381,6 @@ def table_command(project: Project, name: str, fmt: str = "csv", do_publish: boo
         print(f"error: --format {fmt!r}: use csv, parquet or markdown")
         return 2
     try:
-        check_name(name)
         if do_publish:
             out = publish(project, name, force=force)
             print(f"published {out / 'table.csv'} and {out / 'provenance.json'}")
@@ -417,36 +388,20 @@ def table_command(project: Project, name: str, fmt: str = "csv", do_publish: boo
         if fmt == "markdown":
             print(markdown(project, name))
             return 0
-        try:
-            path = write_table(project, name)
-        except OSError as err:  # a read-only sweep folder: the table is made in memory
-            return _print_unwritable(project, name, fmt, err)
-        if path is None:
-            raise FileNotFoundError(f"no sweep named {name!r}")
-        if fmt == "parquet":
-            print(path)
-        else:
-            print(path.with_suffix(".csv").read_text(), end="")
-        return 0
+        df = collect(project, name)
     except (FileNotFoundError, SweepTableError, PublishRefused) as err:
         print(f"error: {err}")
         return 2
-
-
-def _print_unwritable(project: Project, name: str, fmt: str, err: OSError) -> int:
-    from ntputils.book.sweep_store import sweep_dir
-
-    df = collect(project, name)
-    note = (f"note: cannot write into {sweep_dir(project, name)} ({err.strerror or err}); "
-            "the table was made without it")
-    if fmt == "csv":
-        print(note, file=sys.stderr)
+    try:
+        parquet = _write(df, sweep_dir(project, name))
+    except OSError as err:  # a read-only sweep folder: csv from memory, parquet in a temporary folder
+        parquet = None if fmt == "csv" else _write(df, Path(tempfile.mkdtemp(prefix=f"sweep-table-{name}-")))
+        print(f"note: cannot write into {sweep_dir(project, name)} ({err.strerror or err}); the table was "
+              "made without it" + (f"; written to {parquet.parent}" if parquet else ""), file=sys.stderr)
+    if fmt == "parquet":
+        print(parquet)
+    else:
         print(df.to_csv(index=False), end="")
-        return 0
-    folder = Path(tempfile.mkdtemp(prefix=f"sweep-table-{name}-"))
-    df.to_parquet(folder / "table.parquet", index=False)
-    print(note + f"; written to {folder}", file=sys.stderr)
-    print(folder / "table.parquet")
     return 0
 
 
@@ -484,7 +439,6 @@ def same_value(a: Any, b: Any) -> bool:
         return float(a) == float(b)
     except (TypeError, ValueError):
         return str(a) == str(b)
-
 
 
 def currency(project: Project, table, prov: dict[str, Any]) -> dict[str, Any]:
