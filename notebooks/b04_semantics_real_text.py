@@ -155,10 +155,10 @@ MIN_SIZE = 10  # clusters with fewer members are listed but not tested (a random
 #   (purity $\ge 0.5$, the paper naming it after the class) is shown next to it but is not the rule.
 # * **A single half-dimension "is not interpretable"** (Fig. 14) when no lexical class holds a majority of
 #   its top-40 words: its best lexical class (the one most enriched over its base rate) has **fewer than
-#   half** of them, at most 19 of 40 (the criterion above negated: exactly half is a majority, as for the
-#   clusters named after a class; judged on the word count, so no rounding decides the boundary). An earlier
-#   version of this page judged the rounded purity by $\le 0.5$, which let a half-dimension with exactly 20 of
-#   40 words pass; a review found the contradiction and the rule was made strict, against our favour.
+#   half** of them (the criterion above negated: exactly half is a majority, as for the clusters named after
+#   a class; judged on the word count, so no rounding decides the boundary). An earlier version of this page
+#   judged the rounded purity by $\le 0.5$, which let a half-dimension with exactly half of its words in one
+#   class pass; a review found the contradiction and the rule was made strict, against our favour.
 # * **Combining dimensions adds purity** (Figs. 4, 14): the mean purity of the tested $p=5$ orthant clusters is
 #   at least the mean purity of the single half-dimensions (the chance level of this claim) **+ 0.1**.
 # * **Grids of interpretable clusters** (Figs. 20-25): a **majority** ($\ge 0.5$) of the tested clusters beat
@@ -334,8 +334,8 @@ display(Markdown("\n".join(lines)))
 
 # %% [markdown]
 # **What we see.** Of the four half-dimensions named by the paper, {glue:text}`fig14_fig_n_majority` have a
-# lexical class holding at least half of their top-40 words in our data (their best lexical class: at most
-# {glue:text}`fig14_lex_max_words` words of 40; each one's count is judged at the end). One of them, $-\boldsymbol u_6$ of STS, is
+# lexical class holding at least half of their top-40 words in our data (their best lexical class holds at
+# most {glue:text}`fig14_lex_max_words` of those words; each one's count is judged at the end). One of them, $-\boldsymbol u_6$ of STS, is
 # mostly tokens **without a leading space** (purity {glue:text}`fig14_sts_u6_nospace:.2f` for that tokenizer
 # class): words that open a line or follow a quote, which GPT-2 spells without `Ġ`. That is a formatting
 # feature of the text, not a semantic class, but it is not random.
