@@ -236,3 +236,15 @@ def test_a_committed_table_is_read_back_verbatim(tmp_path):
     assert list(table["value_text"]) == ["null", "", ""] and list(table["outcome"]) == ["not run", "", ""]
     assert table["value"][1] == float("0.1234567890123456789") and table["value"][2] == math.inf
     assert math.isnan(table["value"][0]) and math.isnan(table["seconds"][2]) and table["d"][0] == 2
+
+
+def test_provenance_names_the_cpu_model(tmp_path):
+    """A table's ``machine`` names the CPU model: training floats can move between CPU models, and a failed
+    re-certification must be traceable to that."""
+    from ntputils.book.environment import cpu_model, machine
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9R14\nflags\t: fpu\n")
+    assert cpu_model(info) == "AMD EPYC 9R14"
+    assert cpu_model(tmp_path / "missing") != ""
+    assert machine().endswith(f"({cpu_model()})")

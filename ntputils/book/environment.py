@@ -41,6 +41,18 @@ def git_commit(root: Path) -> str:
     return commit + ("+dirty" if dirty else "")
 
 
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's model name (``/proc/cpuinfo``; ``platform.processor()`` elsewhere): float results of
+    training can differ in their last digits between CPU models (other vector kernels)."""
+    try:
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
 def machine() -> str:
-    """``Linux x86_64, 2 CPUs`` style description."""
-    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs"
+    """``Linux x86_64, 2 CPUs (AMD EPYC)`` style description."""
+    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs ({cpu_model()})"
