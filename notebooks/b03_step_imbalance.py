@@ -300,6 +300,7 @@ fig = weighting_comparison_figure(t, [(sv_rand, r"square loss, random init ($\to
 fig.suptitle(rf"Mode amplitudes from i.i.d. $N(0, e^{{-2\delta}}/d)$ entries, $\delta$={delta:g}, seed {seed}")
 plt.show()
 
+# %%
 rand_tiers = [t90_rand[idx] for idx in tiers.values()]
 tier_gap = record("b03_random_tier_gap", float(min(rand_tiers[1].min() - rand_tiers[0].max(),
                                                     rand_tiers[2].min() - rand_tiers[1].max())))
