@@ -27,7 +27,7 @@ from typing import Any
 
 from ntputils.book.environment import git_commit, package_versions
 from ntputils.book.fingerprint import run_key
-from ntputils.book.locks import ChapterBusy, chapter_locks
+from ntputils.book.locks import ChapterBusy, chapter_locks, pid_alive
 from ntputils.book.project import (
     Chapter,
     Project,
@@ -79,20 +79,6 @@ def _paths(project: Project, chapter: Chapter, work: Path) -> dict[str, Path]:
         "failed_nb": project.failed_dir() / f"{chapter.name}.ipynb",
         "failed_json": project.failed_dir() / f"{chapter.name}.json",
     }
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` exists and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
 
 
 def processes_of(work: Path) -> list[int]:

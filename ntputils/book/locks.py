@@ -16,6 +16,20 @@ from typing import IO
 from ntputils.book.project import Project
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
 class ChapterBusy(RuntimeError):
     """Another process is building the chapter (its lock is held)."""
 

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ntputils.book.execute import pid_alive
+from ntputils.book.locks import pid_alive
 from ntputils.book.project import Project, read_json
 from ntputils.book.sweep_store import (
     RESULT,
