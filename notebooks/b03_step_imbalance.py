@@ -232,7 +232,9 @@ t90_q = learning_times(t, sv_q, s_num, level=LEVEL)
 
 weighting_comparison_figure(t, [(sv_sq, "unweighted (Fig. 13 middle)"),
                                 (sv_lit, r"eq. (10), GD on $(W,H)$, $\omega_{maj}=R^{-1/2}$"),
-                                (sv_q, r"GD on $(W,H)$, $\omega_{maj}=R^{-1/4}$")], tier_of_mode)
+                                (sv_q, r"GD on $(W,H)$, $\omega_{maj}=R^{-1/4}$")], tier_of_mode,
+                            title="Mode amplitudes of the logits L = WH for three weightings, "
+                                  "all from the same SVD initialization")
 plt.show()
 
 
@@ -296,8 +298,8 @@ t90_rand = np.nan_to_num(learning_times(t, sv_rand, s_num, level=LEVEL), nan=np.
 t90_rand_w = np.nan_to_num(learning_times(t, sv_rand_w, np.ones(r), level=LEVEL), nan=np.inf)
 fig = weighting_comparison_figure(t, [(sv_rand, r"square loss, random init ($\to\sigma_k$)"),
                                       (sv_rand_w, r"weighted, variables $(W, H\Omega)$, random init ($\to 1$)")],
-                                  tier_of_mode)
-fig.suptitle(rf"Mode amplitudes from i.i.d. $N(0, e^{{-2\delta}}/d)$ entries, $\delta$={delta:g}, seed {seed}")
+                                  tier_of_mode, title=rf"Mode amplitudes from i.i.d. $N(0, e^{{-2\delta}}/d)$ "
+                                                      rf"entries, $\delta$={delta:g}, seed {seed}")
 plt.show()
 
 # %%

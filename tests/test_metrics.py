@@ -147,3 +147,23 @@ def test_group_contrast_of_collapsed_and_orthogonal_groups():
         M.group_contrast(A, [0, 1])
     with pytest.raises(ValueError, match="two groups"):
         M.group_contrast(A, [0] * 6)
+
+
+def test_residual_ratio_is_the_norm_share_outside_L_in():
+    """For L = L^in + R with R orthogonal to L^in (Frobenius), the ratio is ||R|| / sqrt(||L^in||^2 + ||R||^2)
+    exactly; it is 0 at L = L^in and tends to 1 as R grows (Paper A, Sec. 4)."""
+    from ntputils.analysis.convergence import residual_ratio
+
+    rng = np.random.default_rng(0)
+    L_in = rng.standard_normal((5, 7))
+    R = rng.standard_normal((5, 7))
+    R -= (R * L_in).sum() / (L_in * L_in).sum() * L_in
+    assert residual_ratio(L_in, L_in) == 0.0
+    for t in (0.5, 3.0, 1e4):
+        expected = t * np.linalg.norm(R) / np.hypot(np.linalg.norm(L_in), t * np.linalg.norm(R))
+        assert residual_ratio(L_in + t * R, L_in) == pytest.approx(expected, rel=1e-12)
+    assert residual_ratio(L_in + 1e4 * R, L_in) > 1 - 1e-6
+    with pytest.raises(ValueError, match="shape"):
+        residual_ratio(L_in, L_in[:, :3])
+    with pytest.raises(ValueError, match="zero"):
+        residual_ratio(np.zeros((5, 7)), L_in)

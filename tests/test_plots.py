@@ -234,7 +234,7 @@ def test_step_imbalance_figures_have_the_papers_panels():
         (step_support_svd_figure(S, R, U, s, Vt, s, tiers), 5),  # 4 panels + colorbar
         (step_dynamics_figure(t, curves, tiers, amp, "amplitudes", "middle"), 4),
         (step_dynamics_figure(t, curves, tiers, None, "amplitudes", "bottom", overlay=0.5 * amp), 4),
-        (weighting_comparison_figure(t, [(amp, "a"), (amp, "b"), (amp, "c")], tiers), 3),
+        (weighting_comparison_figure(t, [(amp, "a"), (amp, "b"), (amp, "c")], tiers, title="t"), 3),
         (balanced_vs_step_figure(np.ones(r), s, tiers, R), 1),
     ]
     for fig, n_axes in figs:

@@ -225,6 +225,23 @@ def convergence_curves(hist: History, ref: GeometryReference, label: str = "",
     )
 
 
+def residual_ratio(L: np.ndarray, L_in: np.ndarray) -> float:
+    r"""$\lVert\boldsymbol L_k-\boldsymbol L^{\rm in}\rVert_F/\lVert\boldsymbol L_k\rVert_F$: the share of the
+    logits' norm that is not the in-support part ($\boldsymbol L$ and $\boldsymbol L^{\rm in}$ both V x m).
+
+    Paper A, Sec. 4: the logits split as $\boldsymbol L^{\rm in}$ plus a part in $\mathcal F^\perp$ that
+    grows without bound (like $\log k$) along $\boldsymbol L^{\rm mm}$, so the ratio tends to 1 (the
+    authors' transformer log: 0.9997). Explained in a05 (NTP-UFM) and a06 (transformer).
+    """
+    L, L_in = np.asarray(L, dtype=np.float64), np.asarray(L_in, dtype=np.float64)
+    if L.shape != L_in.shape:
+        raise ValueError(f"shape mismatch: L is {L.shape}, L^in is {L_in.shape}")
+    norm = np.linalg.norm(L)
+    if not norm > 0:
+        raise ValueError("L is zero: the residual ratio is undefined")
+    return float(np.linalg.norm(L - L_in) / norm)
+
+
 # ---------------------------------------------------------------------------------------------
 # orderings for heatmaps
 # ---------------------------------------------------------------------------------------------

@@ -336,12 +336,12 @@ def step_dynamics_figure(t: np.ndarray, curves: Mapping[str, np.ndarray], tier_o
 
 
 def weighting_comparison_figure(t: np.ndarray, runs: Sequence[tuple[np.ndarray, str]],
-                                tier_of_mode: np.ndarray) -> Figure:
+                                tier_of_mode: np.ndarray, *, title: str) -> Figure:
     r"""Mode amplitudes :math:`\boldsymbol u_k^\top\boldsymbol L_t\boldsymbol v_k` of the logits
     :math:`\boldsymbol L=\boldsymbol W\boldsymbol H` for several weightings :math:`\boldsymbol\Omega` of the
     square loss (Paper B, Eq. 10, with GD on :math:`(\boldsymbol W,\boldsymbol H)`; not a figure of the
-    paper, a companion of Paper B, Fig. 13), one panel per ``(amplitudes, title)`` of ``runs`` (shared y
-    axis), coloured by tier.
+    paper, a companion of Paper B, Fig. 13), one panel per ``(amplitudes, panel title)`` of ``runs`` (shared
+    y axis), coloured by tier; ``title`` says what the panels share (the initialization, say).
     """
     colors = _tier_colors(tier_of_mode)
     fig, axes = plt.subplots(1, len(runs), figsize=(17, 4.2), layout="constrained", sharey=True)
@@ -351,8 +351,7 @@ def weighting_comparison_figure(t: np.ndarray, runs: Sequence[tuple[np.ndarray, 
         ax.set_title(ttl)
         ax.set_xlabel(r"time $t=\eta\cdot$step")
     axes[0].set_ylabel(r"$u_k^\top L_t v_k$ (tier 1 red, 2 purple, 3 blue)")
-    fig.suptitle("Mode amplitudes of the logits L = WH for three weightings, "
-                 "all from the same SVD initialization")
+    fig.suptitle(title)
     return fig
 
 
