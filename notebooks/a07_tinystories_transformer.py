@@ -119,10 +119,9 @@ from ntputils.chapter import (
     preregister,
     preregister_similarity,
     profile_values,
-    provenance_text,
-    published,
     record,
     setup_chapter,
+    shown_committed,
 )
 from ntputils.data.corpora import tinystories_bpe64
 from ntputils.geometry import nuclear_norm
@@ -515,15 +514,10 @@ ladder_claims = preregister({
     "a07_ladder_L3": ("ladder: share of rungs with off-diag sim(W^T, S~^T) above the baseline + 0.1",
                       at_least(1.0, "L3"), None, "not studied (one model)"),
 })
-try:
-    pub_ladder = published("a07-ladder")
-except FileNotFoundError as err:
-    pub_ladder = None
-    print(f"no committed ladder: {err}")
+pub_ladder = shown_committed("a07-ladder")
 fresh_ladder = pub_ladder is not None and not pub_ladder["stale"]
 rungs = None
 if pub_ladder is not None:
-    print(provenance_text("a07-ladder", pub_ladder))
     lt = pub_ladder["table"][pub_ladder["table"].status == "ok"]
     wide = lt[lt.kind == "record"].pivot_table(index=["n_layers", "d"], columns="metric", values="value")
     outcomes = lt[lt.kind == "compare"].groupby(["n_layers", "d"])["outcome"]

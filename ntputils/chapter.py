@@ -22,7 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ntputils.committed import provenance_text, published, show_paper_profile  # noqa: F401 - for chapters
+from ntputils.committed import (  # noqa: F401 - for chapters
+    provenance_text,
+    published,
+    show_paper_profile,
+    shown_committed,
+)
 
 RESERVED = ("profile", "seed", "device")
 DEFAULT_PROFILE = "cpu"

@@ -26,6 +26,7 @@ from ntputils.committed import (
     seed_verdict,
     seeds_command,
     seeds_view,
+    shown_committed,
     table_digest,
 )
 
@@ -195,3 +196,15 @@ def test_the_chapter_side_imports_nothing_of_the_runner():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          cwd=Path(__file__).resolve().parents[1])
     assert run.returncode == 0, run.stderr
+
+
+def test_shown_committed_prints_where_a_table_comes_from_or_why_there_is_none(root, monkeypatch, capsys):
+    pub = shown_committed("t01-paper", root)
+    out = capsys.readouterr().out
+    assert pub is not None and pub["table"]["metric"].tolist() == ["big"]
+    assert out.startswith("sweep t01-paper: 1 points, profile cpu, commit abc") and UNCHECKED in out
+    assert shown_committed("t01-nothing", root) is None
+    assert "no committed sweep: no published sweep 't01-nothing'" in capsys.readouterr().out
+    monkeypatch.setenv(POINT_ENV, "p0")  # a sweep point shows no committed table
+    assert shown_committed("t01-paper", root) is None
+    assert "this run is a sweep point (p0)" in capsys.readouterr().out
