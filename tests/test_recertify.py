@@ -220,6 +220,11 @@ def test_recertify_keeps_current_certifies_a_neutral_edit_and_refuses_a_moved_va
     assert out.returncode == 1 and "NOT re-certified" in out.stdout, out.stdout + out.stderr
     assert "record value: 2.0 -> 3.0" in out.stdout and "outcome 'deviates' -> 'reproduced'" in out.stdout
     assert {p.name: p.read_bytes() for p in committed.iterdir()} == before
+    assert "this machine is" not in out.stdout  # made here: nothing to say about the hardware
+    elsewhere = "Linux x86_64, 2 CPUs (Other CPU)"
+    (committed / "provenance.json").write_text(json.dumps(after | {"machine": elsewhere}))
+    out = book("recertify", "t01-s", "--no-progress")
+    assert out.returncode == 1 and f"the table was made on {elsewhere}; this machine is" in out.stdout
 
     assert book("recertify", "nope").returncode == 2
     assert book("recertify").returncode == 2

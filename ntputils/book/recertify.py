@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from ntputils.book.environment import git_commit
+from ntputils.book.environment import git_commit, machine
 from ntputils.book.project import Project, read_json, write_text_atomic
 from ntputils.book.sweep import run_sweep, say
 from ntputils.book.sweep_spec import SweepSpecError, axis_pairs, plan_sweep
@@ -178,6 +178,9 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
     if moved:
         say(f"{name}: NOT re-certified: {len(moved)} value(s) moved; the table is unchanged and a full "
             f"re-run is due: {pub['refresh']}")
+        if prov.get("machine") and prov["machine"] != machine():
+            say(f"  the table was made on {prov['machine']}; this machine is {machine()}: trained values "
+                "follow the CPU's vector kernels, so moves beyond the tolerance may come from the hardware")
         for line in moved[:40]:
             say(f"  {line}")
         if len(moved) > 40:
