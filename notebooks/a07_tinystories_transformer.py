@@ -521,7 +521,8 @@ rungs = None
 if pub_ladder is not None:
     lt = pub_ladder["table"][pub_ladder["table"].status == "ok"]
     wide = lt[lt.kind == "record"].pivot_table(index=["n_layers", "d"], columns="metric", values="value")
-    outcomes = lt[lt.kind == "compare"].groupby(["n_layers", "d"])["outcome"]
+    own = lt[(lt.kind == "compare") & ~lt.metric.isin(list(ladder_claims))]  # the rung's page claims
+    outcomes = own.groupby(["n_layers", "d"])["outcome"]
     rungs = pd.DataFrame({
         "parameters": wide["a07_parameters"].astype(int), "stories": LADDER["n_stories"],
         "epochs": wide["a07_epochs"].round(1), "CE - H": wide["a07_ce_minus_H"],
