@@ -178,8 +178,32 @@ def connect(*, workers: int = 2, scheduler: str | None = None, slurm: Path | Non
                     n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                     env=WORKER_ENV, silence_logs=40))
             client = Client(cluster)
-        with client, (SlurmWatch(client, cluster, slurm) if slurm else contextlib.nullcontext()):
-            yield client
+        try:
+            with client, (SlurmWatch(client, cluster, slurm) if slurm else contextlib.nullcontext()):
+                yield client
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP of the driver
+            if not scheduler and not slurm:
+                stop_local_workers()
+            raise
+
+
+def stop_local_workers(timeout: float = 5.0) -> int:
+    """End this process's descendants at once: the LocalCluster's worker processes and the kernels their
+    points run (psutil; SIGTERM, then SIGKILL after ``timeout`` s). Without it a killed driver waits for the
+    running point to finish while the cluster closes. Returns how many processes it ended; an unfinished
+    point has no result and runs again when the sweep resumes."""
+    import psutil
+
+    procs = psutil.Process().children(recursive=True)
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            proc.terminate()
+    _, alive = psutil.wait_procs(procs, timeout=timeout)
+    for proc in alive:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    psutil.wait_procs(alive, timeout=timeout)
+    return len(procs)
 
 
 def dashboard_link(client) -> str | None:
