@@ -557,8 +557,10 @@ print("training wall time per run (from its checkpoint, whichever run trained it
 # **Committed for Synthetic only.** The paper profile trains two networks and an NTP-UFM per dataset for the
 # paper's full number of steps each, one sweep point per dataset (parameter `dataset`). The Synthetic point
 # ran on the 2-core CPU of this project (one torch thread; its wall time is in the provenance below), and its
-# claims are judged below beside this run's. The Simplified TinyStories point has not run: its transformer
-# sees many more contexts per step, which makes it hours of CPU, longer than one sitting of this project.
+# claims are judged below beside this run's. The Simplified TinyStories point has not run to its end: its
+# transformer sees many more contexts per step, which makes it hours of CPU, longer than one sitting of this
+# project, so it is trained across sittings from its checkpoints (its LSTM has finished) and published when
+# the last of its networks has.
 # `make paper-gpu` runs both points on a CUDA machine and publishes the table; on a CPU,
 # `python -m ntputils.book sweep a06 --profile paper -p dataset=Synthetic,STS -p seed=0 --name a06-paper` does
 # the same (every training run is checkpointed, so an interrupted point resumes from its last checkpoint while
