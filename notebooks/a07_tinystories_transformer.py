@@ -577,6 +577,14 @@ ladder_claims.a07_ladder_L3.judge(l3, note=note)
 claims_table()
 
 # %% [markdown]
+# **Reading the ladder.** Every rung trains for the same number of steps with the learning rate of the cpu
+# profile, which was chosen for the smallest model on fewer stories. Where L1 deviates (a larger rung ends
+# with a *larger* CE $-\,\mathcal H$), the larger model has not been trained as far in that budget; it says
+# nothing yet about the geometry a larger model reaches when trained to the end (a per-width learning rate, or
+# more steps, would). L2 and L3 ask less: that each rung's geometry, however far trained, is the proxy's well
+# beyond what an untrained transformer already shows.
+
+# %% [markdown]
 # ## The paper profile, recorded
 #
 # The book builds this page at the `cpu` profile. A run of the `paper` profile through the sweep runner commits
