@@ -552,13 +552,15 @@ if rungs is not None:
         axes[0].annotate(name, (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=9)
     axes[0].set(xscale="log", yscale="log", xlabel="parameters", ylabel="final CE - H",
                 title="(a) fit at a fixed budget of steps")
+    axes[0].margins(x=0.15, y=0.15)  # room for the rung labels
     for i, (label, color) in enumerate(zip(LADDER_METRICS.values(), ("steelblue", "darkorange", "seagreen"),
                                            strict=True)):
         axes[1].plot(x, rungs[label], marker="o", color=color, label=label)
         axes[1].plot(x, rungs[f"baseline: {label}"], ls="--", color=color, label=None if i else "baseline (dashed)")
     axes[1].set(xscale="log", xlabel="parameters (rungs: layers x d)", ylabel="off-diagonal sim",
-                title="(b) geometry vs the proxy")
-    axes[1].legend(fontsize=8, ncol=2)
+                title="(b) geometry vs the proxy", ylim=(0, 1))
+    axes[1].legend()
+    plots.legend_below(fig, ncol=4, mark_dashed=False, fontsize=9)
     fig.suptitle("A ladder toward the 12-layer d = 512 model (not that model)"
                  + ("" if fresh_ladder else "  [STALE TABLE: the chapter's code changed since the sweep]"))
     plt.show()
