@@ -166,7 +166,6 @@ def published(name: str, root: Path | None = None, currency: dict[str, Any] | No
     return described(name, table, prov, (handed_currency() if currency is None else currency).get(name))
 
 
-
 def shown_committed(name: str, root: Path | None = None) -> dict[str, Any] | None:
     """:func:`published` for a chapter section that shows a committed sweep: prints where it comes from and
     whether it is current (:func:`provenance_text`), or why there is none, and returns it (``None``: no
@@ -178,6 +177,7 @@ def shown_committed(name: str, root: Path | None = None) -> dict[str, Any] | Non
         return None
     print(provenance_text(name, pub))
     return pub
+
 
 def state_line(name: str, pub: dict[str, Any]) -> str:
     """Whether a committed table (:func:`published`) is current, re-certified, STALE or not checked; a
