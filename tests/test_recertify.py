@@ -111,6 +111,19 @@ def test_chapter_code_digest_ignores_comments_and_docstrings_not_code():
     assert chapter_code_digest(["%matplotlib inline\nx = 1\n"]) != base  # a magic cell still counts
 
 
+def test_code_digests_see_code_not_docstrings_and_list_every_definition():
+    from ntputils.tracing import code_digests, file_entries
+
+    src = b'class C:\n    def m(self):\n        return 1\n\n\ndef f(x):\n    """doc"""\n    return x + 1\n'
+    assert file_entries("t.py", {"t.py": src}) == ["t.py:C", "t.py:C.m", "t.py:f"]
+    base = code_digests(["t.py:f", "t.py:C.m"], {"t.py": src})
+    redoc = src.replace(b'"""doc"""', b'"""other words"""  # and a comment')
+    assert code_digests(["t.py:f", "t.py:C.m"], {"t.py": redoc}) == base
+    edited = code_digests(["t.py:f", "t.py:C.m"], {"t.py": src.replace(b"x + 1", b"x + 2")})
+    assert edited["t.py:f"] != base["t.py:f"] and edited["t.py:C.m"] == base["t.py:C.m"]
+    assert file_entries("gone.py", {}) == []
+
+
 def test_tracer_notes_called_functions_and_imported_modules(tmp_path):
     import ntputils.tracing as tracing
     from ntputils import hashing

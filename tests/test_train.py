@@ -1,13 +1,25 @@
 """Tests of ntputils.training.loop: objective, convergence, determinism, checkpoint/resume, snapshots,
 classifier."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
+from ntputils import tracing
 from ntputils.data import from_counts
-from ntputils.training.loop import lr_factor, train_classifier, train_ntp, training_set
+from ntputils.training import loop
+from ntputils.training.loop import (
+    CHECKPOINT_NAME,
+    TrainingCodeChanged,
+    lr_factor,
+    train_classifier,
+    train_ntp,
+    training_code,
+    training_set,
+)
 from ntputils.training.models import build_model, imbalanced_digits, left_pad
 
 V, CTX_VOCAB, M = 8, 6, 20
@@ -136,6 +148,38 @@ def test_checkpoint_of_another_run_is_refused(data, tmp_path):
     with pytest.raises(ValueError, match="another run"):
         train_ntp(model(seed=9), data, steps=4, checkpoint_dir=tmp_path, **FAST)
     train_ntp(model(), data, steps=4, checkpoint_dir=tmp_path, resume=False, **{**FAST, "lr": 0.5})
+
+
+def test_checkpoint_of_other_training_code_is_refused(data, tmp_path, monkeypatch):
+    train_ntp(model(), data, steps=4, checkpoint_dir=tmp_path, **FAST)
+    state = torch.load(tmp_path / CHECKPOINT_NAME, weights_only=True)
+    stored = json.loads(state["history"]["meta"])["training_code"]
+    assert stored == training_code() and "training/loop.py:lr_factor" in stored
+    assert any(k.startswith("training/models/transformer.py:") for k in stored)
+    edited = {**stored, "training/loop.py:lr_factor": "0" * 64}
+    monkeypatch.setattr(loop, "training_code", lambda: edited)
+    with pytest.raises(TrainingCodeChanged, match="lr_factor"):
+        train_ntp(model(), data, steps=4, checkpoint_dir=tmp_path, **FAST)
+    monkeypatch.undo()
+    meta = json.loads(state["history"]["meta"])
+    del meta["training_code"]  # a checkpoint written before checkpoints recorded their code
+    state["history"]["meta"] = json.dumps(meta)
+    torch.save(state, tmp_path / CHECKPOINT_NAME)
+    with pytest.raises(TrainingCodeChanged, match="does not record"):
+        train_ntp(model(), data, steps=4, checkpoint_dir=tmp_path, **FAST)
+    train_ntp(model(), data, steps=4, checkpoint_dir=tmp_path, resume=False, **FAST)  # trains again
+
+
+def test_reloaded_run_counts_the_training_code_as_run(data, tmp_path):
+    train_ntp(model(), data, steps=4, checkpoint_dir=tmp_path, **FAST)
+    tracing.start(force=True)
+    try:
+        hist = train_ntp(model(), data, steps=4, checkpoint_dir=tmp_path, **FAST)
+    finally:
+        trace = tracing.finish()
+    assert hist.meta["resumed_from"] == 4 and "training_code" not in hist.meta
+    # lr_factor never ran in the reload; the trace holds it all the same, so a table built on it can go stale
+    assert set(training_code()) <= set(trace["functions"])
 
 
 def test_device_auto_resolves_to_cpu_without_cuda(data):

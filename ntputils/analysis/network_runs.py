@@ -37,7 +37,7 @@ from ntputils.geometry import max_margin_cached
 from ntputils.hashing import digest
 from ntputils.paths import cache_dir
 from ntputils.training.history import History
-from ntputils.training.loop import train_ntp
+from ntputils.training.loop import TrainingCodeChanged, train_ntp
 from ntputils.training.models import NTPModel, build_model
 
 #: arguments of :func:`ntputils.training.loop.train_ntp` that a run configuration may set
@@ -172,8 +172,11 @@ def train_and_compare(kind: str, data: NTPData, ref: GeometryReference | None = 
     ckpt = run_directory(label or kind, key) if cache else None
     t0, c0 = time.perf_counter(), time.process_time()
     model = build_model(kind, seed=seed, **mconf)
-    hist = train_ntp(model, data, seed=seed, device=device, checkpoint_dir=ckpt, num_threads=num_threads,
-                     progress=progress, **train_config)
+    try:
+        hist = train_ntp(model, data, seed=seed, device=device, checkpoint_dir=ckpt, num_threads=num_threads,
+                         progress=progress, **train_config)
+    except TrainingCodeChanged as err:
+        raise TrainingCodeChanged(f"{ckpt}: {err}") from None
     series = convergence_curves(hist, ref, label=label) if ref is not None else None
     cached = int(hist.meta.get("resumed_from", 0)) >= int(train_config["steps"])
     return NetworkRun(label=label or kind, kind=kind, model=model, history=hist, series=series,

@@ -11,17 +11,15 @@ import hashlib
 import json
 import sys
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ntputils.paths import data_digest
+from ntputils.tracing import Package, TraceSources, normalized_code
 
-PACKAGE_DIR = Path(__file__).resolve().parents[1]
 EXCLUDED_SUBPACKAGES = ("book",)
 EXCLUDED_MODULES = ("committed.py",)  # it shows committed tables, computes no result
-#: where the sources a trace names are read: a package folder, or ``{relative path: bytes}`` (tests)
-Package = Path | Mapping[str, bytes]
 
 
 def dependency_pins(pyproject: Path) -> list[str]:
@@ -50,94 +48,6 @@ DATA_READERS = frozenset({"data/corpora/readers.py", "data/corpora/wordnet.py",
 
 #: a trace fingerprint's format; a stored fingerprint of another version is never current
 FINGERPRINT_VERSION = 2
-_SKIPPED_ASSIGNMENTS = frozenset({"__all__", "_LAZY"})
-
-
-def _strip_docstrings(node: ast.AST) -> ast.AST:
-    for sub in ast.walk(node):
-        body = getattr(sub, "body", None)
-        if (isinstance(sub, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            sub.body = body[1:] or [ast.Pass()]
-    return node
-
-
-def normalized_code(node: ast.AST) -> str:
-    """``ast.dump`` without positions, comments or docstrings."""
-    return ast.dump(_strip_docstrings(node), include_attributes=False)
-
-
-def _is_definition(stmt: ast.stmt) -> bool:
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
-        return True
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
-    return (isinstance(stmt, (ast.Assign, ast.AnnAssign))
-            and all(isinstance(t, ast.Name) and t.id in _SKIPPED_ASSIGNMENTS for t in targets))
-
-
-def skeleton(body: list[ast.stmt]) -> str:
-    """The normalized statements of a module or class body other than definitions, imports, ``__all__`` and
-    ``_LAZY`` (a new or edited function leaves it unchanged, a changed constant does not)."""
-    kept = [s for s in body if not _is_definition(s)]
-    return normalized_code(ast.Module(body=kept, type_ignores=[]))
-
-
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def _reader(package: Package | None) -> Callable[[str], bytes | None]:
-    """``read(rel)``: the bytes of the package file ``rel``, or ``None`` if there is none."""
-    if isinstance(package, Mapping):
-        return package.get
-    folder = Path(package or PACKAGE_DIR)
-
-    def read(rel: str) -> bytes | None:
-        try:
-            return (folder / rel).read_bytes()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return None
-
-    return read
-
-
-class TraceSources:
-    """The normalized source of trace entries in a package (:data:`Package`; files parsed once)."""
-
-    def __init__(self, package: Package | None = None):
-        self._read = _reader(package)
-        self._parsed: dict[str, ast.Module | None] = {}
-
-    def module(self, rel: str) -> ast.Module | None:
-        if rel not in self._parsed:
-            text = self._read(rel)
-            try:
-                self._parsed[rel] = None if text is None else ast.parse(text)
-            except SyntaxError:
-                self._parsed[rel] = None
-        return self._parsed[rel]
-
-    def module_code(self, rel: str) -> str:
-        """The :func:`skeleton` of module ``rel`` (``"<missing>"`` if the file is gone or broken)."""
-        mod = self.module(rel)
-        return "<missing>" if mod is None else skeleton(mod.body)
-
-    def function_code(self, item: str) -> str:
-        """Normalized source of ``"file.py:Qual.name"``: a function's definition or a class's head and
-        :func:`skeleton`; ``"<missing>"`` when it no longer exists."""
-        rel, _, qualname = item.partition(":")
-        mod = self.module(rel)
-        node: ast.AST | None = mod
-        for part in qualname.split("."):
-            body = getattr(node, "body", None) or []
-            node = next((s for s in body if isinstance(s, _DEFINITIONS) and s.name == part), None)
-            if node is None:
-                return "<missing>"
-        if isinstance(node, ast.ClassDef):
-            head = ast.ClassDef(name=node.name, bases=node.bases, keywords=node.keywords, body=[ast.Pass()],
-                                decorator_list=node.decorator_list, type_params=[])
-            return normalized_code(head) + skeleton(node.body)
-        return normalized_code(node)
 
 
 def is_runner(entry: str) -> bool:

@@ -40,6 +40,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
+from ntputils import tracing
 from ntputils.device import resolve_device
 from ntputils.hashing import digest
 from ntputils.training.history import History, log_spaced_steps
@@ -231,14 +232,48 @@ def confusion_matrix(labels: np.ndarray | torch.Tensor, preds: np.ndarray | torc
     return counts.reshape(pred.shape[:-1] + (k, k))
 
 
+class TrainingCodeChanged(ValueError):
+    """A checkpoint written by other training code than this one: resuming it would mix two codes,
+    reloading it would show the other code's result as this code's."""
+
+
+def training_code() -> dict[str, str]:
+    """Digest of every function and class of the training code -- this loop, :mod:`~ntputils.training.history`
+    and the models (``training/models/*.py``) -- normalized as the runner's fingerprints are
+    (:func:`ntputils.tracing.code_digests`: a docstring or a comment does not count).
+
+    Every checkpoint stores it; a checkpoint whose stored digests differ is refused
+    (:class:`TrainingCodeChanged`), and a run that reloads a checkpoint instead of training counts this
+    code as run (:func:`ntputils.tracing.note`): a table made from reloaded runs goes stale when the
+    training code changes, like one made from runs that trained.
+    """
+    models = sorted((tracing.PACKAGE_DIR / "training" / "models").glob("*.py"))
+    files = ["training/loop.py", "training/history.py", *(f"training/models/{f.name}" for f in models)]
+    return tracing.code_digests(entry for rel in files for entry in tracing.file_entries(rel))
+
+
 def _history_state(hist: History) -> dict:
+    code = training_code()
+    tracing.note(code)
     return {"steps": list(hist.steps), "scalars": {k: list(v) for k, v in hist.scalars.items()},
             "snap_steps": list(hist.snap_steps), "W": [torch.from_numpy(w) for w in hist.W],
-            "H": [torch.from_numpy(h) for h in hist.H], "meta": json.dumps(hist.meta, default=str)}
+            "H": [torch.from_numpy(h) for h in hist.H],
+            "meta": json.dumps({**hist.meta, "training_code": code}, default=str)}
 
 
 def _history_from_state(state: dict) -> History:
-    hist = History(meta=json.loads(state["meta"]))
+    meta = json.loads(state["meta"])
+    stored, current = meta.pop("training_code", None), training_code()
+    if stored is None:
+        raise TrainingCodeChanged("the checkpoint does not record the training code that wrote it (it "
+                                  "predates training_code()); delete it to train again, or pass resume=False")
+    changed = sorted(k for k in stored.keys() | current.keys() if stored.get(k) != current.get(k))
+    if changed:
+        shown = ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
+        raise TrainingCodeChanged(f"the checkpoint was written by other training code ({shown} changed, "
+                                  "added or removed since); delete it to train again, or pass resume=False")
+    tracing.note(current)
+    hist = History(meta=meta)
     hist.steps = list(state["steps"])
     hist.scalars = {k: list(v) for k, v in state["scalars"].items()}
     for s, w, h in zip(state["snap_steps"], state["W"], state["H"], strict=True):
