@@ -554,17 +554,17 @@ print("training wall time per run (from its checkpoint, whichever run trained it
 # where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
 # whose producing code has changed since is marked STALE, with the command that refreshes it.
 #
-# **Committed for Synthetic only.** The paper profile trains two networks and an NTP-UFM per dataset for the
-# paper's full number of steps each, one sweep point per dataset (parameter `dataset`). The Synthetic point
-# ran on the 2-core CPU of this project (one torch thread; its wall time is in the provenance below), and its
-# claims are judged below beside this run's. The Simplified TinyStories point has not run to its end: its
-# transformer sees many more contexts per step, which makes it hours of CPU, longer than one sitting of this
-# project, so it is trained across sittings from its checkpoints (its LSTM has finished) and published when
-# the last of its networks has.
+# **Committed for both datasets.** The paper profile trains two networks and an NTP-UFM per dataset for the
+# paper's 30,000 steps each, one sweep point per dataset (parameter `dataset`), on the 2-core CPU of this
+# project with one torch thread per run. The Synthetic point takes minutes. The Simplified TinyStories
+# transformer sees many more contexts per step: it took hours of CPU, more than one sitting of this project,
+# so it was trained across sittings, each resuming from the last checkpoint (a resumed run ends bit-identical
+# to an uninterrupted one; `tests/test_train.py` kills a run and checks). The wall time each network's
+# training took, summed over its sittings, comes from its checkpoint (the `a06_train_wall_*` rows below).
 # `make paper-gpu` runs both points on a CUDA machine and publishes the table; on a CPU,
 # `python -m ntputils.book sweep a06 --profile paper -p dataset=Synthetic,STS -p seed=0 --name a06-paper` does
-# the same (every training run is checkpointed, so an interrupted point resumes from its last checkpoint while
-# `.cache/runs/` survives). Until then the STS claims have no paper-profile value, and the scorecard says so.
+# the same (an interrupted point resumes from its last checkpoints while `.cache/runs/` survives; a checkpoint
+# written by other training code is refused).
 
 # %%
 from ntputils.chapter import (
