@@ -559,8 +559,9 @@ print("training wall time per run (from its checkpoint, whichever run trained it
 # project with one torch thread per run. The Synthetic point takes minutes. The Simplified TinyStories
 # transformer sees many more contexts per step: it took hours of CPU, more than one sitting of this project,
 # so it was trained across sittings, each resuming from the last checkpoint (a resumed run ends bit-identical
-# to an uninterrupted one; `tests/test_train.py` stops a run at a step, resumes it and checks). The wall time each network's
-# training took, summed over its sittings, comes from its checkpoint (the `a06_train_wall_*` rows below).
+# to an uninterrupted one: `tests/test_train.py` kills a training process with SIGKILL at a random step, in
+# the middle of a step or of writing a checkpoint, reruns it and compares its end with an uninterrupted
+# run's, bit for bit). The wall time each network's training took, summed over its sittings, comes from its checkpoint (the `a06_train_wall_*` rows below).
 # `make paper-gpu` runs both points on a CUDA machine and publishes the table; on a CPU,
 # `python -m ntputils.book sweep a06 --profile paper -p dataset=Synthetic,STS -p seed=0 --name a06-paper` does
 # the same (an interrupted point resumes from its last checkpoints while `.cache/runs/` survives; a checkpoint

@@ -2,6 +2,13 @@
 classifier."""
 
 import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -38,11 +45,14 @@ def data():
     return from_counts(counts, sorted(contexts))
 
 
+TRANSFORMER = dict(kind="transformer", vocab_size=V, context_vocab_size=CTX_VOCAB, d=16, n_layers=2,
+                   n_heads=2)
+
+
 def model(kind="transformer", seed=0):
     if kind == "lstm":
         return build_model("lstm", vocab_size=V, context_vocab_size=CTX_VOCAB, d=16, seed=seed)
-    return build_model("transformer", vocab_size=V, context_vocab_size=CTX_VOCAB, d=16, n_layers=2, n_heads=2,
-                       seed=seed)
+    return build_model(**TRANSFORMER, seed=seed)
 
 
 FAST = dict(lr=1e-2, schedule="constant", progress=False)
@@ -139,6 +149,68 @@ def test_resume_after_interruption_matches_uninterrupted_run(data, tmp_path, bat
     assert h_again.meta["resumed_from"] == 40
     assert_same_history(h_straight, h_again)
     assert torch.equal(params(again)[-1], params(straight)[-1])
+
+
+KILLED_RUN = Path(__file__).parent / "fixtures" / "train_until_killed.py"
+
+
+def _kill_when_paused(job: dict, tmp_path: Path) -> None:
+    """Run ``train_until_killed.py`` on ``job`` in a process of its own, wait until it is paused at its
+    point, and SIGKILL it."""
+    job_file, ready = tmp_path / "job.pkl", tmp_path / "paused"
+    job_file.write_bytes(pickle.dumps({**job, "ready": str(ready)}))
+    path = [str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
+    proc = subprocess.Popen([sys.executable, str(KILLED_RUN), str(job_file)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300  # importing torch on a loaded 2-core machine is the slow part
+        while not ready.exists():
+            assert proc.poll() is None, f"the training process ended before its pause:\n{proc.stdout.read()}"
+            assert time.monotonic() < deadline, "the training process did not reach its pause in 300 s"
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        assert proc.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize(("pause", "batch_size", "draw"),
+                         [("step", None, 1), ("step", 6, 2), ("save", None, 3)])
+def test_a_killed_training_process_resumes_to_a_bit_identical_end(data, tmp_path, pause, batch_size, draw):
+    """A training process is killed with SIGKILL at a random step (seeded, so a failure reproduces): in the
+    middle of a step between two checkpoints, or in the middle of writing a checkpoint (the new one on
+    disk as a temporary file, the previous one not yet replaced). Rerunning the same call resumes from
+    the last complete checkpoint and ends with the weights and history of an uninterrupted run, bit for
+    bit (one torch thread in both processes)."""
+    steps, every = 40, 7
+    kw = dict(steps=steps, batch_size=batch_size, log_steps=12, schedule="multistep", milestones=(10, 25),
+              gamma=0.5, lr=1e-2, num_threads=1, progress=False)
+    checkpoints = [s for s in range(1, steps + 1) if s % every == 0 or s == steps]
+    rng = np.random.default_rng(draw)
+    at = int(rng.choice(checkpoints)) if pause == "save" else int(rng.integers(1, steps + 1))
+    last_complete = max([0] + [s for s in checkpoints if s < at])
+    run_dir = tmp_path / "run"
+    _kill_when_paused({"data": data, "model": {**TRANSFORMER, "seed": 0}, "pause": pause, "at": at,
+                       "train": {**kw, "checkpoint_dir": str(run_dir), "checkpoint_every": every}}, tmp_path)
+    ckpt = run_dir / CHECKPOINT_NAME
+    if last_complete:
+        assert torch.load(ckpt, weights_only=True)["step"] == last_complete, f"killed at step {at}"
+    else:
+        assert not ckpt.exists()
+    if pause == "save":  # the interrupted write left its temporary file behind, never a torn checkpoint
+        assert torch.load(ckpt.with_suffix(".tmp"), weights_only=True)["step"] == at
+
+    straight = model()
+    h_straight = train_ntp(straight, data, **kw)
+    resumed = model()
+    h_resumed = train_ntp(resumed, data, checkpoint_dir=run_dir, checkpoint_every=every, **kw)
+    assert h_resumed.meta["resumed_from"] == last_complete, f"killed at step {at}"
+    for pa, pb in zip(params(straight), params(resumed), strict=True):
+        assert torch.equal(pa, pb), f"killed at step {at}"
+    assert_same_history(h_straight, h_resumed)
 
 
 def test_checkpoint_of_another_run_is_refused(data, tmp_path):
