@@ -6,13 +6,17 @@ error."""
 from __future__ import annotations
 
 import base64
+import shutil
 import struct
 import zlib
+from pathlib import Path
 
 import pytest
 
-from ntputils.book.browser import ChromiumError, check_book, find_chromium, run_browser_check
+from ntputils.book.browser import ChromiumError, check_book, find_chromium, run_browser_check, zoom_problems
 from ntputils.book.project import Project
+
+REPO = Path(__file__).resolve().parents[1]
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9aw"
                        "AAAABJRU5ErkJggg==")
@@ -23,7 +27,8 @@ GOOD = """<html><body><article><p>fine</p><img src="data:image/png;base64,{b64}"
 <span class="caption-text">A caption.</span></figcaption></figure></div>
 <div class="cell_output"><div style="overflow-x: auto">
 <table style="width: 3000px"><tr><td>wide</td></tr></table></div></div>
-<div style="height: 20000px">a long page</div></article></body></html>"""
+<div style="height: 20000px">a long page</div></article>
+<script src="../_static/figure_zoom.js"></script></body></html>"""
 
 BROKEN = """<html><body><article>
 <img src="missing.png"><img src="http://example.invalid/x.png">
@@ -66,6 +71,8 @@ def make_site(root, broken: bool) -> Project:
     (html / "book").mkdir(parents=True)
     (html / "pic.png").write_bytes(PNG)
     (html / "wide.png").write_bytes(wide_png())
+    (html / "_static").mkdir()
+    shutil.copy(REPO / "book" / "_static" / "figure_zoom.js", html / "_static")
     (html / "book" / "a01_good.html").write_text(GOOD.format(b64=base64.b64encode(PNG).decode()))
     (html / "index.html").write_text('<meta http-equiv="refresh" content="0; url=book/a01_good.html">')
     if broken:
@@ -91,7 +98,8 @@ def test_broken_page_is_flagged_good_page_passes(tmp_path):
                 "1 math element(s) not typeset, e.g. 'x^2'", "page has math but MathJax typeset nothing",
                 "error shown: output error: an error output",
                 "network request: http://example.invalid/x.png", "network request: https://example.invalid/data.json",
-                "resource failed to load: net::ERR_FILE_NOT_FOUND (image)"]
+                "resource failed to load: net::ERR_FILE_NOT_FOUND (image)",
+                "figure 1 does not open at full size on click (book/_static/figure_zoom.js not loaded?)"]
     for problem in expected:
         assert problem in problems, (problem, problems)
     assert any(p.startswith("traceback in output: Traceback (most recent call last)") for p in problems)
@@ -127,3 +135,11 @@ def test_missing_chromium_or_pages_is_a_clear_error(tmp_path, monkeypatch, capsy
     assert "browser check error: no Chromium found" in capsys.readouterr().out
     assert run_browser_check(project, screenshot="b07") == 1
     assert "no built page for chapter 'b07'" in capsys.readouterr().out
+
+
+def test_zoom_problems_name_what_the_full_size_view_got_wrong():
+    assert zoom_problems(None) == []  # a page without figures
+    assert zoom_problems({"opened": True, "natural": 1811, "shown": 1811.0, "closed": True}) == []
+    assert zoom_problems({"opened": True, "natural": 1811, "shown": 672.0, "closed": False}) == [
+        "figure 1 opens at 672 px, not at its natural 1811 px",
+        "figure 1's full-size view does not close with Escape"]

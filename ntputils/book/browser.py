@@ -4,8 +4,9 @@ Per page: article images exist and loaded (a chapter shows as many as its notebo
 typeset by the bundled MathJax without TeX errors, no error or traceback output is shown, nothing is requested
 over http(s) (such requests are blocked), no JavaScript exception, a chapter page is not stale
 (:func:`staleness`), and the page passes :mod:`ntputils.book.page_lint` (no raw Python repr or stray output,
-no path of the build machine, every figure captioned, with alt text and legible, no unscrollable wide table).
-A screenshot of one chapter goes to ``_build/screenshots/<chapter>.png``.
+no path of the build machine, every figure captioned, with alt text and legible, no unscrollable wide table),
+and its first figure opens at full size on click (``book/_static/figure_zoom.js``). A screenshot of one
+chapter goes to ``_build/screenshots/<chapter>.png``.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ CHECK_JS = r"""
   ]);
   const text = (e, n) => (e.textContent || '').replace(/\s+/g, ' ').trim().slice(0, n);
   const maths = [...document.querySelectorAll('span.math, div.math')];
-  return {
+  const report = {
     title: document.title,
     images: imgs.map((i) => ({src: i.getAttribute('src') || '', loaded: i.complete && i.naturalWidth > 0})),
     math: maths.length,
@@ -86,6 +87,21 @@ CHECK_JS = r"""
     }),
     text: document.body.innerText,
   };
+  // book/_static/figure_zoom.js: the first figure opens at its natural size on click and Escape closes it
+  const first = root.querySelector('.cell_output img');
+  if (first) {
+    first.click();
+    const view = document.querySelector('.figure-zoom:not([hidden])');
+    const big = view && view.querySelector('img');
+    if (big && !big.complete) {
+      await Promise.race([new Promise((r) => { big.onload = r; big.onerror = r; }), sleep(5000)]);
+    }
+    report.zoom = {opened: !!big, natural: big ? big.naturalWidth : 0,
+                   shown: big ? big.getBoundingClientRect().width : 0};
+    document.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape'}));
+    report.zoom.closed = !document.querySelector('.figure-zoom:not([hidden])');
+  }
+  return report;
 })()
 """
 
@@ -180,6 +196,22 @@ def image_dpi(page: Path, src: str) -> float | None:
     return png_dpi(path.read_bytes()[:4096]) if not parsed.scheme and path.is_file() else None
 
 
+def zoom_problems(zoom: dict[str, Any] | None) -> list[str]:
+    """What is wrong with the full-size view of a page's first figure (``book/_static/figure_zoom.js``):
+    it must open on click at the image's natural width (where a 10 pt label is 13.9 px at 100 dpi) and
+    close on Escape. ``None``: the page has no figure."""
+    if zoom is None:
+        return []
+    if not zoom["opened"]:
+        return ["figure 1 does not open at full size on click (book/_static/figure_zoom.js not loaded?)"]
+    out = []
+    if abs(zoom["shown"] - zoom["natural"]) > 1:
+        out.append(f"figure 1 opens at {zoom['shown']:.0f} px, not at its natural {zoom['natural']} px")
+    if not zoom["closed"]:
+        out.append("figure 1's full-size view does not close with Escape")
+    return out
+
+
 def evaluate(page: Path, report: dict[str, Any], notebook: Path | None,
              needles: Iterable[str] = ()) -> PageResult:
     """Turn one page report into problems (failures) and notes; ``needles``: the build machine's paths."""
@@ -194,6 +226,7 @@ def evaluate(page: Path, report: dict[str, Any], notebook: Path | None,
             res.problems.append(f"image file missing: {src}")
         elif not img["loaded"]:
             res.problems.append(f"image did not load: {src}")
+    res.problems += zoom_problems(report.get("zoom"))
     if report["untypeset"]:
         first = report["untypeset"][0]
         res.problems.append(f"{len(report['untypeset'])} math element(s) not typeset, e.g. {first!r}")
