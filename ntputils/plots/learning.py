@@ -36,7 +36,7 @@ def support_svd_figure(S: np.ndarray, U: np.ndarray, s: np.ndarray, Vt: np.ndarr
     \boldsymbol V^\top` of its centering (Paper B, Fig. 12 top): four panels (``S``, ``U``, the singular
     values :math:`\sigma_k` as bars, ``V^T``) and a colorbar shared by ``U`` and ``V^T``.
     """
-    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6), gridspec_kw={"width_ratios": [12, 7, 7, 12]},
+    fig, axes = plt.subplots(1, 4, figsize=(12.5, 3.4), gridspec_kw={"width_ratios": [12, 7, 7, 12]},
                              layout="constrained")
     axes[0].imshow(S, cmap="Greys", vmin=0, vmax=1)
     axes[0].set_title("support matrix S")
@@ -73,10 +73,11 @@ def gd_dynamics_figure(t: np.ndarray, curves: Mapping[str, Mapping[str, np.ndarr
     :math:`s_k(\boldsymbol L_t)`) and ``comp`` (:math:`\|\boldsymbol L_t-\boldsymbol U\boldsymbol U^\top
     \boldsymbol L_t\boldsymbol V\boldsymbol V^\top\|_F`). ``closed_form`` is
     :math:`\sigma_k a_k(t)` of eq. (7)
-    (:math:`T\times r`, dashed). Four panels.
+    (:math:`T\times r`, dashed). Four panels, two by two (12 inches wide: legible in a book's text column).
     """
     r = closed_form.shape[1]
-    fig, axes = plt.subplots(1, 4, figsize=(19, 4.4), layout="constrained")
+    fig, grid = plt.subplots(2, 2, figsize=(12, 8.4), layout="constrained")
+    axes = grid.ravel()
     for name, c in curves.items():
         col = colors[name]
         axes[0].semilogy(t, c["loss"], color=col, label=f"{name}: loss")
@@ -128,11 +129,12 @@ def learning_times_figure(t_sq: np.ndarray, sv_sq: np.ndarray, T_sq: np.ndarray,
     :math:`T_k` against :math:`1/\sigma_k` (Paper B, Fig. 18; Proposition 1 predicts
     :math:`T_k\approx\tfrac{1}{\sigma_k}\log(\cdot)`, learning in the order of :math:`\sigma_k`).
     ``fit = (slope, intercept, R^2)`` of the least-squares line of the square-loss :math:`T_k` on
-    :math:`1/\sigma_k`. Three panels.
+    :math:`1/\sigma_k`. Three panels: the two losses above, the learning times below.
     """
     slope_sq, icpt_sq, r2_sq = fit
     r = sigma.size
-    fig, axes = plt.subplots(1, 3, figsize=(18, 4.6), layout="constrained")
+    fig, panels = plt.subplot_mosaic([[0, 1], [2, 2]], figsize=(12, 8.6), layout="constrained")
+    axes = [panels[i] for i in range(3)]
     cmap = plt.get_cmap("viridis")
     for k in range(r):
         col = cmap(k / max(r - 1, 1))
@@ -245,13 +247,15 @@ def step_support_svd_figure(S: np.ndarray, R: int, U: np.ndarray, s: np.ndarray,
     :math:`R`) and the closed-form SVD :math:`\widetilde{\boldsymbol S}=\boldsymbol U\boldsymbol\Sigma
     \boldsymbol V^\top` of its centering (Paper B, Fig. 13 top): four panels (``S``, ``U``, the singular
     values :math:`\sigma_k` as bars coloured by tier with the numerical SVD ``s_numerical`` as black
-    ticks, ``V^T``) and a colorbar shared by ``U`` and ``V^T``. ``tier_of_mode[k]`` is the 0-based tier
+    ticks, ``V^T``; ``S`` and ``U`` above, ``V^T`` and the bars below) and a colorbar shared by ``U`` and
+    ``V^T``. ``tier_of_mode[k]`` is the 0-based tier
     (1 red, 2 purple, 3 blue) of mode ``k``.
     """
     V, m = S.shape
     r = s.size
-    fig, axes = plt.subplots(1, 4, figsize=(18, 3.9), layout="constrained",
-                             gridspec_kw={"width_ratios": [m, r + 2, r + 2, m]})
+    fig, panels = plt.subplot_mosaic([[0, 1], [3, 2]], figsize=(12, 7.4), layout="constrained",
+                                     width_ratios=[m, r + 2])
+    axes = [panels[i] for i in range(4)]
     axes[0].imshow(S, cmap="Greys", vmin=0, vmax=1, aspect="auto")
     axes[0].set_title(f"support S (V={V}, R={R}, m={m})")
     axes[0].set_xlabel("context j")
@@ -281,7 +285,7 @@ def step_dynamics_figure(t: np.ndarray, curves: Mapping[str, np.ndarray], tier_o
                          closed_form: np.ndarray | None, panel_title: str, title: str,
                          overlay: np.ndarray | None = None) -> Figure:
     r"""One GD run of the (weighted) square-loss NTP-UFM on the STEP-imbalanced support (Paper B, Fig. 13
-    middle and bottom), in the four panels of Fig. 12.
+    middle and bottom), in the four panels of Fig. 12 (two by two).
 
     ``curves`` holds, on the time grid ``t``: ``loss``, ``norm_W``, ``norm_H``; the relative errors
     ``logits`` (:math:`\boldsymbol L_t` vs its limit) and ``gram_W`` (:math:`\boldsymbol W\boldsymbol W^\top`
@@ -295,7 +299,8 @@ def step_dynamics_figure(t: np.ndarray, curves: Mapping[str, np.ndarray], tier_o
     """
     colors = _tier_colors(tier_of_mode)
     sv = curves["amplitudes"]
-    fig, axes = plt.subplots(1, 4, figsize=(19, 4.2), layout="constrained")
+    fig, grid = plt.subplots(2, 2, figsize=(12, 8), layout="constrained")
+    axes = grid.ravel()
     # curves that can coincide (balanced norms; the two errors) are drawn wide and light under thin dark
     # dashes, so both stay visible where they overlap
     axes[0].semilogy(t, curves["loss"], "k", label="loss")
@@ -344,7 +349,9 @@ def weighting_comparison_figure(t: np.ndarray, runs: Sequence[tuple[np.ndarray, 
     y axis), coloured by tier; ``title`` says what the panels share (the initialization, say).
     """
     colors = _tier_colors(tier_of_mode)
-    fig, axes = plt.subplots(1, len(runs), figsize=(17, 4.2), layout="constrained", sharey=True)
+    fig, axes = plt.subplots(1, len(runs), figsize=(min(12.5, 5.5 * len(runs)), 4.2), layout="constrained",
+                             sharey=True, squeeze=False)
+    axes = axes[0]
     for ax, (sv, ttl) in zip(axes, runs, strict=True):
         for k in range(sv.shape[1]):
             ax.plot(t, sv[:, k], color=colors[k])
