@@ -222,7 +222,8 @@ lam_show, d_show = lams[-1], d_values[0]
 h = runs[lam_show, d_show]
 W_fin, H_fin = h.W[-1], h.H[-1]
 lim = np.abs(W_fin.T @ W_fin).max()
-fig, axes = plt.subplots(1, 4, figsize=(16, 3.8), layout="constrained")
+fig, axes = plt.subplots(2, 2, figsize=(11, 7.6), layout="constrained")
+axes = axes.ravel()
 plots.logit_heatmap(axes[0], convex[lam_show][0], word_labels=word_labels, title=f"L_λ (convex), λ={lam_show:g}")
 plots.logit_heatmap(axes[1], h.L[-1], word_labels=word_labels, title=f"W H (NTP-UFM GD, d={d_show})")
 plots.heatmap(axes[2], W_fin.T @ W_fin, cmap="RdBu_r", vmin=-lim, vmax=lim, title=r"$W^\top W$",

@@ -215,7 +215,7 @@ perp_rescaled = L_lam_perp * np.linalg.norm(L_mm) / np.linalg.norm(L_lam_perp)
 in_lim = np.abs(L_in).max()
 mm_lo, mm_hi = L_mm.min(), L_mm.max()
 diff_lim = np.abs(perp_rescaled - L_mm).max()
-fig, axes = plt.subplots(2, 4, figsize=(22, 13), layout="constrained")
+fig, axes = plt.subplots(4, 2, figsize=(12, 22), layout="constrained")
 panels = [
     (P, "P: next-token probabilities", "hot", 0.0, 1.0, "probability"),
     (S, "S: support", "hot", 0.0, 1.0, "in support"),
@@ -251,7 +251,8 @@ c_fit = float(np.mean(pq["dir_perp"][fit] * x[fit]))  # least-squares-free estim
 nz = pq["norm_L"] > 0
 slope, intercept = np.polyfit(x[fit], pq["norm_L"][fit], 1)
 
-fig, axes = plt.subplots(2, 3, figsize=(16, 8.5), layout="constrained")
+fig, grid = plt.subplots(3, 2, figsize=(12, 12), layout="constrained")
+axes = grid.ravel().reshape(2, 3)  # six panels in reading order: axes[r, c] is panel 3 r + c + 1
 for q, label, style in ((pq, "Synthetic (V=30, m=16)", "o-"), (pq_small, "random (V=8, m=10)", "s--")):
     axes[0, 0].semilogy(x, q["proj_error"], style, label=label)
     axes[0, 1].plot(x, q["norm_L"], style, label=label)
@@ -352,7 +353,8 @@ gq = {k: np.asarray(v) for k, v in gq.items()}
 print(f"GD: {gd_steps} steps in {hist.meta['seconds']:.1f} s; final CE - H = {gq['ce_gap'][-1]:.2e}, "
       f"||L|| = {gq['norm_L'][-1]:.1f}, direction error {gq['dir_perp'][-1]:.3f}")
 
-fig, axes = plt.subplots(1, 4, figsize=(20, 4.2), layout="constrained")
+fig, axes = plt.subplots(2, 2, figsize=(12, 8.4), layout="constrained")
+axes = axes.ravel()
 kk = gd_steps_arr + 1
 axes[0].loglog(kk, gq["proj_error"], "o-", ms=3, label="||P_F(L_k) − L^in||_F")
 axes[0].loglog(kk, gq["ce_gap"], "s-", ms=3, label="CE(L_k) − H")
@@ -378,7 +380,7 @@ plt.show()
 # %% [markdown]
 # **Reading.** Gradient descent reproduces the qualitative picture: the loss gap and
 # $\|\mathcal P_{\mathcal F}(\boldsymbol L_k)-\boldsymbol L^{\rm in}\|$ fall by orders of magnitude, the norm grows
-# like $\log k$ and all distances to the $\boldsymbol L^{\rm mm}$ geometry decrease. But the right panel shows
+# like $\log k$ and all distances to the $\boldsymbol L^{\rm mm}$ geometry decrease. But the last panel shows
 # that, *at equal logit norm*, gradient descent is markedly farther from the $\boldsymbol L^{\rm mm}$ direction
 # than the regularization path. Whether gradient descent on the factorized model reaches the same limit is
 # exactly what the path is a proxy for; within any affordable number of steps the two are not

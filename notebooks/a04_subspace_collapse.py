@@ -152,7 +152,7 @@ record("toy_contexts", int(S_toy.shape[1]))
 record("synthetic_groups", int(dup_results["Synthetic dataset"]["labels"].max() + 1))
 record("synthetic_contexts", int(synthetic.S.shape[1]))
 order_toy = np.argsort(toy["labels"], kind="stable")
-fig, axes = plt.subplots(1, 3, figsize=(16, 3.8), layout="constrained")
+fig, axes = plt.subplots(1, 3, figsize=(12.8, 4.0), layout="constrained")
 plots.heatmap(axes[0], S_toy[:, order_toy], cmap="hot", vmin=0, vmax=1, title="toy S (contexts grouped by support)",
               xlabel="context j", ylabel="word z", colorbar="in support")
 plots.logit_heatmap(axes[1], toy["L"][:, order_toy], title="L^mm (cvxpy): equal columns within groups")
@@ -218,8 +218,9 @@ for name, stats in views.items():
 pd.DataFrame({name: {"within-group mean": st[-1]["within_mean"], "within-group min": st[-1]["within_min"],
                      "between-group mean (chance)": st[-1]["between_mean"]} for name, st in views.items()}).T
 
-fig, axes = plt.subplots(1, 3, figsize=(18, 5), layout="constrained",
-                         gridspec_kw={"width_ratios": [1.3, 1, 1]})
+fig, panels = plt.subplot_mosaic([[0, 0], [1, 2]], figsize=(12, 10.5), layout="constrained",
+                                 height_ratios=[0.8, 1])
+axes = [panels[i] for i in range(3)]
 steps_axis = np.asarray(hist.snap_steps) + 1
 for i, (name, stats) in enumerate(views.items()):
     axes[0].semilogx(steps_axis, [s["within_mean"] for s in stats], "o-", color=f"C{i}", ms=3,
@@ -344,7 +345,7 @@ print("paper (STS, m=403, V=104): ||L^mm||_* = 197.88, ||S~||_* = 199.14, rank 3
 # %% mystnb={"figure": {"caption": "How close the proxy S~ is to L^mm on random and real supports: normalized distance, ratio of nuclear norms and ranks against the matrix size (our own figure).", "name": "fig-a04-proxy-quality"}, "image": {"alt": "Three scatter plots against the support-matrix size: distance, nuclear-norm ratio and ranks."}}
 rand_names = [n for n in proxy if n.startswith("random")]
 size = np.array([proxy[n]["V"] + proxy[n]["m"] for n in rand_names])
-fig, axes = plt.subplots(1, 3, figsize=(16, 4), layout="constrained")
+fig, axes = plt.subplots(1, 3, figsize=(12.8, 4.4), layout="constrained")
 axes[0].semilogx(size, [proxy[n]["dist"] for n in rand_names], "o-", label="random (Zipf) supports")
 axes[1].semilogx(size, [proxy[n]["nuc_mm"] / proxy[n]["nuc_S"] for n in rand_names], "o-", label="random")
 axes[2].semilogx(size, [proxy[n]["rank_mm"] / proxy[n]["V"] for n in rand_names], "o-", label="rank(L^mm) / V")
