@@ -258,8 +258,8 @@ for name, data in datasets.items():
             "proxy S~": ref.S_tilde}
     mats = {k: v / np.linalg.norm(v) for k, v in mats.items()}
     lo, hi = np.percentile(np.concatenate([v.ravel() for v in mats.values()]), [1, 99])
-    fig, axes = plt.subplots(1, 4, figsize=(16, 4.2), layout="constrained")
-    for ax, (label, L) in zip(axes, mats.items(), strict=True):
+    fig, axes = plt.subplots(2, 2, figsize=(11.5, 8.6), layout="constrained")
+    for ax, (label, L) in zip(axes.ravel(), mats.items(), strict=True):
         dist = normalized_distance(L, ref.L_mm)
         plots.logit_heatmap(ax, L, word_labels=[data.token_str(z) for z in range(data.V)] if data.V <= 40 else None,
                             word_order=w_order, context_order=ctx_order, vmin=lo, vmax=hi,

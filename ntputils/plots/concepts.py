@@ -110,8 +110,9 @@ def organism_svd_figure(U: np.ndarray, sigma: np.ndarray, Vt: np.ndarray, words:
     by :math:`\boldsymbol U` and :math:`\boldsymbol V`.
     """
     r = sigma.size
-    fig, axes = plt.subplots(1, 3, figsize=(16, 6.5), gridspec_kw={"width_ratios": [1.0, 0.8, 1.0]},
-                             layout="constrained")
+    fig, panels = plt.subplot_mosaic([[0, 2], [1, 1]], figsize=(12, 10), layout="constrained",
+                                     height_ratios=[1.6, 1])  # U and V above, the singular values below
+    axes = [panels[i] for i in range(3)]
     lim = np.abs(np.r_[U.ravel(), Vt.ravel()]).max()
     im = axes[0].imshow(U, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
     axes[0].set_yticks(range(len(words)), words)
@@ -217,7 +218,9 @@ def concept_plane_figure(panels: Sequence[tuple[str, np.ndarray, Sequence[np.nda
     (:math:`\boldsymbol v^{\rm d}_k=\boldsymbol H\boldsymbol v_k`), anything else word embeddings
     (:math:`\boldsymbol u^{\rm d}_k=\boldsymbol W^\top\boldsymbol u_k`).
     """
-    fig, axes = plt.subplots(1, len(panels), figsize=(15, 6.5), layout="constrained")
+    fig, axes = plt.subplots(1, len(panels), figsize=(min(12.5, 6.25 * len(panels)), 6.5),
+                             layout="constrained", squeeze=False)
+    axes = axes[0]
     for ax, (title, P2, directions, _, colors, marker) in zip(axes, panels, strict=True):
         ax.scatter(*P2.T, c=colors, marker=marker, s=70, edgecolor="k", zorder=3)
         span = np.abs(P2).max()
