@@ -231,8 +231,13 @@ show_steps = [s for s in (0, 20, 40, 200) if s <= steps]
 # ## Fig. 3: confusion matrices at epochs 0, 20, 40, 200
 
 # %% mystnb={"figure": {"caption": "Confusion matrices of the 2-layer transformer on the organism data at four epochs; reproduces paper B, Fig. 3.", "name": "fig-b05-fig3"}, "image": {"alt": "Four confusion-matrix heatmaps, true class against predicted class."}}
-fig, axes = plt.subplots(1, len(show_steps), figsize=(4.6 * len(show_steps), 4.8), layout="constrained")
-for ax, step in zip(np.atleast_1d(axes), show_steps, strict=True):
+ncols = min(2, len(show_steps))  # two by two: a row of four is too small to read in the text column
+nrows = -(-len(show_steps) // ncols)
+fig, grid = plt.subplots(nrows, ncols, figsize=(5.8 * ncols, 5.2 * nrows), layout="constrained", squeeze=False)
+axes = grid.ravel()[: len(show_steps)]
+for ax in grid.ravel()[len(show_steps):]:
+    ax.axis("off")
+for panel, (ax, step) in enumerate(zip(axes, show_steps, strict=True)):
     C = main["confusions"][step]
     im = ax.imshow(C, cmap="Blues", vmin=0, vmax=np.bincount(true_class).max())
     for a in range(k):
@@ -241,12 +246,13 @@ for ax, step in zip(np.atleast_1d(axes), show_steps, strict=True):
                 ax.text(b, a, str(C[a, b]), ha="center", va="center", fontsize=9,
                         color="white" if C[a, b] > 1 else "black")
     ax.set_xticks(range(k), labels, rotation=60, ha="right", fontsize=8)
-    ax.set_yticks(range(k), labels if ax is np.atleast_1d(axes)[0] else [], fontsize=8)
+    ax.set_yticks(range(k), labels if panel % ncols == 0 else [], fontsize=8)
     learned = [names[i] for i in np.flatnonzero(learned_classes(C, disjoint, threshold))]
     ax.set_title(f"Epoch {step}\n" + textwrap.fill(f"learned: {', '.join(learned) or 'none'}", 42), fontsize=9)
     ax.set_xlabel("predicted class")
-np.atleast_1d(axes)[0].set_ylabel("true class (|support|)")
-fig.colorbar(im, ax=axes, shrink=0.6, label="number of contexts")
+    if panel % ncols == 0:
+        ax.set_ylabel("true class (|support|)")
+fig.colorbar(im, ax=list(axes), shrink=0.6, label="number of contexts")
 fig.suptitle(f"Fig. 3: 2-layer transformer (d={d}) on the organism data, seed {seed}")
 plt.show()
 
