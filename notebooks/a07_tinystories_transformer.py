@@ -587,6 +587,61 @@ claims_table()
 # beyond what an untrained transformer already shows.
 
 # %% [markdown]
+# ### A learning rate per width (a second committed sweep)
+#
+# That reading is a hypothesis, and a second sweep tests it: the two $d=128$ rungs again, same data, budget
+# and seed, with the learning rate scaled by width as $\eta\cdot 64/d$ (the width rule that µP gives Adam for
+# hidden matrices: the cpu profile's $3\cdot10^{-3}$ becomes $1.5\cdot10^{-3}$ at $d=128$, while the $d=64$
+# rungs keep theirs). `LADDER_LR` below holds the plan and prints its command.
+#
+# **Rule, fixed before this sweep ran:**
+#
+# * (L4) *with a learning rate per width, the fit improves with size*: CE $-\,\mathcal H$ of the largest rung
+#   ($4\times128$) at $\eta\cdot 64/d$ divided by that of the smallest rung ($2\times64$, from the ladder, where
+#   $\eta\cdot 64/d=\eta$) is at most 1.
+#
+# If L4 holds, L1's deviation came from the learning rate; if it does not, the learning rate alone does not
+# explain it. The table sets each $d=128$ rung's values at both rates side by side; the claim reads `not run`
+# while either table is missing or stale.
+
+# %%
+LADDER_LR = {"n_stories": 100, "n_layers": (2, 4), "d": 128, "lr": 1.5e-3, "steps": 3000, "seed": 0}  # lr: 3e-3 x 64/d
+ladder_lr_command = ("python -m ntputils.book sweep a07 " + " ".join(
+    f"-p {k}={','.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in LADDER_LR.items())
+    + " --name a07-ladder-lr --workers 2")
+print(f"the ladder at a learning rate per width: `{ladder_lr_command}`, then "
+      "`python -m ntputils.book sweep-table a07-ladder-lr --publish`")
+lr_claims = preregister({
+    "a07_ladder_L4": ("ladder at lr x 64/d: CE - H of the largest rung / of the smallest", at_most(1.0, "L4"),
+                      None, "not studied (one model)"),
+})
+pub_lr = shown_committed("a07-ladder-lr")
+fresh_lr = pub_lr is not None and not pub_lr["stale"]
+lr_rungs = None
+if pub_lr is not None and rungs is not None:
+    lt_lr = pub_lr["table"][pub_lr["table"].status == "ok"]
+    wide_lr = lt_lr[lt_lr.kind == "record"].pivot_table(index=["n_layers", "d"], columns="metric", values="value")
+    lr_rungs = pd.DataFrame({
+        "parameters": wide_lr["a07_parameters"].astype(int),
+        "CE - H at lr 3e-3 (ladder)": rungs["CE - H"].reindex(wide_lr.index).round(4),
+        "CE - H at lr x 64/d": wide_lr["a07_ce_minus_H"].round(4),
+        **{f"{label} at lr {rate}": table[col].reindex(wide_lr.index).round(3)
+           for key, label in LADDER_METRICS.items()
+           for rate, table, col in (("3e-3", rungs, label), ("x 64/d", wide_lr, f"a07_{key}_offdiag"))},
+        **{f"baseline: {label}": wide_lr[f"a07_{key}_baseline_offdiag"].round(3)
+           for key, label in LADDER_METRICS.items()},
+    }).sort_values("parameters")
+    display(lr_rungs.T)
+
+# %%
+l4 = None
+if fresh_lr and fresh_ladder and lr_rungs is not None and (4, 128) in lr_rungs.index and (2, 64) in rungs.index:
+    l4 = record("a07_ladder_lr_ce_ratio",
+                float(lr_rungs.loc[(4, 128), "CE - H at lr x 64/d"] / rungs.loc[(2, 64), "CE - H"]))
+lr_claims.a07_ladder_L4.judge(l4)
+claims_table()
+
+# %% [markdown]
 # ## The paper profile, recorded
 #
 # The book builds this page at the `cpu` profile. A run of the `paper` profile through the sweep runner commits
