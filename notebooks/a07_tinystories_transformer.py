@@ -304,8 +304,9 @@ plt.show()
 # first 1,000 contexts and the proxy only). The word curve (dashed, open circles) is the same for both context sets
 # and drawn once.
 
-# %% mystnb={"figure": {"caption": "Loss gap, norms and similarity to the proxy and the theory during training; the authors' companion curves (no numbered paper figure).", "name": "fig-a07-curves"}, "image": {"alt": "Four line plots over training steps."}}
-fig, axes = plt.subplots(1, 4, figsize=(17, 4.4), layout="constrained")
+# %% mystnb={"figure": {"caption": "Loss gap, norms and similarity to the proxy and the theory during training; the authors' companion curves (no numbered paper figure).", "name": "fig-a07-curves"}, "image": {"alt": "Four line plots over training steps, two by two."}}
+fig, axes = plt.subplots(2, 2, figsize=(12, 8), layout="constrained")  # two by two: legible in the text column
+axes = axes.ravel()
 plots.plot_ce_gap(axes[0], {"TF": hist}, colors={"TF": "steelblue"})
 plots.plot_norms(axes[1], {"TF": hist}, colors={"TF": "steelblue"})
 plots.plot_sim_curves(axes[2], {"heatmap": heat, f"first {first.size}": curve}, "proxy",
@@ -318,7 +319,7 @@ for ax, title in zip(axes, ("(a) CE - H", "(b) norms (||H|| over all contexts)",
     for line in list(ax.get_lines()):  # W does not depend on the context subset: its curve is drawn once
         if line.get_label().startswith(f"first {first.size} sim(W"):
             line.remove()
-plots.legend_below(fig, ncol=4)
+plots.legend_below(fig, ncol=4, fontsize=10)
 plt.show()
 
 # %% [markdown]

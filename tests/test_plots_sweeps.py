@@ -14,6 +14,7 @@ import pytest  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
 
 from ntputils.plots.sweeps import (  # noqa: E402
+    MAX_WIDTH_IN,
     OUTCOME_COLORS,
     STATUS_COLORS,
     constant_metrics,
@@ -174,3 +175,18 @@ def test_points_figure_without_claims_is_wall_time_alone_and_none_without_either
     (times,) = fig.axes
     assert len(times.patches) == 11 and times.get_yticklabels()[0].get_text() == "syn, 2, 0"
     assert points_figure(plain.drop(columns="seconds"), AXES) is None
+
+
+def test_a_points_figure_with_many_claims_stays_within_the_legible_width(table):
+    """100 claims would ask for 17 in of grid; the figure stays at most MAX_WIDTH_IN wide, every claim
+    still a column of its own."""
+    ok = table[table["status"] == "ok"]
+    many = pd.concat([ok[ok["kind"] == "compare"].assign(metric=f"claim {i:03d}") for i in range(100)]
+                     + [ok[ok["kind"] != "compare"]])
+    fig = points_figure(many, AXES)
+    grid = fig.axes[0]
+    assert len(grid.get_xticklabels()) == 100 and grid.images[0].get_array().shape[1] == 100
+    assert fig.get_size_inches()[0] <= MAX_WIDTH_IN
+    few = points_figure(table, AXES)  # a small figure keeps its natural width
+    assert few.get_size_inches()[0] < MAX_WIDTH_IN / 2
+    plt.close("all")

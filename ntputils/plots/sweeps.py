@@ -28,6 +28,10 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Patch
 
+#: widest figure (inches at 100 dpi) whose 10 pt labels stay legible in the book's 672 px text column
+#: (at least 7 px: :mod:`ntputils.book.page_lint`)
+MAX_WIDTH_IN = 12.8
+
 __all__ = [
     "OUTCOME_COLORS",
     "constant_metrics",
@@ -323,8 +327,10 @@ def points_figure(table: pd.DataFrame, axes: Mapping[str, Sequence[Any]]) -> Fig
         return None
     longest = max((min(len(c), 40) for c in claims), default=0)
     height = 1.4 + 0.16 * len(points) + (0.07 * longest if has_grid else 0)
-    widths = ([max(1.6, 0.17 * len(claims))] if has_grid else []) + ([2.4] if has_times else [])
     label_room = 0.055 * max((len(s) for s in points["label"]), default=4) + 0.6
+    room = MAX_WIDTH_IN - label_room - 0.4 - (2.4 if has_times else 0)  # for the claims grid
+    grid_width = min(max(1.6, 0.17 * len(claims)), max(1.6, room))
+    widths = ([grid_width] if has_grid else []) + ([2.4] if has_times else [])
     fig, panels = plt.subplots(1, len(widths), figsize=(sum(widths) + label_room + 0.4, height),
                                gridspec_kw={"width_ratios": widths}, squeeze=False, sharey=True,
                                layout="constrained")
