@@ -24,7 +24,7 @@ unexport MPLBACKEND
 export MPLCONFIGDIR ?= $(CURDIR)/.mplconfig
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: book test test-matrix lint pytest slurm-test browser-test paper-gpu install status lab clean help
+.PHONY: book test test-matrix lint pytest slow-test slurm-test browser-test paper-gpu install status lab clean help
 
 book: $(STAMP)
 	$(PY) -m ntputils.book build --profile $(PROFILE) --jobs $(JOBS) \
@@ -40,6 +40,10 @@ lint: $(STAMP)
 # fixed test order here (pytest-randomly is installed for the matrix); 5 = no tests collected
 pytest: $(STAMP)
 	$(PY) -m pytest -q -m "not slow and not slurm" -p no:randomly || test $$? -eq 5
+
+# the slow tests (real builds, kills, a tiny book through jupyter-book and Chromium): about 2 minutes
+slow-test: $(STAMP)
+	$(PY) -m pytest -q -m slow -p no:randomly
 
 # sweeps on a real SLURM cluster (tests/test_slurm.py): .ci/slurm-up starts one on this machine
 slurm-test: $(STAMP)

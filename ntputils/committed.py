@@ -43,7 +43,12 @@ class SweepTableError(ValueError):
 
 class UnreadableTable(FileNotFoundError):
     """A committed table whose files exist but cannot be read (garbled CSV or provenance): its readers
-    treat it as absent, with this message naming the folder and how to restore it."""
+    treat it as absent, with this message naming the folder and how to restore it; ``path`` is the file
+    that failed and ``why`` what is wrong with it (the runner names the file)."""
+
+    def __init__(self, message: str, path: Path, why: str):
+        super().__init__(message)
+        self.path, self.why = path, why
 
 
 def check_name(name: Any) -> str:
@@ -118,16 +123,25 @@ def read_committed(name: str, root: Path | None = None) -> tuple[Any, dict[str, 
     shown = f"{RESULTS_DIR}/sweeps/{name}"  # no machine path on a page
     if not (folder / "provenance.json").is_file():
         raise FileNotFoundError(f"no published sweep {name!r} in {shown}")
+
+    def unreadable(fname: str, err: Exception) -> UnreadableTable:
+        text = " ".join(str(err).split())
+        why = f"{type(err).__name__}: {text[:200]}{'...' if len(text) > 200 else ''}"
+        return UnreadableTable(f"the committed table {shown} cannot be read ({fname}: {why}); restore it "
+                               f"with `git checkout -- {shown}` or publish it again", folder / fname, why)
+
     try:
         prov = json.loads((folder / "provenance.json").read_text())
         if not isinstance(prov, dict) or not isinstance(prov.get("axes"), dict) or not prov.get("chapter"):
             raise ValueError("not a provenance record (no chapter or axes)")
+    except (OSError, ValueError) as err:
+        raise unreadable("provenance.json", err) from None
+    try:  # ParserError, EmptyDataError and UnicodeDecodeError are ValueErrors
         table = pd.read_csv(folder / "table.csv")
         if not {"point_id", "kind", "metric", "value"} <= set(table.columns):
             raise ValueError("not a sweep table (columns point_id, kind, metric, value missing)")
-    except (OSError, ValueError, pd.errors.ParserError) as err:
-        raise UnreadableTable(f"the committed table {shown} cannot be read ({err}); restore it with "
-                              f"`git checkout -- {shown}` or publish it again") from None
+    except (OSError, ValueError) as err:
+        raise unreadable("table.csv", err) from None
     return table, prov
 
 

@@ -220,6 +220,7 @@ def test_html_build_and_browser_check(tmp_path):
     shutil.copy(REPO / "_config.yml", tmp_path / "_config.yml")
     shutil.copy(REPO / "book" / "references.bib", tmp_path / "book" / "references.bib")
     shutil.copy(REPO / "book" / "references.md", tmp_path / "book" / "references.md")
+    shutil.copytree(REPO / "book" / "_static", tmp_path / "book" / "_static")  # _config.yml names it
     (tmp_path / "book" / "intro.md").write_text("# Intro\n\nSee $a+b$ and {cite}`zhao2024implicit`.\n")
     assert cli.build(project) == 0
     assert (project.html_dir / "index.html").exists()

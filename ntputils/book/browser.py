@@ -2,7 +2,7 @@
 
 Per page: images loaded, MathJax typeset without errors, no traceback shown, no http(s) request, no JavaScript
 exception, not stale (:func:`staleness`), :mod:`ntputils.book.page_lint` passed, and the first figure opens at
-full size (``book/_static/figure_zoom.js``). One chapter is screenshot to ``_build/screenshots/<chapter>.png``.
+full size (``book/_static/figure_zoom.js``). Screenshot of one chapter: ``_build/screenshots/<chapter>.png``.
 """
 
 from __future__ import annotations

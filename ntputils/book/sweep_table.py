@@ -37,6 +37,7 @@ from ntputils.book.sweep_store import (
 from ntputils.committed import (
     RESULTS_DIR,
     SweepTableError,
+    UnreadableTable,
     check_name,
     described,
     read_committed,
@@ -145,38 +146,22 @@ PROVENANCE_KEYS = ("name", "chapter", "profile", "axes", "points", "code_hash", 
 
 
 def committed(project: Project, name: str) -> tuple[Any, dict[str, Any]] | None:
-    """The committed ``(table, provenance)`` of ``results/sweeps/<name>/`` or ``None``; a missing, garbled
-    or incomplete file raises :class:`SweepTableError` naming it."""
-    import pandas as pd
-
+    """:func:`ntputils.committed.read_committed` of ``results/sweeps/<name>/``, ``None`` when it has neither
+    file; a missing or garbled file raises :class:`SweepTableError` naming it."""
     folder = project.root / RESULTS_DIR / "sweeps" / check_name(name)
-    table_path, prov_path = folder / "table.csv", folder / "provenance.json"
-    if not table_path.exists() and not prov_path.exists():
-        return None
-
-    def garbled(path: Path, why: str) -> SweepTableError:
-        return SweepTableError(f"the committed {path} {why}; restore it from git (git checkout -- {folder}) "
-                               "or replace it with --publish --force")
-
-    def unreadable(path: Path, err: Exception) -> SweepTableError:
-        text = " ".join(str(err).split())
-        short = text[:200] + ("..." if len(text) > 200 else "")
-        return garbled(path, f"is unreadable ({type(err).__name__}: {short})")
-
     try:
-        prov = json.loads(prov_path.read_text())
-    except (OSError, ValueError) as err:
-        raise unreadable(prov_path, err) from None
-    if not isinstance(prov, dict) or not isinstance(prov.get("axes"), dict) or not prov.get("chapter"):
-        raise garbled(prov_path, "is not a sweep provenance (no chapter or axes)")
-    try:
-        table = pd.read_csv(table_path)
-    except (OSError, ValueError) as err:  # ParserError, EmptyDataError, UnicodeDecodeError are ValueErrors
-        raise unreadable(table_path, err) from None
-    missing = [c for c in ("point_id", "status") if c not in table.columns]
-    if missing:
-        raise garbled(table_path, f"has no column {', '.join(missing)}")
-    return table, prov
+        table, prov = read_committed(name, project.root)
+        if "status" in table.columns:
+            return table, prov
+        path, why = folder / "table.csv", "has no column status"
+    except UnreadableTable as err:
+        path, why = err.path, f"is unreadable ({err.why})"
+    except FileNotFoundError:
+        if not (folder / "table.csv").exists():
+            return None
+        path, why = folder / "provenance.json", "is missing"
+    raise SweepTableError(f"the committed {path} {why}; restore it from git (git checkout -- {folder}) or "
+                          "replace it with --publish --force")
 
 
 def publish_problems(project: Project, name: str, desc: dict[str, Any], df, old) -> list[str]:
