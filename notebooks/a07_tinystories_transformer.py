@@ -504,9 +504,21 @@ print(f"chapter: {wall_total:.1f} s wall, {cpu_total:.1f} s CPU (this process); 
 
 # %%
 LADDER = {"n_stories": 100, "n_layers": (2, 4), "d": (64, 128), "steps": 3000, "seed": 0}  # the plan
-ladder_command = ("python -m ntputils.book sweep a07 " + " ".join(
-    f"-p {k}={','.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in LADDER.items())
-    + " --name a07-ladder --workers 1")
+
+
+def sweep_command(plan: dict, name: str, workers: int) -> str:
+    """The command that runs this page as the sweep ``plan`` (a tuple is an axis of several values)."""
+    axes = (f"-p {k}={','.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in plan.items())
+    return f"python -m ntputils.book sweep a07 {' '.join(axes)} --name {name} --workers {workers}"
+
+
+def rung_values(pub: dict) -> pd.DataFrame:
+    """The recorded values of a committed ladder table's finished points, one row per rung (n_layers, d)."""
+    ok = pub["table"][pub["table"].status == "ok"]
+    return ok[ok.kind == "record"].pivot_table(index=["n_layers", "d"], columns="metric", values="value")
+
+
+ladder_command = sweep_command(LADDER, "a07-ladder", workers=1)
 print(f"the ladder: `{ladder_command}`, then `python -m ntputils.book sweep-table a07-ladder --publish`")
 LADDER_METRICS = {"H_proxy_heat": "off-diag sim(H, S~), heatmap", "H_proxy_first": "off-diag sim(H, S~), first contexts",
                   "W_proxy_occ": "off-diag sim(W^T, S~^T), occurring tokens"}
@@ -523,7 +535,7 @@ fresh_ladder = pub_ladder is not None and not pub_ladder["stale"]
 rungs = None
 if pub_ladder is not None:
     lt = pub_ladder["table"][pub_ladder["table"].status == "ok"]
-    wide = lt[lt.kind == "record"].pivot_table(index=["n_layers", "d"], columns="metric", values="value")
+    wide = rung_values(pub_ladder)
     own = lt[(lt.kind == "compare") & ~lt.metric.isin(list(ladder_claims))]  # the rung's page claims
     outcomes = own.groupby(["n_layers", "d"])["outcome"]
     rungs = pd.DataFrame({
@@ -607,9 +619,7 @@ claims_table()
 
 # %%
 LADDER_LR = {"n_stories": 100, "n_layers": (2, 4), "d": 128, "lr": 1.5e-3, "steps": 3000, "seed": 0}  # lr: 3e-3 x 64/d
-ladder_lr_command = ("python -m ntputils.book sweep a07 " + " ".join(
-    f"-p {k}={','.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in LADDER_LR.items())
-    + " --name a07-ladder-lr --workers 2")
+ladder_lr_command = sweep_command(LADDER_LR, "a07-ladder-lr", workers=2)
 print(f"the ladder at a learning rate per width: `{ladder_lr_command}`, then "
       "`python -m ntputils.book sweep-table a07-ladder-lr --publish`")
 lr_claims = preregister({
@@ -620,8 +630,7 @@ pub_lr = shown_committed("a07-ladder-lr")
 fresh_lr = pub_lr is not None and not pub_lr["stale"]
 lr_rungs = None
 if pub_lr is not None and rungs is not None:
-    lt_lr = pub_lr["table"][pub_lr["table"].status == "ok"]
-    wide_lr = lt_lr[lt_lr.kind == "record"].pivot_table(index=["n_layers", "d"], columns="metric", values="value")
+    wide_lr = rung_values(pub_lr)
     lr_rungs = pd.DataFrame({
         "parameters": wide_lr["a07_parameters"].astype(int),
         "CE - H at lr 3e-3 (ladder)": rungs["CE - H"].reindex(wide_lr.index).round(4),
