@@ -603,15 +603,15 @@ claims_table()
 # ### A learning rate per width (a second committed sweep)
 #
 # That reading is a hypothesis, and a second sweep tests it: the two $d=128$ rungs again, same data, budget
-# and seed, with the learning rate scaled by width as $\eta\cdot 64/d$ (the width rule that µP gives Adam for
-# hidden matrices: the cpu profile's $3\cdot10^{-3}$ becomes $1.5\cdot10^{-3}$ at $d=128$, while the $d=64$
-# rungs keep theirs). `LADDER_LR` below holds the plan and prints its command.
+# and seed, with the learning rate scaled by width as $\eta\,d_0/d$, where $\eta$ is the cpu profile's rate and
+# $d_0=64$ the width of the smallest rung (the width rule that µP gives Adam for hidden matrices: it halves the
+# rate at $d=128$, while the $d=64$ rungs keep theirs). `LADDER_LR` below holds the plan and prints its command.
 #
 # **Rule, fixed before this sweep ran:**
 #
 # * (L4) *with a learning rate per width, the fit improves with size*: CE $-\,\mathcal H$ of the largest rung
-#   ($4\times128$) at $\eta\cdot 64/d$ divided by that of the smallest rung ($2\times64$, from the ladder, where
-#   $\eta\cdot 64/d=\eta$) is at most 1.
+#   (4x128) at $\eta\,d_0/d$ divided by that of the smallest rung (2x64, from the ladder, where
+#   $\eta\,d_0/d=\eta$) is at most 1.
 #
 # If L4 holds, L1's deviation came from the learning rate; if it does not, the learning rate alone does not
 # explain it. The table sets each $d=128$ rung's values at both rates side by side; the claim reads `not run`
