@@ -663,6 +663,51 @@ claims_table()
 # on one core (each rung records its training time as `a07_train_seconds`).
 
 # %% [markdown]
+# ### One lower rate for every rung (a third committed sweep)
+#
+# Does the lower rate help only the wide rungs (a width rule), or was the cpu profile's rate too high for the
+# ladder's hundred stories at every width? A third sweep runs the two $d=64$ rungs at the rate the $d=128$ rungs
+# had in the second, so that all four rungs share one rate, and the ladder's first question is asked again.
+#
+# **Rule, fixed before this sweep ran** (the 4x128 value at this rate was known from the second sweep; the
+# 2x64 value was not):
+#
+# * (L5) *at one lower rate, the fit improves with size*: CE $-\,\mathcal H$ of the largest rung (4x128) divided
+#   by that of the smallest rung (2x64), both at the second sweep's rate, is at most 1.
+
+# %%
+LADDER_LOW = {"n_stories": 100, "n_layers": (2, 4), "d": 64, "lr": 1.5e-3, "steps": 3000, "seed": 0}  # lr: a07-ladder-lr's
+ladder_low_command = sweep_command(LADDER_LOW, "a07-ladder-low", workers=2)
+print(f"the d = 64 rungs at the same rate: `{ladder_low_command}`, then "
+      "`python -m ntputils.book sweep-table a07-ladder-low --publish`")
+low_claims = preregister({
+    "a07_ladder_L5": ("ladder at one lower rate: CE - H of the largest rung / of the smallest", at_most(1.0, "L5"),
+                      None, "not studied (one model)"),
+})
+pub_low = shown_committed("a07-ladder-low")
+fresh_low = pub_low is not None and not pub_low["stale"]
+one_rate = None
+if pub_low is not None and pub_lr is not None and rungs is not None:
+    at_low = pd.concat([rung_values(pub_low), rung_values(pub_lr)])  # every rung at the lower rate
+    one_rate = pd.DataFrame({
+        "parameters": at_low["a07_parameters"].astype(int),
+        "CE - H at lr 3e-3 (ladder)": rungs["CE - H"].reindex(at_low.index).round(4),
+        "CE - H at the lower rate": at_low["a07_ce_minus_H"].round(4),
+        **{f"{label} at the lower rate": at_low[f"a07_{key}_offdiag"].round(3) for key, label in LADDER_METRICS.items()},
+        **{f"baseline: {label}": at_low[f"a07_{key}_baseline_offdiag"].round(3)
+           for key, label in LADDER_METRICS.items()},
+    }).sort_values("parameters")
+    display(one_rate.astype(object).T)
+
+# %%
+l5 = None
+if fresh_low and fresh_lr and one_rate is not None and {(2, 64), (4, 128)} <= set(one_rate.index):
+    l5 = record("a07_ladder_low_ce_ratio", float(one_rate.loc[(4, 128), "CE - H at the lower rate"]
+                                                 / one_rate.loc[(2, 64), "CE - H at the lower rate"]))
+low_claims.a07_ladder_L5.judge(l5)
+claims_table()
+
+# %% [markdown]
 # ## The paper profile, recorded
 #
 # The book builds this page at the `cpu` profile. A run of the `paper` profile through the sweep runner commits
