@@ -512,6 +512,14 @@ def sweep_command(plan: dict, name: str, workers: int) -> str:
     return f"python -m ntputils.book sweep a07 {' '.join(axes)} --name {name} --workers {workers}"
 
 
+def committed_sweep(plan: dict, name: str, what: str) -> tuple[dict | None, bool]:
+    """Print how to make the committed sweep ``name`` of ``plan`` (two workers), read it: (table, current)."""
+    print(f"{what}: `{sweep_command(plan, name, workers=2)}`, then "
+          f"`python -m ntputils.book sweep-table {name} --publish`")
+    pub = shown_committed(name)
+    return pub, pub is not None and not pub["stale"]
+
+
 def rung_values(pub: dict) -> pd.DataFrame:
     """The recorded values of a committed ladder table's finished points, one row per rung (n_layers, d)."""
     ok = pub["table"][pub["table"].status == "ok"]
@@ -619,28 +627,32 @@ claims_table()
 
 # %%
 LADDER_LR = {"n_stories": 100, "n_layers": (2, 4), "d": 128, "lr": 1.5e-3, "steps": 3000, "seed": 0}  # lr: 3e-3 x 64/d
-ladder_lr_command = sweep_command(LADDER_LR, "a07-ladder-lr", workers=2)
-print(f"the ladder at a learning rate per width: `{ladder_lr_command}`, then "
-      "`python -m ntputils.book sweep-table a07-ladder-lr --publish`")
 lr_claims = preregister({
     "a07_ladder_L4": ("ladder at lr x 64/d: CE - H of the largest rung / of the smallest", at_most(1.0, "L4"),
                       None, "not studied (one model)"),
 })
-pub_lr = shown_committed("a07-ladder-lr")
-fresh_lr = pub_lr is not None and not pub_lr["stale"]
-lr_rungs = None
-if pub_lr is not None and rungs is not None:
-    wide_lr = rung_values(pub_lr)
-    lr_rungs = pd.DataFrame({
-        "parameters": wide_lr["a07_parameters"].astype(int),
-        "CE - H at lr 3e-3 (ladder)": rungs["CE - H"].reindex(wide_lr.index).round(4),
-        "CE - H at lr x 64/d": wide_lr["a07_ce_minus_H"].round(4),
-        **{f"{label} at lr {rate}": table[col].reindex(wide_lr.index).round(3)
-           for key, label in LADDER_METRICS.items()
-           for rate, table, col in (("3e-3", rungs, label), ("x 64/d", wide_lr, f"a07_{key}_offdiag"))},
-        **{f"baseline: {label}": wide_lr[f"a07_{key}_baseline_offdiag"].round(3)
+pub_lr, fresh_lr = committed_sweep(LADDER_LR, "a07-ladder-lr", "the ladder at a learning rate per width")
+
+
+def at_rate(values: pd.DataFrame, rate: str, sims_before: bool = False) -> pd.DataFrame:
+    """Rungs of ``values`` (:func:`rung_values`) at ``rate``, one column per quantity: parameters, CE - H beside
+    the ladder's at the cpu rate (and, with ``sims_before``, its similarities), the off-diagonal similarities to
+    the proxy and their baselines."""
+    before = rungs.reindex(values.index)
+    return pd.DataFrame({
+        "parameters": values["a07_parameters"].astype(int),
+        "CE - H at lr 3e-3 (ladder)": before["CE - H"].round(4),
+        f"CE - H at {rate}": values["a07_ce_minus_H"].round(4),
+        **({f"{label} at lr 3e-3": before[label] for label in LADDER_METRICS.values()} if sims_before else {}),
+        **{f"{label} at {rate}": values[f"a07_{key}_offdiag"].round(3) for key, label in LADDER_METRICS.items()},
+        **{f"baseline: {label}": values[f"a07_{key}_baseline_offdiag"].round(3)
            for key, label in LADDER_METRICS.items()},
     }).sort_values("parameters")
+
+
+lr_rungs = None
+if pub_lr is not None and rungs is not None:
+    lr_rungs = at_rate(rung_values(pub_lr), "lr x 64/d", sims_before=True)
     display(lr_rungs.astype(object).T)  # one row per quantity; object keeps the counts integers
 
 # %%
@@ -677,26 +689,14 @@ claims_table()
 
 # %%
 LADDER_LOW = {"n_stories": 100, "n_layers": (2, 4), "d": 64, "lr": 1.5e-3, "steps": 3000, "seed": 0}  # lr: a07-ladder-lr's
-ladder_low_command = sweep_command(LADDER_LOW, "a07-ladder-low", workers=2)
-print(f"the d = 64 rungs at the same rate: `{ladder_low_command}`, then "
-      "`python -m ntputils.book sweep-table a07-ladder-low --publish`")
 low_claims = preregister({
     "a07_ladder_L5": ("ladder at one lower rate: CE - H of the largest rung / of the smallest", at_most(1.0, "L5"),
                       None, "not studied (one model)"),
 })
-pub_low = shown_committed("a07-ladder-low")
-fresh_low = pub_low is not None and not pub_low["stale"]
+pub_low, fresh_low = committed_sweep(LADDER_LOW, "a07-ladder-low", "the d = 64 rungs at the same rate")
 one_rate = None
 if pub_low is not None and pub_lr is not None and rungs is not None:
-    at_low = pd.concat([rung_values(pub_low), rung_values(pub_lr)])  # every rung at the lower rate
-    one_rate = pd.DataFrame({
-        "parameters": at_low["a07_parameters"].astype(int),
-        "CE - H at lr 3e-3 (ladder)": rungs["CE - H"].reindex(at_low.index).round(4),
-        "CE - H at the lower rate": at_low["a07_ce_minus_H"].round(4),
-        **{f"{label} at the lower rate": at_low[f"a07_{key}_offdiag"].round(3) for key, label in LADDER_METRICS.items()},
-        **{f"baseline: {label}": at_low[f"a07_{key}_baseline_offdiag"].round(3)
-           for key, label in LADDER_METRICS.items()},
-    }).sort_values("parameters")
+    one_rate = at_rate(pd.concat([rung_values(pub_low), rung_values(pub_lr)]), "the lower rate")  # all rungs
     display(one_rate.astype(object).T)
 
 # %%
