@@ -121,8 +121,10 @@ from ntputils.chapter import (
     preregister_similarity,
     profile_values,
     record,
+    recorded_values,
     setup_chapter,
     shown_committed,
+    sweep_command,
 )
 from ntputils.data.corpora import tinystories_bpe64
 from ntputils.geometry import nuclear_norm
@@ -506,28 +508,19 @@ print(f"chapter: {wall_total:.1f} s wall, {cpu_total:.1f} s CPU (this process); 
 LADDER = {"n_stories": 100, "n_layers": (2, 4), "d": (64, 128), "steps": 3000, "seed": 0}  # the plan
 
 
-def sweep_command(plan: dict, name: str, workers: int) -> str:
-    """The command that runs this page as the sweep ``plan`` (a tuple is an axis of several values)."""
-    axes = (f"-p {k}={','.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in plan.items())
-    return f"python -m ntputils.book sweep a07 {' '.join(axes)} --name {name} --workers {workers}"
-
-
-def committed_sweep(plan: dict, name: str, what: str) -> tuple[dict | None, bool]:
-    """Print how to make the committed sweep ``name`` of ``plan`` (two workers), read it: (table, current)."""
-    print(f"{what}: `{sweep_command(plan, name, workers=2)}`, then "
-          f"`python -m ntputils.book sweep-table {name} --publish`")
+def committed_sweep(plan: dict, name: str, what: str, workers: int = 2) -> tuple[dict | None, bool]:
+    """Print the commands that make this page's committed sweep ``name`` of ``plan`` (a tuple is an axis of
+    several values), read the table: (table or None, current)."""
+    print(f"{what}: `{sweep_command('a07', plan, name, workers)}`")
     pub = shown_committed(name)
     return pub, pub is not None and not pub["stale"]
 
 
 def rung_values(pub: dict) -> pd.DataFrame:
-    """The recorded values of a committed ladder table's finished points, one row per rung (n_layers, d)."""
-    ok = pub["table"][pub["table"].status == "ok"]
-    return ok[ok.kind == "record"].pivot_table(index=["n_layers", "d"], columns="metric", values="value")
+    """The recorded values of a committed ladder table, one row per rung (n_layers, d)."""
+    return recorded_values(pub["table"], ["n_layers", "d"])
 
 
-ladder_command = sweep_command(LADDER, "a07-ladder", workers=1)
-print(f"the ladder: `{ladder_command}`, then `python -m ntputils.book sweep-table a07-ladder --publish`")
 LADDER_METRICS = {"H_proxy_heat": "off-diag sim(H, S~), heatmap", "H_proxy_first": "off-diag sim(H, S~), first contexts",
                   "W_proxy_occ": "off-diag sim(W^T, S~^T), occurring tokens"}
 ladder_claims = preregister({
@@ -538,8 +531,7 @@ ladder_claims = preregister({
     "a07_ladder_L3": ("ladder: share of rungs with off-diag sim(W^T, S~^T) above the baseline + 0.1",
                       at_least(1.0, "L3"), None, "not studied (one model)"),
 })
-pub_ladder = shown_committed("a07-ladder")
-fresh_ladder = pub_ladder is not None and not pub_ladder["stale"]
+pub_ladder, fresh_ladder = committed_sweep(LADDER, "a07-ladder", "the ladder", workers=1)
 rungs = None
 if pub_ladder is not None:
     lt = pub_ladder["table"][pub_ladder["table"].status == "ok"]
@@ -561,7 +553,7 @@ if pub_ladder is not None:
     ladder_note = (f"on {len(rungs)} of the {len(planned)} planned rungs ({', '.join(missing)} not run yet)"
                    if missing else "")
     print(f"rungs committed: {len(rungs)} of {len(planned)} planned"
-          + (f"; not run yet: {', '.join(missing)} (`{ladder_command}` adds them)" if missing else ""))
+          + (f"; not run yet: {', '.join(missing)} (the ladder's commands add them)" if missing else ""))
 
 # %% mystnb={"figure": {"caption": "The ladder toward the paper's model: CE - H and the off-diagonal similarity to the proxy against the parameter count, each beside its baseline (the larger of chance and the untrained transformer); beyond the paper, which shows one 12-layer model.", "name": "fig-a07-ladder"}, "image": {"alt": "Two line plots against parameter count: the loss gap, and three similarity curves with dashed baselines."}}
 if rungs is not None:
@@ -634,11 +626,11 @@ lr_claims = preregister({
 pub_lr, fresh_lr = committed_sweep(LADDER_LR, "a07-ladder-lr", "the ladder at a learning rate per width")
 
 
-def at_rate(values: pd.DataFrame, rate: str, sims_before: bool = False) -> pd.DataFrame:
+def at_rate(values: pd.DataFrame, ladder: pd.DataFrame, rate: str, sims_before: bool = False) -> pd.DataFrame:
     """Rungs of ``values`` (:func:`rung_values`) at ``rate``, one column per quantity: parameters, CE - H beside
-    the ladder's at the cpu rate (and, with ``sims_before``, its similarities), the off-diagonal similarities to
-    the proxy and their baselines."""
-    before = rungs.reindex(values.index)
+    that of the same rung in ``ladder`` (the first sweep's table, at the cpu rate; with ``sims_before``, its
+    similarities too), the off-diagonal similarities to the proxy and their baselines."""
+    before = ladder.reindex(values.index)
     return pd.DataFrame({
         "parameters": values["a07_parameters"].astype(int),
         "CE - H at lr 3e-3 (ladder)": before["CE - H"].round(4),
@@ -652,7 +644,7 @@ def at_rate(values: pd.DataFrame, rate: str, sims_before: bool = False) -> pd.Da
 
 lr_rungs = None
 if pub_lr is not None and rungs is not None:
-    lr_rungs = at_rate(rung_values(pub_lr), "lr x 64/d", sims_before=True)
+    lr_rungs = at_rate(rung_values(pub_lr), rungs, "lr x 64/d", sims_before=True)
     display(lr_rungs.astype(object).T)  # one row per quantity; object keeps the counts integers
 
 # %%
@@ -696,7 +688,7 @@ low_claims = preregister({
 pub_low, fresh_low = committed_sweep(LADDER_LOW, "a07-ladder-low", "the d = 64 rungs at the same rate")
 one_rate = None
 if pub_low is not None and pub_lr is not None and rungs is not None:
-    one_rate = at_rate(pd.concat([rung_values(pub_low), rung_values(pub_lr)]), "the lower rate")  # all rungs
+    one_rate = at_rate(pd.concat([rung_values(pub_low), rung_values(pub_lr)]), rungs, "the lower rate")  # all rungs
     display(one_rate.astype(object).T)
 
 # %%

@@ -94,6 +94,7 @@ from ntputils.chapter import (
     claims_table,
     preregister,
     record,
+    recorded_values,
     setup_chapter,
 )
 from ntputils.data.corpora.organism_templates import organism, organism_attribute_classes, organism_classes
@@ -443,7 +444,7 @@ if lr_sweep is not None:
     if not lr_sweep["stale"]:
         tab = lr_sweep["table"]
         ok = tab[tab.status == "ok"]
-        rec = ok[ok.kind == "record"].pivot_table(index="lr", columns="metric", values="value")
+        rec = recorded_values(tab, "lr")
         out = ok[ok.kind == "compare"].pivot_table(index="lr", columns="metric", values="outcome", aggfunc="first")
         lr_table = pd.DataFrame({
             "Animals/Plants learned (seed shown)": rec["b05_t_broad"],

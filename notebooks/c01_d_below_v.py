@@ -237,7 +237,7 @@ claims_table()
 # command that refreshes it.
 
 # %%
-from ntputils.chapter import provenance_text, published  # noqa: E402
+from ntputils.chapter import provenance_text, published, recorded_values  # noqa: E402
 
 try:
     pub = published("d-below-V")
@@ -261,8 +261,7 @@ if pub is not None:
 # %%
 def summarize(table: pd.DataFrame) -> pd.DataFrame:
     """Mean and std over seeds of every recorded value, one row per (dataset, d)."""
-    rec = table[(table.kind == "record") & (table.status == "ok")]
-    wide = rec.pivot_table(index=["dataset", "d", "seed"], columns="metric", values="value")
+    wide = recorded_values(table, ["dataset", "d", "seed"])
     return wide.groupby(level=["dataset", "d"]).agg(["mean", "std", "min", "max", "count"])
 
 

@@ -25,8 +25,10 @@ import numpy as np
 from ntputils.committed import (  # noqa: F401 - for chapters
     provenance_text,
     published,
+    recorded_values,
     show_paper_profile,
     shown_committed,
+    sweep_command,
 )
 
 RESERVED = ("profile", "seed", "device")

@@ -238,11 +238,28 @@ def sweep_name(prefix: str) -> str:
     return prefix + PAPER_SUFFIX
 
 
+def sweep_command(prefix: str, axes: dict[str, Any], name: str, workers: int,
+                  profile: str | None = None) -> str:
+    """The two commands that (re)make and commit the sweep ``name`` of chapter ``prefix``: ``axes`` maps a
+    parameter to its value, or to a tuple or list of values (an axis of the sweep); ``profile`` ``None`` is
+    the cpu profile. E.g. ``sweep_command("a07", {"d": (64, 128), "seed": 0}, "a07-w", 2)``."""
+    spelled = " ".join(f"-p {k}={','.join(map(str, v)) if isinstance(v, tuple | list) else v}"
+                       for k, v in axes.items())
+    chosen = f" --profile {profile}" if profile else ""
+    return (f"python -m ntputils.book sweep {prefix}{chosen} {spelled} --name {name} --workers {workers}"
+            f" && python -m ntputils.book sweep-table {name} --publish")
+
+
+def recorded_values(table: Any, index: str | list[str]) -> Any:
+    """The values a committed sweep ``table`` recorded at its finished points, one row per point (``index``:
+    the swept parameters that tell the points apart) and one column per metric."""
+    done = table[(table.status == "ok") & (table.kind == "record")]
+    return done.pivot_table(index=index, columns="metric", values="value")
+
+
 def refresh_command(prefix: str) -> str:
     """The two commands that (re)make and commit chapter ``prefix``'s paper-profile table."""
-    name = sweep_name(prefix)
-    return (f"python -m ntputils.book sweep {prefix} --profile paper -p seed=0 --name {name} --workers 1"
-            f" && python -m ntputils.book sweep-table {name} --publish")
+    return sweep_command(prefix, {"seed": 0}, sweep_name(prefix), workers=1, profile="paper")
 
 
 def _shown(value: Any) -> str:
@@ -435,9 +452,7 @@ def seeds_name(prefix: str) -> str:
 
 def seeds_command(prefix: str) -> str:
     """The two commands that (re)make and commit chapter ``prefix``'s five-seed table (cpu profile)."""
-    name = seeds_name(prefix)
-    return (f"python -m ntputils.book sweep {prefix} -p seed={','.join(map(str, SEEDS))} --name {name} "
-            f"--workers 2 && python -m ntputils.book sweep-table {name} --publish")
+    return sweep_command(prefix, {"seed": SEEDS}, seeds_name(prefix), workers=2)
 
 
 def seed_verdict(outcomes: list[str]) -> str:

@@ -208,3 +208,32 @@ def test_shown_committed_prints_where_a_table_comes_from_or_why_there_is_none(ro
     monkeypatch.setenv(POINT_ENV, "p0")  # a sweep point shows no committed table
     assert shown_committed("t01-paper", root) is None
     assert "this run is a sweep point (p0)" in capsys.readouterr().out
+
+
+def test_sweep_command_is_read_back_by_the_runner_as_the_same_sweep():
+    """What a page prints is a command the runner parses into the axes, name, workers and profile given."""
+    import shlex
+
+    from ntputils.book.cli import parser
+    from ntputils.book.sweep_spec import parse_axes
+
+    axes = {"n_stories": 100, "n_layers": (2, 4), "lr": [1.5e-3], "seed": 0}
+    sweep, _, publish = committed.sweep_command("a07", axes, "a07-x", 2, profile="paper").partition(" && ")
+    args = parser().parse_args(shlex.split(sweep)[3:])
+    assert (args.chapter, args.name, args.workers, args.profile) == ("a07", "a07-x", 2, "paper")
+    assert parse_axes(args.params) == {"n_stories": [100], "n_layers": [2, 4], "lr": [1.5e-3], "seed": [0]}
+    assert publish == "python -m ntputils.book sweep-table a07-x --publish"
+    assert committed.refresh_command("t01") == (
+        "python -m ntputils.book sweep t01 --profile paper -p seed=0 --name t01-paper --workers 1"
+        " && python -m ntputils.book sweep-table t01-paper --publish")
+
+
+def test_recorded_values_has_one_row_per_finished_point(tmp_path):
+    import pandas as pd
+
+    body = ("p0,0,cpu,record,a,1.0,,,,ok,1\np0,0,cpu,record,b,2.0,,,,ok,1\n"
+            "p0,0,cpu,compare,a,1.0,,reproduced,,ok,1\np1,1,cpu,record,a,3.0,,,,ok,1\n"
+            "p1,1,cpu,record,b,4.0,,,,ok,1\np2,2,cpu,record,a,9.0,,,,failed,1\n")
+    (tmp_path / "t.csv").write_text(HEAD + body)
+    wide = committed.recorded_values(pd.read_csv(tmp_path / "t.csv"), "seed")
+    assert wide.to_dict() == {"a": {0: 1.0, 1: 3.0}, "b": {0: 2.0, 1: 4.0}}
