@@ -321,7 +321,7 @@ if pub is not None:  # a stale table is shown (marked) but judged by no claim
 
 # %% mystnb={"figure": {"caption": "NTP-UFM with the embedding dimension below and above V: fit, theory geometry and proxy geometry over d (beyond the papers).", "name": "fig-c01-sweep"}, "image": {"alt": "Line plots against the embedding dimension d, one row per dataset, with mean and standard deviation over seeds."}}
 if verdicts is not None:
-    fig, axes = plt.subplots(2, 3, figsize=(15, 8.5), squeeze=False)
+    fig, axes = plt.subplots(2, 3, figsize=(12.8, 8.5), squeeze=False)  # 12.8 in: legible inline
     for row, ds in enumerate(("synthetic", "sts")):
         if ds not in summary.index.get_level_values("dataset"):
             continue
@@ -346,7 +346,7 @@ if verdicts is not None:
             ax.axvline(int(s[("rank_S_tilde", "mean")].iloc[0]), color="tab:red", ls=":", label="d = rank S~")
             ax.axvline(int(s[("V", "mean")].iloc[0]), color="tab:purple", ls=":", label="d = V")
             ax.set_xlabel(f"d ({ds})")
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=8)
     fig.suptitle("NTP-UFM with d below and above V: fit, theory geometry, proxy geometry"
                  + ("" if fresh else "  [STALE TABLE: the chapter's code changed since the sweep]"),
                  color="black" if fresh else "tab:red")
