@@ -393,12 +393,12 @@ sim_reps = {"H": similarity_with_chance(r["H"], r["S_tilde"], draws=20, seed=see
             "W": similarity_with_chance(r["W"].T, r["S_tilde"].T, draws=20, seed=seed)}
 pd.DataFrame([sim_reps["H"].row("sim(H^mm, S~)"), sim_reps["W"].row("sim(W^mm^T, S~^T)")]).set_index("claim")
 
-# %% mystnb={"figure": {"caption": "Correlations of contexts (top) and words (bottom) for the theory and the proxy on Simplified TinyStories; reproduces paper A, Fig. 1 (c) and (d).", "name": "fig-a04-theory-vs-proxy"}, "image": {"alt": "Heatmaps of context and word correlations for the max-margin theory and the proxy."}}
+# %% mystnb={"figure": {"caption": "Correlations of contexts (left) and words (right) for the theory (top row) and the proxy (bottom row) on Simplified TinyStories; reproduces paper A, Fig. 1 (c) and (d), one row per source.", "name": "fig-a04-theory-vs-proxy"}, "image": {"alt": "Heatmaps of context and word correlations for the max-margin theory and the proxy."}}
 words_sts = word_order(sts.S, order_sts)
 fig = plots.geometry_comparison(
     {"theory: H^mm, W^mm": (r["H"], r["W"].T), "proxy: S~": (r["S_tilde"], r["S_tilde"].T)},
     context_order=order_sts, word_order=words_sts, word_labels=[sts.token_str(z) for z in range(sts.V)],
-    max_labels=60, panel_size=5.5, suptitle="Simplified TinyStories: corr of contexts (top) and words (bottom)")
+    max_labels=60, panel_size=5.5, suptitle="Simplified TinyStories: corr of contexts (left) and words (right)")
 plt.show()
 
 # %% [markdown]

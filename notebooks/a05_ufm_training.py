@@ -507,7 +507,7 @@ pd.DataFrame(sim_rows).set_index(["dataset", "claim"])
 # Contexts are ordered so that those with the same support are adjacent, words by the first context
 # whose support contains them (`ntputils.analysis.convergence.support_group_order`, `ntputils.analysis.convergence.word_order`).
 
-# %% mystnb={"figure": {"caption": "Snapshots of corr(H_k), corr(W_k^T) and L_k during NTP-UFM training on the Synthetic dataset, beside the theory and the proxy; reproduces paper A, Fig. 4.", "name": "fig-a05-fig4-synthetic"}, "image": {"alt": "Grid of heatmaps: rows are context correlations, word correlations and logits; columns are training steps, theory and proxy."}}
+# %% mystnb={"figure": {"caption": "Snapshots of corr(H_k), corr(W_k^T) and L_k during NTP-UFM training on the Synthetic dataset, beside the theory and the proxy; reproduces paper A, Fig. 4, one row per snapshot.", "name": "fig-a05-fig4-synthetic"}, "image": {"alt": "Grid of heatmaps: columns are context correlations, word correlations and logits; rows are training steps, theory and proxy."}}
 snap_steps = [0, 10, 100, steps]
 orders = {}
 for name, data in datasets.items():
@@ -520,7 +520,7 @@ fig = plots.snapshot_grid(histories["Synthetic"], refs["Synthetic"], snap_steps,
                           suptitle="Fig. 4 (Synthetic): NTP-UFM snapshots | theory | proxy")
 plt.show()
 
-# %% mystnb={"figure": {"caption": "The same snapshots on Simplified TinyStories; reproduces paper A, Fig. 4.", "name": "fig-a05-fig4-sts"}, "image": {"alt": "Grid of heatmaps: rows are context correlations, word correlations and logits; columns are training steps, theory and proxy."}}
+# %% mystnb={"figure": {"caption": "The same snapshots on Simplified TinyStories; reproduces paper A, Fig. 4, one row per snapshot.", "name": "fig-a05-fig4-sts"}, "image": {"alt": "Grid of heatmaps: columns are context correlations, word correlations and logits; rows are training steps, theory and proxy."}}
 fig = plots.snapshot_grid(histories["STS"], refs["STS"], snap_steps, context_order=orders["STS"][0],
                           word_order=orders["STS"][1], panel_size=3.0,
                           suptitle="Fig. 4 (Simplified TinyStories): NTP-UFM snapshots | theory | proxy")
@@ -542,7 +542,7 @@ plt.show()
 # marks the first context of a support group (a block), for groups far enough apart that labels do not overlap;
 # every tick sits on the row it names. Word labels are thinned the same way (every tick on its row).
 
-# %% mystnb={"figure": {"caption": "Context and word correlations of the trained NTP-UFM, the theory and the proxy on Simplified TinyStories; reproduces paper A, Fig. 1 (b) to (d).", "name": "fig-a05-fig1"}, "image": {"alt": "Heatmaps of context correlations (top) and word correlations (bottom) for NTP-UFM, theory and proxy."}}
+# %% mystnb={"figure": {"caption": "Context and word correlations of the trained NTP-UFM, the theory and the proxy on Simplified TinyStories; reproduces paper A, Fig. 1 (b) to (d), one row per source.", "name": "fig-a05-fig1"}, "image": {"alt": "Heatmaps of context correlations (left) and word correlations (right), one row each for NTP-UFM, theory and proxy."}}
 data, ref, hist = datasets["STS"], refs["STS"], histories["STS"]
 ctx_order, w_order = orders["STS"]
 _, group = support_group_order(data.S)

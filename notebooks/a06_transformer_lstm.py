@@ -211,15 +211,16 @@ for name, data in datasets.items():
     print(f"{name} UFM: CE - H = {ufm_runs[name].final['ce_minus_H']:.2e} ({ufm_cpu[name]:.1f} s CPU)")
 
 # %% [markdown]
-# ## Fig. 1 with the network columns
+# ## Fig. 1 with the networks
 #
-# One figure per dataset; columns: TF, LSTM, NTP-UFM, theory ($\boldsymbol H^{\rm mm}$, $\boldsymbol W^{\rm mm}$) and
-# proxy ($\widetilde{\boldsymbol S}$); top row $\operatorname{corr}$ of the context embeddings, bottom row of the
-# word embeddings, at the end of training. Contexts with identical supports are placed next to each other and
+# One figure per dataset, one row per source (the paper sets them side by side; rows keep the labels legible):
+# TF, LSTM, NTP-UFM, theory ($\boldsymbol H^{\rm mm}$, $\boldsymbol W^{\rm mm}$) and proxy
+# ($\widetilde{\boldsymbol S}$); left $\operatorname{corr}$ of the context embeddings, right of the word embeddings,
+# at the end of training. Contexts with identical supports are placed next to each other and
 # words are ordered by the first such group that contains them, so *subspace collapse* shows as blocks. Every
-# panel after the first is annotated with its $\operatorname{sim}$ to the TF panel.
+# panel below the first row is annotated with its $\operatorname{sim}$ to the TF panel beside it.
 
-# %% mystnb={"figure": {"caption": "Context (top) and word (bottom) correlations at the end of training for the transformer, LSTM, NTP-UFM, theory and proxy, one figure per dataset; reproduces paper A, Fig. 1 with the network columns."}, "image": {"alt": "Heatmaps of context and word correlations, one column per model, theory and proxy."}}
+# %% mystnb={"figure": {"caption": "Context (left) and word (right) correlations at the end of training for the transformer, LSTM, NTP-UFM, theory and proxy, one figure per dataset; reproduces paper A, Fig. 1 with the networks, one row per source."}, "image": {"alt": "Heatmaps of context and word correlations, one row per model, theory and proxy."}}
 def fig1_panels(name: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Columns of Fig. 1: (context matrix, word matrix), each with the items as columns."""
     ref = refs[name]
@@ -236,7 +237,7 @@ for name, data in datasets.items():
         fig1_panels(name), context_labels=[data.context_str(j) for j in range(data.m)],
         word_labels=[data.token_str(z) for z in range(data.V)], context_order=ctx_order, word_order=w_order,
         max_labels=40 if data.m <= 40 else 20, panel_size=3.6 if data.m <= 40 else 4.4,
-        suptitle=f"{name} (m = {data.m}, V = {data.V}): corr(H) (top) and corr(W^T) (bottom) at the end of training")
+        suptitle=f"{name} (m = {data.m}, V = {data.V}): corr(H) (left) and corr(W^T) (right) at the end of training")
     plt.show()
 
 # %% [markdown]

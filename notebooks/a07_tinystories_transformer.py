@@ -268,16 +268,17 @@ heat = convergence_curves(history_subset(hist, sel.columns), ref, label=f"{sel.c
 curve = convergence_curves(history_subset(hist, first), ref, label=f"first {first.size} contexts")
 
 # %% [markdown]
-# ## Fig. 3 with the theory column
+# ## Fig. 3 with the theory added
 #
-# Top: $\operatorname{corr}(\boldsymbol H)$ of the heatmap contexts (grouped by support, largest supports first);
-# bottom: $\operatorname{corr}(\boldsymbol W^\top)$ of all $V$ words (ordered by the first heatmap group that contains
-# them; a context label marks the first context of each support group). Columns, left to right: the TF early in training (at about 1/12 of the steps, as the authors' epoch 50 of
-# 600), the TF at the end, the theory and the proxy (the theory column is dropped, with a printed note, when
-# $\boldsymbol L^{\rm mm}$ and $\widetilde{\boldsymbol S}$ have the same direction). Panels after the first are annotated with
-# their $\operatorname{sim}$ to the first.
+# Left: $\operatorname{corr}(\boldsymbol H)$ of the heatmap contexts (grouped by support, largest supports first);
+# right: $\operatorname{corr}(\boldsymbol W^\top)$ of all $V$ words (ordered by the first heatmap group that contains
+# them; a context label marks the first context of each support group). Rows, top to bottom (the paper sets them
+# side by side; rows keep the labels legible): the TF early in training (at about 1/12 of the steps, as the authors' epoch 50 of
+# 600), the TF at the end, the theory and the proxy (the theory row is dropped, with a printed note, when
+# $\boldsymbol L^{\rm mm}$ and $\widetilde{\boldsymbol S}$ have the same direction). Panels below the first row are
+# annotated with their $\operatorname{sim}$ to the first row's panel beside them.
 
-# %% mystnb={"figure": {"caption": "Context and word correlations of the transformer on TinyStories early and late in training, beside the theory and the proxy; reproduces paper A, Fig. 3 with the theory column.", "name": "fig-a07-fig3"}, "image": {"alt": "Heatmaps of context and word correlations: two training steps, theory and proxy."}}
+# %% mystnb={"figure": {"caption": "Context and word correlations of the transformer on TinyStories early and late in training, beside the theory and the proxy; reproduces paper A, Fig. 3 with the theory added, one row per source.", "name": "fig-a07-fig3"}, "image": {"alt": "Heatmaps of context and word correlations: two training steps, theory and proxy."}}
 early = plots.nearest_snapshots(hist, [steps // 12])[0]
 sub = history_subset(hist, sel.columns)
 theory_differs = proxy_quality["|| L^mm/|L^mm| - S~/|S~| ||_F"] > 1e-6
@@ -287,15 +288,15 @@ panels = {
     "theory (mm)": (ref.H_mm[:, sel.columns], ref.W_mm.T),
     "proxy (S~)": (ref.S_tilde[:, sel.columns], ref.S_tilde.T),
 }
-if not theory_differs:  # L^mm equals S~ in direction: the theory column would repeat the proxy column
+if not theory_differs:  # L^mm equals S~ in direction: the theory row would repeat the proxy row
     del panels["theory (mm)"]
-    print("L^mm and S~ have the same direction on this data: the theory column is dropped")
+    print("L^mm and S~ have the same direction on this data: the theory row is dropped")
 fig = plots.geometry_comparison(
     panels, context_labels=[context_label[j] for j in sel.columns],
     word_labels=[data.token_str(z) for z in range(data.V)], word_order=word_order(S_dense[:, sel.columns]),
     context_ticks=np.flatnonzero(np.r_[True, sel.group[1:] != sel.group[:-1]]), max_labels=32, panel_size=4.4,
     suptitle=f"TinyStories-{n_stories}, BPE-{data.V}: {sel.columns.size} contexts in {sel.n_groups} support "
-             f"groups (top), all {data.V} tokens (bottom)")
+             f"groups (left), all {data.V} tokens (right)")
 plt.show()
 
 # %% [markdown]
@@ -439,7 +440,7 @@ claims_table()
 # ({glue:text}`a07_W_proxy_occ:.3f`) is to be read against its random chance level in the table: with few words the
 # diagonal of $V\times V$ correlation matrices weighs heavily, and a random matrix of that shape already scores high.
 # The off-diagonal value ({glue:text}`a07_W_proxy_occ_offdiag:.3f`) is the part that carries the resemblance of
-# Fig. 3 (bottom); the value over all tokens ({glue:text}`a07_W_proxy_all:.3f`) is inflated by the tokens that never
+# Fig. 3 (the words); the value over all tokens ({glue:text}`a07_W_proxy_all:.3f`) is inflated by the tokens that never
 # occur as a next token, whose proxy rows coincide.
 
 # %% [markdown]

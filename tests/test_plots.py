@@ -24,6 +24,7 @@ from ntputils.plots import (  # noqa: E402
     snapshot_grid,
     thinned_ticks,
 )
+from ntputils.plots.figures import MAX_WIDTH_IN  # noqa: E402
 from ntputils.training.ufm import train  # noqa: E402
 
 
@@ -129,35 +130,39 @@ def test_logit_heatmap_uses_hot_and_word_context_axes():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["x", "y", "z"]
 
 
-def test_geometry_comparison_fig1_layout(run):
+def test_geometry_comparison_one_row_per_source(run):
     data, ref, hist = run
     order, _ = support_group_order(ref.support)
     fig = geometry_comparison({"UFM": (hist.H[-1], hist.W[-1].T), "theory": (ref.H_mm, ref.W_mm.T),
                                "proxy": (ref.S_tilde, ref.S_tilde.T)},
                               context_labels=[data.context_str(j) for j in range(data.m)],
-                              word_labels=data.vocab, context_order=order)
+                              word_labels=data.vocab, context_order=order, panel_size=6.0)
     axes = [a for a in fig.axes if a.get_label() != "<colorbar>"]
-    assert len(axes) == 6
-    assert axes[0].get_xlabel() == "context j" and axes[3].get_xlabel() == "word z"
-    assert "sim to UFM" in axes[1].get_title()
-    # words: labels on the first column's y axis and every x axis; contexts: first column's y axis only
-    ordered_words = [t.get_text() for t in axes[3].get_yticklabels()]
+    assert len(axes) == 6 and len(fig.axes) == 7  # 3 sources x (contexts, words), one shared colour bar
+    assert [a.get_xlabel() for a in axes[:2]] == ["context j", "word z"]
+    assert "sim to" not in axes[0].get_title() and "sim to UFM" in axes[2].get_title()
+    assert fig.get_size_inches()[0] <= MAX_WIDTH_IN  # 2 x 6 in + labels would not be
+    # every row labels its y axes; the words' x axis is labelled on the last row only
+    ordered_words = [t.get_text() for t in axes[1].get_yticklabels()]
     assert sorted(ordered_words) == sorted(data.vocab)
-    assert [t.get_text() for t in axes[4].get_xticklabels()] == ordered_words
-    assert axes[1].get_yticklabels() == [] and axes[0].get_xticklabels() == []
-    assert [t.get_text() for t in axes[0].get_yticklabels()][0] == data.context_str(int(order[0]))
+    assert [t.get_text() for t in axes[5].get_yticklabels()] == ordered_words
+    assert [t.get_text() for t in axes[5].get_xticklabels()] == ordered_words
+    assert axes[1].get_xticklabels() == [] and axes[0].get_xticklabels() == []
+    assert [t.get_text() for t in axes[2].get_yticklabels()][0] == data.context_str(int(order[0]))
 
 
-def test_snapshot_grid_fig4_layout(run):
+def test_snapshot_grid_one_row_per_snapshot(run):
     _, ref, hist = run
     assert nearest_snapshots(hist, [0, 10**6]) == [0, len(hist.snap_steps) - 1]
-    fig = snapshot_grid(hist, ref, [0, 10, 50], word_labels=run[0].vocab)
+    fig = snapshot_grid(hist, ref, [0, 10, 50], word_labels=run[0].vocab, panel_size=4.0)
     axes = [a for a in fig.axes if a.get_label() != "<colorbar>"]
-    assert [t.get_text() for t in axes[5].get_yticklabels()] == run[0].vocab  # first column, words row
-    assert len(axes) == 3 * 5
-    titles = [a.get_title() for a in axes]
-    assert any("theory" in t for t in titles) and any("proxy" in t for t in titles)
-    assert {a.get_xlabel() for a in axes} == {"context j", "word z"}
+    assert len(axes) == 5 * 3  # 3 snapshots, theory, proxy x (corr(H), corr(W^T), logits)
+    assert [t.get_text() for t in axes[1].get_yticklabels()] == run[0].vocab  # first row, words
+    assert [t.get_text() for t in axes[13].get_yticklabels()] == run[0].vocab  # every row
+    assert "theory" in axes[9].get_title() and "proxy" in axes[12].get_title()
+    assert [a.get_xlabel() for a in axes[:3]] == ["context j", "word z", "context j"]
+    assert len(fig.axes) - len(axes) == 1 + 5  # the correlations' bar, one bar per logit panel
+    assert fig.get_size_inches()[0] <= MAX_WIDTH_IN
 
 
 def test_fig6_panels_axes_and_scales(run):

@@ -31,6 +31,9 @@ from ntputils.training.history import History
 CORR_CMAP = "viridis"
 LOGIT_CMAP = "hot"
 #: colours of the paper's Fig. 6 runs (authors' plotting code)
+#: widest figure (inches at 100 dpi) whose 10 pt labels stay legible in the book's 672 px text column
+#: (at least 7 px: :mod:`ntputils.book.page_lint`)
+MAX_WIDTH_IN = 12.8
 PAPER_COLORS = {"Synthetic UFM": "gold", "Synthetic TF": "darkorange", "STS UFM": "deepskyblue",
                 "STS TF": "steelblue"}
 
@@ -191,36 +194,44 @@ def geometry_comparison(panels: Mapping[str, tuple[np.ndarray, np.ndarray]], *,
                         context_order: Sequence[int] | None = None, word_order: Sequence[int] | None = None,
                         context_ticks: Sequence[int] | None = None, max_labels: int = 40,
                         panel_size: float = 4.2, suptitle: str = "") -> Figure:
-    """Paper A Fig. 1 layout: one column per source, rows ``corr`` of contexts and of words.
+    """Paper A Figs. 1 and 3: ``corr`` of contexts (left) and of words (right), one row per source.
 
-    ``panels`` maps a column title to ``(context_matrix, word_matrix)`` whose *columns* are the items:
+    ``panels`` maps a source's name to ``(context_matrix, word_matrix)`` whose *columns* are the items:
     e.g. ``{"NTP-UFM": (H, W.T), "theory": (H_mm, W_mm.T), "proxy": (S_tilde, S_tilde.T)}``. Every
-    panel after the first is annotated with its ``SIM`` to the first column (paper A Fig. 6 metric).
-    Context labels go on the first column's y axis (candidate positions ``context_ticks``, e.g. the
-    first context of every support group); word labels on the first column's y axis and every x axis.
+    panel below the first row is annotated with its ``SIM`` to the first row (paper A Fig. 6 metric).
+    The paper sets the sources side by side; one row each keeps the figure at most
+    :data:`MAX_WIDTH_IN` wide, so its labels stay legible in the text column. Every row labels its
+    y axes (contexts at the candidate positions ``context_ticks``, e.g. the first context of every support
+    group; words), the last row the words' x axis; one colour bar serves all panels.
     """
     if not panels:
         raise ValueError("geometry_comparison needs at least one panel")
     names = list(panels)
-    fig, axes = plt.subplots(2, len(names), figsize=(panel_size * len(names), 2 * panel_size), squeeze=False,
-                             layout="constrained")
+    size = (min(MAX_WIDTH_IN, 2 * panel_size + 3), panel_size * len(names))  # + 3 in: labels, colour bar
+    fig, axes = plt.subplots(len(names), 2, figsize=size, squeeze=False, layout="constrained")
     first = [corr(panels[names[0]][0]), corr(panels[names[0]][1])]
-    rows = (("context", context_labels, context_order, context_ticks),
-            ("word", word_labels, word_order, None))
-    for col, name in enumerate(names):
-        for row, (kind, labels, order, ticks) in enumerate(rows):
-            C = corr(panels[name][row])
-            what = "corr(contexts)" if row == 0 else "corr(words)"
-            title = f"{name}: {what}"
-            if col > 0:
-                title += f"\nsim to {names[0]} = {structural_similarity(C, first[row]):.3f}"
-            bar = "cosine similarity" if col == len(names) - 1 else None
-            tick_axes = ("y" if col == 0 else "") + ("x" if kind == "word" else "")
-            corr_heatmap(axes[row, col], C, labels, title=title, kind=kind, order=order,
-                         max_labels=max_labels, ticks=ticks, tick_axes=tick_axes, is_corr=True, colorbar=bar)
+    kinds = (("context", context_labels, context_order, context_ticks),
+             ("word", word_labels, word_order, None))
+    for row, name in enumerate(names):
+        for col, (kind, labels, order, ticks) in enumerate(kinds):
+            C = corr(panels[name][col])
+            title = f"{name}: corr({kind}s)"
+            if row > 0:
+                title += f"\nsim to {names[0]} = {structural_similarity(C, first[col]):.3f}"
+            tick_axes = "y" + ("x" if kind == "word" and row == len(names) - 1 else "")
+            im = corr_heatmap(axes[row, col], C, labels, title=title, kind=kind, order=order, ticks=ticks,
+                              max_labels=max_labels, tick_axes=tick_axes, is_corr=True, colorbar=None)
+    _shared_colorbar(fig, im, axes, "cosine similarity")
     if suptitle:
         fig.suptitle(suptitle)
     return fig
+
+
+def _shared_colorbar(fig: Figure, im: AxesImage, axes: np.ndarray, label: str) -> None:
+    """One colour bar for the heatmaps ``axes`` (all drawn on ``im``'s scale), right of them."""
+    cb = fig.colorbar(im, ax=axes, shrink=min(1.0, 2.0 / axes.shape[0]), aspect=30, pad=0.02)
+    cb.set_label(label, fontsize=8)
+    cb.ax.tick_params(labelsize=7)
 
 
 def nearest_snapshots(hist: History, steps: Sequence[int]) -> list[int]:
@@ -239,34 +250,35 @@ def snapshot_grid(hist: History, ref: GeometryReference, steps: Sequence[int], *
                   context_labels: Sequence[str] | None = None, word_labels: Sequence[str] | None = None,
                   max_labels: int = 40, theory: bool = True, proxy: bool = True, panel_size: float = 2.6,
                   suptitle: str = "") -> Figure:
-    """Paper A Fig. 4 layout: rows ``corr(H_k)``, ``corr(W_k^T)``, ``L_k``; one column per snapshot.
+    """Paper A Fig. 4: ``corr(H_k)``, ``corr(W_k^T)`` and ``L_k``, one row per snapshot.
 
     The snapshots nearest to ``steps`` come first, then (``theory``) ``H^mm, W^mm, L^mm`` and
-    (``proxy``) ``S~`` (contexts), ``S~^T`` (words), ``S~`` (logits). Logit panels use their own colour
-    range (they grow during training); ``L^mm`` and ``S~`` use [-0.5, 1] as the authors' plots.
-    ``context_labels`` / ``word_labels`` (original item order) label the first column's axes.
+    (``proxy``) ``S~`` (contexts), ``S~^T`` (words), ``S~`` (logits). The paper sets the snapshots side by
+    side; one row each keeps the figure at most :data:`MAX_WIDTH_IN` wide (legible in the text column).
+    Logit panels have their own colour range and bar (they grow during training); ``L^mm`` and ``S~`` use
+    [-0.5, 1] as the authors' plots; one bar serves the correlation panels. ``context_labels`` /
+    ``word_labels`` (original item order) label the y axes of every row.
     """
-    cols: list[tuple[str, np.ndarray, np.ndarray, np.ndarray, tuple[float | None, float | None]]] = []
+    rows: list[tuple[str, np.ndarray, np.ndarray, np.ndarray, tuple[float | None, float | None]]] = []
     for i in nearest_snapshots(hist, steps):
-        cols.append((f"step {hist.snap_steps[i]}", hist.H[i], hist.W[i].T, hist.L[i], (None, None)))
+        rows.append((f"step {hist.snap_steps[i]}", hist.H[i], hist.W[i].T, hist.L[i], (None, None)))
     if theory:
         if ref.L_mm is None:
             raise ValueError("theory=True needs a GeometryReference with L_mm")
-        cols.append(("theory (mm)", ref.H_mm, ref.W_mm.T, ref.L_mm, (-0.5, 1.0)))
+        rows.append(("theory (mm)", ref.H_mm, ref.W_mm.T, ref.L_mm, (-0.5, 1.0)))
     if proxy:
-        cols.append(("proxy (S~)", ref.S_tilde, ref.S_tilde.T, ref.S_tilde, (-0.5, 1.0)))
-    fig, axes = plt.subplots(3, len(cols), figsize=(panel_size * len(cols), 3 * panel_size), squeeze=False,
-                             layout="constrained")
-    for c, (name, Hc, Wc, Lc, (lo, hi)) in enumerate(cols):
-        bar = "cosine similarity" if c == len(cols) - 1 else None
-        ctx, words = (context_labels, word_labels) if c == 0 else (None, None)
-        corr_heatmap(axes[0, c], Hc, ctx, title=f"{name}\ncorr(H)", kind="context", order=context_order,
-                     max_labels=max_labels, tick_axes="y", colorbar=bar)
-        corr_heatmap(axes[1, c], Wc, words, title=f"{name}\ncorr(W^T)", kind="word", order=word_order,
-                     max_labels=max_labels, tick_axes="y", colorbar=bar)
-        logit_heatmap(axes[2, c], Lc, word_labels=words, title=f"{name}\nlogits", vmin=lo, vmax=hi,
+        rows.append(("proxy (S~)", ref.S_tilde, ref.S_tilde.T, ref.S_tilde, (-0.5, 1.0)))
+    size = (min(MAX_WIDTH_IN, 3 * panel_size + 4), panel_size * len(rows))  # + 4 in: labels, colour bars
+    fig, axes = plt.subplots(len(rows), 3, figsize=size, squeeze=False, layout="constrained")
+    for r, (name, Hc, Wc, Lc, (lo, hi)) in enumerate(rows):
+        corr_heatmap(axes[r, 0], Hc, context_labels, title=f"{name}: corr(H)", kind="context",
+                     order=context_order, max_labels=max_labels, tick_axes="y", colorbar=None)
+        im = corr_heatmap(axes[r, 1], Wc, word_labels, title=f"{name}: corr(W^T)", kind="word",
+                          order=word_order, max_labels=max_labels, tick_axes="y", colorbar=None)
+        logit_heatmap(axes[r, 2], Lc, word_labels=word_labels, title=f"{name}: logits", vmin=lo, vmax=hi,
                       word_order=word_order, context_order=context_order, max_labels=max_labels,
                       colorbar="logit")
+    _shared_colorbar(fig, im, axes[:, :2], "cosine similarity")
     if suptitle:
         fig.suptitle(suptitle)
     return fig

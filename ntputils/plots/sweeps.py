@@ -28,9 +28,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Patch
 
-#: widest figure (inches at 100 dpi) whose 10 pt labels stay legible in the book's 672 px text column
-#: (at least 7 px: :mod:`ntputils.book.page_lint`)
-MAX_WIDTH_IN = 12.8
+from ntputils.plots.figures import MAX_WIDTH_IN
 
 __all__ = [
     "OUTCOME_COLORS",
