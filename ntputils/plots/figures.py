@@ -194,7 +194,7 @@ def geometry_comparison(panels: Mapping[str, tuple[np.ndarray, np.ndarray]], *,
                         context_order: Sequence[int] | None = None, word_order: Sequence[int] | None = None,
                         context_ticks: Sequence[int] | None = None, max_labels: int = 40,
                         panel_size: float = 4.2, suptitle: str = "") -> Figure:
-    """Paper A Figs. 1 and 3: ``corr`` of contexts (left) and of words (right), one row per source.
+    """Paper A Fig. 1 (and Fig. 3): ``corr`` of contexts (left) and of words (right), one row per source.
 
     ``panels`` maps a source's name to ``(context_matrix, word_matrix)`` whose *columns* are the items:
     e.g. ``{"NTP-UFM": (H, W.T), "theory": (H_mm, W_mm.T), "proxy": (S_tilde, S_tilde.T)}``. Every
