@@ -25,7 +25,14 @@ import pytest
 
 from ntputils.book import cli
 from ntputils.book.project import Project
-from ntputils.book.sweep_cluster import ALLOWED_FAILURES, connect, read_slurm_config, slurm_cluster
+from ntputils.book.sweep_cluster import (
+    ALLOWED_FAILURES,
+    HEARTBEAT_FAILED,
+    connect,
+    heartbeat_in_one_line,
+    read_slurm_config,
+    slurm_cluster,
+)
 from ntputils.book.sweep_spec import SweepSpecError, parse_axes, plan_sweep
 from ntputils.book.sweep_store import point_dir, read_attempts, sweep_dir
 from ntputils.book.sweep_table import collect, markdown
@@ -384,3 +391,24 @@ def test_kernel_warnings_stay_off_the_sweep_console_and_go_to_the_point_log(tmp_
     log = (point / "log").read_text()
     assert "Executing notebook with kernel" in log  # papermill's log, with the kernel's stderr after it
     assert "Kernel is running over TCP without encryption" in log, log
+
+
+def test_a_failed_heartbeat_is_one_line_in_every_worker():
+    """Dask logs a failed heartbeat with a traceback, while the worker goes on; a sweep's workers say it in
+    one line (the same record, its traceback and arguments dropped); other records keep theirs."""
+    import logging
+
+    try:
+        raise OSError("Stream is closed")
+    except OSError:
+        exc = sys.exc_info()
+    worker = ("distributed.worker", logging.ERROR, __file__, 1)
+    record = logging.LogRecord(*worker, HEARTBEAT_FAILED + ".", (), exc)
+    assert heartbeat_in_one_line(record) and record.exc_info is None
+    text = logging.Formatter().format(record)
+    assert "Traceback" not in text and "\n" not in text and "heartbeat" in text
+    other = logging.LogRecord(*worker, "Compute failed %s", ("x",), exc)
+    assert heartbeat_in_one_line(other) and "Traceback" in logging.Formatter().format(other)
+    with connect(workers=1) as client:
+        installed = client.run(lambda: heartbeat_in_one_line in logging.getLogger(worker[0]).filters)
+    assert list(installed.values()) == [True]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
+import logging
 import re
 import shutil
 import subprocess
@@ -17,6 +18,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from distributed.diagnostics.plugin import WorkerPlugin
+
 from ntputils.book.project import seconds_problem
 
 ALLOWED_FAILURES = 3
@@ -25,6 +28,29 @@ DASK_CONFIG = {"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
                "distributed.scheduler.work-stealing": False, "distributed.scheduler.worker-saturation": 1.0}
 #: each worker process: BLAS/OpenMP threads capped
 WORKER_ENV = {var: "1" for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+
+
+#: what a worker logs, with a traceback, when one heartbeat to the scheduler fails (a busy machine, or the
+#: scheduler closing at the end of a sweep); the worker goes on, and a point it loses is retried
+HEARTBEAT_FAILED = "Failed to communicate with scheduler during heartbeat"
+HEARTBEAT_NOTE = ("a worker's heartbeat to the scheduler failed (a busy machine, or the sweep closing); "
+                  "the worker goes on, and a point it loses runs again")
+
+
+def heartbeat_in_one_line(record: logging.LogRecord) -> bool:
+    """Logging filter of the workers: a failed heartbeat is said in one line, without Dask's traceback."""
+    if str(record.msg).startswith(HEARTBEAT_FAILED):
+        record.msg, record.args, record.exc_info, record.exc_text = HEARTBEAT_NOTE, (), None, None
+    return True
+
+
+class QuietHeartbeat(WorkerPlugin):
+    """Worker plugin that installs :func:`heartbeat_in_one_line` on ``distributed.worker``'s logger."""
+
+    name = "ntpbook-quiet-heartbeat"
+
+    def setup(self, worker: Any) -> None:
+        logging.getLogger("distributed.worker").addFilter(heartbeat_in_one_line)
 
 
 class ClusterError(RuntimeError):
@@ -178,6 +204,7 @@ def connect(*, workers: int = 2, scheduler: str | None = None, slurm: Path | Non
                     n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                     env=WORKER_ENV, silence_logs=40))
             client = Client(cluster)
+        client.register_plugin(QuietHeartbeat())
         try:
             with client, (SlurmWatch(client, cluster, slurm) if slurm else contextlib.nullcontext()):
                 yield client
