@@ -53,7 +53,7 @@
 # **20-30$\times$ larger constant learning rate without weight decay** and 200-1,000 steps, aimed at
 # $\mathrm{CE}-\mathcal H$ below $10^{-2}$ (the paper's TF log passes that between its steps 1,000 and 5,000;
 # whether ours gets there is a pre-registered claim below). At the `cpu` profile the
-# NTP-UFM column is trained with AdamW at lr $10^{-2}$ for 500 steps (chapter a05 studies the UFM itself).
+# NTP-UFM is trained with AdamW at lr $10^{-2}$ for 500 steps (chapter a05 studies the UFM itself).
 # The `paper` profile restores the authors' optimizer, schedule and 30,000 steps everywhere; it runs one
 # dataset per sweep point (`dataset`), and its Synthetic point has run on this project's CPU (see "The paper
 # profile, recorded" at the end of the page).

@@ -467,10 +467,10 @@ claims_table()
 #   512 contexts per step, weight decay $10^{-6}$ as in the Fig. 1 runs).
 # * **Metric.** The authors' Fig.-3 heatmap code plots the Gram matrices $\boldsymbol H^\top\boldsymbol H$ and
 #   $\boldsymbol S^\top\boldsymbol S$; we plot cosine similarities and the centered proxy, as the paper's text and Fig. 1 do.
-# * **Theory column.** Added: the paper calls $\boldsymbol H^{\rm mm}$ too expensive; the fast solver makes it
+# * **Theory row.** Added (the paper's columns are rows here): the paper calls $\boldsymbol H^{\rm mm}$ too expensive; the fast solver makes it
 #   cheap. On this run the direction of $\boldsymbol L^{\rm mm}$ is at normalized distance
 #   {glue:text}`a07_proxy_distance:.3g` from the proxy's (0 = the same direction; paper A: 0.163 on its Simplified
-#   TinyStories); the tables above compare the two columns.
+#   TinyStories); the tables above compare the two.
 
 # %%
 cpu_total = run.cpu_elapsed()
