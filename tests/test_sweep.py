@@ -341,6 +341,13 @@ def test_failing_point_is_an_error_row_others_finish_and_values_are_bit_identica
                            capture_output=True, text=True, timeout=60)
     assert again.returncode == 1 and "0 to run" in again.stdout
     assert len(read_attempts(bad_dir)) == 1
+    # --retry-failed runs it once more: a second start in its log, but not a retry of this run
+    retry = subprocess.run(sweep_cmd(tmp_path, "-p", "x=1,2,3", "-p", "fail_at=2", "--retry-failed"),
+                           env=env(), capture_output=True, text=True, timeout=120)
+    assert retry.returncode == 1 and "1 to run" in retry.stdout, retry.stdout
+    assert "0 point(s) needed more than one attempt" in retry.stdout, retry.stdout
+    first, second = read_attempts(bad_dir)
+    assert first["run"] != second["run"] and read_attempts(bad_dir, second["run"]) == [second]
 
     # the same point (x=3, fail_at=2) in another sweep: bit-identical recorded values
     other = subprocess.run(sweep_cmd(tmp_path, "-p", "x=3", "-p", "fail_at=2", "--name", "again", "--workers",

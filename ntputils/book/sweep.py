@@ -99,7 +99,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
             previous.get("status") == "ok" and not task.get("rerun"))):
         return _summary_of(previous)  # Dask recomputes a task whose worker died holding its result
     with (directory / "attempts").open("a") as f:
-        f.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+        f.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "run": task["run"],
                             "started": datetime.now(UTC).isoformat(timespec="milliseconds")}) + "\n")
     for stale in ("executed.ipynb", "error.txt", "record.json", "trace.json", ".input.ipynb", RESULT):
         (directory / stale).unlink(missing_ok=True)
@@ -143,8 +143,8 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
               "timing": {"papermill_s": round(t_papermill, 3), "cells_s": round(cells, 3),
                          "record_s": round(seconds - t_papermill, 3),
                          "chapter_wall_s": record.get("wall_s")},
-              "attempt": len(read_attempts(directory)), "run": task["run"], "worker_pid": os.getpid(),
-              "host": socket.gethostname(),
+              "attempt": len(read_attempts(directory, task["run"])), "run": task["run"],
+              "worker_pid": os.getpid(), "host": socket.gethostname(),
               "finished": datetime.now(UTC).isoformat(timespec="milliseconds")}
     write_json_atomic(directory / RESULT, result)
     return _summary_of(result)
@@ -202,6 +202,7 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
     """Run the points of ``plan`` that have no result (resume); return the exit code."""
     directory = sweep_dir(project, plan.name)
     started = time.time()
+    run = f"{socket.gethostname()}-{os.getpid()}-{started:.6f}"  # this driver run
     try:
         previous = read_plan(directory / "sweep.json")
         if problem := plan_conflict(previous, plan):
@@ -226,7 +227,7 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
                     say(f"running {len(todo)} point(s) on {where}")
                     if link := dashboard_link(client):
                         say(f"dashboard: {link}")
-                    infra = _execute(client, project, plan, todo, commit, {p.id for p in stale},
+                    infra = _execute(client, project, plan, todo, commit, run, {p.id for p in stale},
                                      initial=len(done) + len(failed), progress=progress)
             desc["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
             runs = previous.get("runs", []) if previous.get("code_hash") == plan.code_hash else []
@@ -239,17 +240,16 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
     except (ClusterError, DriverRunning, SweepTableError) as err:
         say(f"error: {err}")
         return EXIT_USAGE
-    return _summary(project, plan, infra, table)
+    return _summary(project, plan, infra, table, run)
 
 
-def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str, rerun: set[str], *,
+def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str, run: str, rerun: set[str], *,
              initial: int, progress: bool) -> dict[str, str]:
-    """Submit the points and wait for them (tqdm bar); return the infrastructure failures. ``rerun``: ids
-    of points whose finished result is stale."""
+    """Submit the points and wait for them (tqdm bar); return the infrastructure failures. ``run``: this
+    driver run; ``rerun``: ids of points whose finished result is stale."""
     from distributed import as_completed
     from tqdm.auto import tqdm
 
-    run = f"{socket.gethostname()}-{os.getpid()}-{time.time():.6f}"  # this driver run
     futures = {}
     for point in todo:
         d = point_dir(project, plan.name, point.id)
@@ -281,12 +281,12 @@ def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str,
     return infra
 
 
-def _summary(project: Project, plan: SweepPlan, infra: dict[str, str], table: Path) -> int:
+def _summary(project: Project, plan: SweepPlan, infra: dict[str, str], table: Path, run: str) -> int:
     ok, errors, retried = 0, [], 0
     for point in plan.points:
         d = point_dir(project, plan.name, point.id)
         res = read_json(d / RESULT)
-        retried += len(read_attempts(d)) > 1
+        retried += len(read_attempts(d, run)) > 1  # by this run (Dask retries of a lost worker)
         if res.get("status") == "ok":
             ok += 1
         elif res.get("status") == "error":

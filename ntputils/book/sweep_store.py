@@ -30,8 +30,9 @@ def point_dir(project: Project, name: str, pid: str) -> Path:
     return sweep_dir(project, name) / "points" / pid
 
 
-def read_attempts(directory: Path) -> list[dict[str, Any]]:
-    """The starts of a point (one JSON object per line of its ``attempts`` file)."""
+def read_attempts(directory: Path, run: str | None = None) -> list[dict[str, Any]]:
+    """The starts of a point (one JSON object per line of its ``attempts`` file); with ``run``, only those
+    of that driver run (a resumed or re-certifying sweep keeps the earlier runs' lines)."""
     try:
         lines = (directory / "attempts").read_text().splitlines()
     except OSError:
@@ -40,7 +41,7 @@ def read_attempts(directory: Path) -> list[dict[str, Any]]:
     for line in lines:
         with contextlib.suppress(ValueError):
             out.append(json.loads(line))
-    return out
+    return out if run is None else [a for a in out if a.get("run") == run]
 
 
 def read_plan(path: Path) -> dict[str, Any]:
