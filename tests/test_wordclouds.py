@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+from ntputils.plots.figures import MAX_WIDTH_IN
 from ntputils.plots.wordclouds import BLANK_TOKEN, CloudPanel, CloudRenderer, cluster_panel, display_token
 
 
@@ -73,6 +74,31 @@ def test_grid_and_tree_layouts(labels):
         r.grid([])
     with pytest.raises(ValueError, match="differ in shape"):
         cluster_panel("x", [0, 1], [0.1], labels.words)
+
+
+def test_wide_grids_and_trees_fit_the_text_column(labels):
+    """An 8-column grid of 2.3 in cells (18.4 in) is reflowed to 4 columns in configuration order; a grid
+    still too wide, and a wide tree, get smaller cells; none is wider than MAX_WIDTH_IN."""
+    r = CloudRenderer(width=60, height=40, max_font_size=10, seed=0)
+    panels = [CloudPanel(f"C{i}", [], []) for i in range(16)]
+    fig = r.grid(panels, ncols=8, cell=(2.3, 1.75))
+    boxes = [ax.get_position() for ax in fig.axes]
+    columns = sorted({round(b.x0, 3) for b in boxes})
+    assert len(columns) == 4 and fig.get_size_inches()[0] <= MAX_WIDTH_IN
+    assert [ax.get_title() for ax in fig.axes] == [f"C{i}" for i in range(16)]
+    assert [round(b.x0, 3) for b in boxes[:5]] == [*columns, columns[0]]  # row by row, in order
+    plt.close(fig)
+    fig = r.grid(panels[:4], ncols=4, cell=(4.2, 2.8))  # 16.8 in: smaller cells, same 4 columns
+    assert fig.get_size_inches()[0] == pytest.approx(MAX_WIDTH_IN)
+    assert len({round(ax.get_position().x0, 3) for ax in fig.axes}) == 4
+    plt.close(fig)
+    narrow = r.grid(panels[:2], ncols=2, cell=(3.6, 2.5))  # 7.2 in: unchanged
+    assert tuple(narrow.get_size_inches()) == pytest.approx((7.2, 3.0))
+    plt.close(narrow)
+    levels = [[panels[0]], panels[:2], panels[:4], panels[:8], panels[:16]]
+    fig = r.tree(levels, cell=(2.2, 1.9), stack_last=True)  # 8 cells of 2.2 in: 17.6 in
+    assert fig.get_size_inches()[0] == pytest.approx(MAX_WIDTH_IN)
+    plt.close(fig)
 
 
 def test_layout_tokens_are_left_out_of_clouds():

@@ -17,6 +17,11 @@ from typing import NamedTuple
 import numpy as np
 
 from ntputils.analysis.purity import TOKEN_START, ClassLabels, cluster_purity
+from ntputils.plots.figures import MAX_WIDTH_IN
+
+#: a grid never has more columns than this when it would be wider than :data:`MAX_WIDTH_IN` (a cloud keeps
+#: at least a quarter of the text column, so its middle-sized words stay readable inline)
+MIN_COLUMNS_KEPT = 4
 
 BLANK_TOKEN = "<sp>"
 #: Display bodies that are layout or markup, not words: left out of clouds when ``drop_layout``.
@@ -170,7 +175,11 @@ class CloudRenderer:
 
     def grid(self, panels: Sequence[CloudPanel], ncols: int = 8, cell: tuple[float, float] = (2.3, 1.75),
              title: str = "", fontsize: float = 7):
-        """A figure with the panels in rows of ``ncols`` (empty panels get a note). Returns the figure."""
+        """A figure with the panels in rows of ``ncols`` (empty panels get a note). Returns the figure.
+
+        A grid wider than :data:`MAX_WIDTH_IN` is reflowed: ``ncols`` is halved (order kept, so a grid of
+        ``2^p`` sign configurations stays in configuration order) while it is above
+        :data:`MIN_COLUMNS_KEPT`, and the cells are then scaled down to fit."""
         import matplotlib.pyplot as plt
 
         if not panels:
@@ -178,6 +187,9 @@ class CloudRenderer:
         if ncols < 1:
             raise ValueError(f"ncols must be >= 1, got {ncols}")
         ncols = min(ncols, len(panels))
+        while ncols > MIN_COLUMNS_KEPT and cell[0] * ncols > MAX_WIDTH_IN:
+            ncols //= 2
+        cell = _fitted(cell, ncols)
         nrows = -(-len(panels) // ncols)
         size = (cell[0] * ncols, cell[1] * nrows + 0.5)
         fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False, layout="constrained")
@@ -196,7 +208,8 @@ class CloudRenderer:
         Panel ``j`` of a level splits into panels ``2j`` and ``2j+1`` of the next (the two signs of the
         added concept, as in :func:`ntputils.analysis.concepts.sign_configurations` order). With
         ``stack_last`` the two children of each panel of the last-but-one level are drawn one above the
-        other below it (two rows, half the width), which keeps deep trees readable.
+        other below it (two rows, half the width), which keeps deep trees readable. Cells are scaled down so
+        that the figure is at most :data:`MAX_WIDTH_IN` wide.
         """
         import matplotlib.pyplot as plt
 
@@ -209,6 +222,7 @@ class CloudRenderer:
             raise ValueError("stack_last needs at least two levels")
         width = len(levels[-2]) if stack_last else len(levels[-1])
         nrows = len(levels) + (1 if stack_last else 0)
+        cell = _fitted(cell, width)
         fig = plt.figure(figsize=(cell[0] * width, cell[1] * nrows + 0.5), layout="constrained")
         spec = fig.add_gridspec(nrows, width)
         for row, level in enumerate(levels):
@@ -222,3 +236,10 @@ class CloudRenderer:
         if title:
             fig.suptitle(title, fontsize=fontsize + 5)
         return fig
+
+
+def _fitted(cell: tuple[float, float], ncols: int) -> tuple[float, float]:
+    """``cell`` (width, height in inches) scaled down, if need be, so that ``ncols`` cells span at most
+    :data:`MAX_WIDTH_IN`."""
+    scale = min(1.0, MAX_WIDTH_IN / (cell[0] * ncols))
+    return cell[0] * scale, cell[1] * scale
