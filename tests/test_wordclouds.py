@@ -101,6 +101,25 @@ def test_wide_grids_and_trees_fit_the_text_column(labels):
     plt.close(fig)
 
 
+def test_long_titles_are_wrapped_inside_their_cells():
+    """b04's Fig. 4 panels have titles of about 70 characters at 9 pt, wider than a 3.2 in cell: each line
+    is wrapped so that the drawn title is no wider than its panel, and the figure no wider than the grid."""
+    r = CloudRenderer(width=60, height=40, max_font_size=10, seed=0)
+    long = ("STS Present-tense verb: K={1..5}, C=(-,-,-,+,+)\n"
+            "base-form verb purity 1.00 (best-of-68 random p95 0.67)")
+    fig = r.grid([CloudPanel(long, [], [])] * 4, ncols=4, cell=(4.0, 2.8), fontsize=9,
+                 title="Fig. 4 (ours): clusters with the highest purity for the paper's classes (top: STS, "
+                       "bottom: WikiText) and a few more words to make it long")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        assert ax.title.get_window_extent(renderer).width <= ax.get_window_extent(renderer).width * 1.02
+    assert fig.get_tightbbox(renderer).width <= MAX_WIDTH_IN + 0.05
+    shown = fig.axes[0].get_title()
+    assert shown.count("\n") > long.count("\n") and shown.split() == long.split()  # wrapped, no word lost
+    plt.close(fig)
+
+
 def test_layout_tokens_are_left_out_of_clouds():
     from ntputils.plots.wordclouds import is_layout
 

@@ -10,6 +10,7 @@ of panels) and :func:`display_token` (the visible form of a BPE token).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -155,8 +156,9 @@ class CloudRenderer:
             self.n_rendered += 1
         return self._cache[key]
 
-    def draw(self, ax, panel: CloudPanel, fontsize: float = 8) -> None:
-        """Draw one panel on a matplotlib axis (a note instead of a cloud for an empty panel)."""
+    def draw(self, ax, panel: CloudPanel, fontsize: float = 8, width: float | None = None) -> None:
+        """Draw one panel on a matplotlib axis (a note instead of a cloud for an empty panel); its title is
+        wrapped to ``width`` inches when given."""
         ax.set_xticks([])
         ax.set_yticks([])
         if len(panel.words) == 0:
@@ -171,7 +173,8 @@ class CloudRenderer:
             ax.imshow(self.image(panel.words, panel.weights), interpolation="bilinear")
             for spine in ax.spines.values():
                 spine.set_color("0.7")
-        ax.set_title(panel.title, fontsize=fontsize)
+        title = panel.title if width is None else wrapped(panel.title, width, fontsize)
+        ax.set_title(title, fontsize=fontsize)
 
     def grid(self, panels: Sequence[CloudPanel], ncols: int = 8, cell: tuple[float, float] = (2.3, 1.75),
              title: str = "", fontsize: float = 7):
@@ -194,11 +197,11 @@ class CloudRenderer:
         size = (cell[0] * ncols, cell[1] * nrows + 0.5)
         fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False, layout="constrained")
         for ax, panel in zip(axes.flat, panels, strict=False):
-            self.draw(ax, panel, fontsize)
+            self.draw(ax, panel, fontsize, cell[0])
         for ax in axes.flat[len(panels):]:
             ax.axis("off")
         if title:
-            fig.suptitle(title, fontsize=fontsize + 4)
+            fig.suptitle(wrapped(title, size[0], fontsize + 4), fontsize=fontsize + 4)
         return fig
 
     def tree(self, levels: Sequence[Sequence[CloudPanel]], cell: tuple[float, float] = (1.2, 1.5),
@@ -228,13 +231,14 @@ class CloudRenderer:
         for row, level in enumerate(levels):
             if stack_last and row == len(levels) - 1:
                 for j, panel in enumerate(level):
-                    self.draw(fig.add_subplot(spec[row + j % 2, j // 2]), panel, fontsize)
+                    self.draw(fig.add_subplot(spec[row + j % 2, j // 2]), panel, fontsize, cell[0])
                 continue
             span = width // len(level)
             for j, panel in enumerate(level):
-                self.draw(fig.add_subplot(spec[row, j * span:(j + 1) * span]), panel, fontsize)
+                ax = fig.add_subplot(spec[row, j * span:(j + 1) * span])
+                self.draw(ax, panel, fontsize, span * cell[0])
         if title:
-            fig.suptitle(title, fontsize=fontsize + 5)
+            fig.suptitle(wrapped(title, cell[0] * width, fontsize + 5), fontsize=fontsize + 5)
         return fig
 
 
@@ -243,3 +247,10 @@ def _fitted(cell: tuple[float, float], ncols: int) -> tuple[float, float]:
     :data:`MAX_WIDTH_IN`."""
     scale = min(1.0, MAX_WIDTH_IN / (cell[0] * ncols))
     return cell[0] * scale, cell[1] * scale
+
+
+def wrapped(title: str, width: float, fontsize: float) -> str:
+    """``title`` with each line wrapped to ``width`` inches at ``fontsize`` points (a character counted as
+    0.6 em, a little wider than the average of the default DejaVu Sans)."""
+    chars = max(12, int(width * 72 / (0.6 * fontsize)))
+    return "\n".join(textwrap.fill(line, chars) if line else line for line in title.split("\n"))
