@@ -284,6 +284,7 @@ def test_a_signal_to_the_driver_alone_stops_its_workers_and_kernels(tmp_path, si
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == (143 if sig == signal.SIGTERM else 130), out
     assert ("terminated" if sig == signal.SIGTERM else "interrupted") in out
+    assert "Traceback" not in out and "resource_tracker" not in out, out  # a quiet stop
     _, alive = psutil.wait_procs(tree, timeout=10)
     assert alive == [], [p.cmdline() for p in alive]
     assert not list(points.glob("*/result.json"))

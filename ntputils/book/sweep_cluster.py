@@ -221,7 +221,14 @@ def stop_local_workers(timeout: float = 5.0) -> int:
     point has no result and runs again when the sweep resumes."""
     import psutil
 
-    procs = psutil.Process().children(recursive=True)
+    def tracker(proc: psutil.Process) -> bool:
+        with contextlib.suppress(psutil.Error):
+            return "multiprocessing.resource_tracker" in " ".join(proc.cmdline())
+        return False
+
+    # multiprocessing's resource tracker is left alone: it ends with this process, and killing it first
+    # makes every dying worker print a traceback
+    procs = [p for p in psutil.Process().children(recursive=True) if not tracker(p)]
     for proc in procs:
         with contextlib.suppress(psutil.Error):
             proc.terminate()

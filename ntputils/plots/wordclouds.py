@@ -251,6 +251,6 @@ def _fitted(cell: tuple[float, float], ncols: int) -> tuple[float, float]:
 
 def wrapped(title: str, width: float, fontsize: float) -> str:
     """``title`` with each line wrapped to ``width`` inches at ``fontsize`` points (a character counted as
-    0.6 em, a little wider than the average of the default DejaVu Sans)."""
-    chars = max(12, int(width * 72 / (0.6 * fontsize)))
+    0.55 em, about the mean width of the default DejaVu Sans in such titles)."""
+    chars = max(12, int(width * 72 / (0.55 * fontsize)))
     return "\n".join(textwrap.fill(line, chars) if line else line for line in title.split("\n"))
