@@ -57,7 +57,7 @@ def status_lines(project: Project, name: str, plan: dict[str, Any], now: float |
             (done if res["status"] == "ok" else failed).append(res)
         elif attempts and driver is not None:
             point = {"id": pid, "overrides": read_json(d / "params.json").get("overrides", {})}
-            this_run = [a for a in attempts if a.get("run") == attempts[-1].get("run")]
+            this_run = read_attempts(d, attempts[-1].get("run"))  # starts by the running driver
             running.append((point, _seconds_since(attempts[-1], now), len(this_run)))
         else:
             interrupted += bool(attempts)
