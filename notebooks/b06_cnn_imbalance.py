@@ -276,7 +276,7 @@ def draw_confusion(ax, C: np.ndarray, title: str, first: bool) -> None:
 
 
 MILESTONES = [("majorities", "majorities right"),
-              ("minority-stage", "last step with majorities right,\nno minority at 90%"),
+              ("minority-stage", "last step with majorities\nright, no minority at 90%"),
               ("no maj-min confusion", "no maj-min confusion"), ("minorities", "minorities right"),
               ("all", "all right")]
 ms["no maj-min confusion"] = ms["majority-minority"]
@@ -286,15 +286,16 @@ for key, what in MILESTONES:
         by_step.setdefault(int(ms[key]), []).append(what)
 measured_panels = sorted(by_step.items())
 ncols = max(len(PAPER_STEPS), len(measured_panels))
-fig, axes = plt.subplots(2, ncols, figsize=(3.1 * ncols, 7.4), layout="constrained", squeeze=False)
+fig, axes = plt.subplots(2, ncols, figsize=(min(2.5 * ncols, 12.8), 6.8),  # 12.8 in: plots.MAX_WIDTH_IN
+                         layout="constrained", squeeze=False)
 for ax, step in zip(axes[0], PAPER_STEPS, strict=False):
     im = draw_confusion(ax, main["C"][min(step, steps)], f"paper's step {step}", ax is axes[0, 0])
 for ax, (step, whats) in zip(axes[1], measured_panels, strict=False):
-    draw_confusion(ax, main["C"][step], f"step {step}: " + "; ".join(whats), ax is axes[1, 0])
+    draw_confusion(ax, main["C"][step], f"step {step}:\n" + "\n".join(whats), ax is axes[1, 0])
 for ax in list(axes[0, len(PAPER_STEPS):]) + list(axes[1, len(measured_panels):]):
     ax.axis("off")
 fig.colorbar(im, ax=axes, shrink=0.6, label="number of images")
-fig.suptitle(f"Fig. 9 (ours): 3-layer CNN, full-batch GD, {source_used}, seed {seed}; "
+fig.suptitle(f"Fig. 9 (ours): 3-layer CNN, full-batch GD, {source_used}, seed {seed}\n"
              "top: the paper's steps, bottom: measured milestones", fontsize=10)
 plt.show()
 not_reached = [what for key, what in MILESTONES if not np.isfinite(ms[key])]
