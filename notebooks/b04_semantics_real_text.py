@@ -96,7 +96,6 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 from sklearn.metrics import adjusted_rand_score
-from threadpoolctl import threadpool_limits
 
 from ntputils.analysis.concepts import (
     kmeans_on_analyzers,
@@ -586,8 +585,7 @@ KMEANS = {"Fig. 20": ("STS", 5, 32), "Fig. 21": ("WikiText", 6, 64)}
 def kmeans_grid(key: str, p: int, k: int, A: np.ndarray | None = None, n_init: int = 10):
     """k-means clusters (top members by typicality, ordered by centroid orthant), purity table, labels."""
     A = U[key] if A is None else A
-    with threadpool_limits(1):  # 1000 x p points: OpenMP threads cost far more than they save (20x on 2 cores)
-        km_labels, centers = kmeans_on_analyzers(A, p, k, seed=seed, n_init=n_init)
+    km_labels, centers = kmeans_on_analyzers(A, p, k, seed=seed, n_init=n_init)  # one thread: the same clusters
     typ = typicality(A, range(p))
     sizes = np.bincount(km_labels, minlength=k)
     order = np.lexsort((-sizes, orthant_labels(centers, range(p))))

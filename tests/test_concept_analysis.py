@@ -258,6 +258,25 @@ def test_kmeans_recovers_separated_orthants_and_is_deterministic(rng):
         kmeans_on_analyzers(A, p=2, k=500)
 
 
+def test_kmeans_fits_on_one_thread_whatever_the_callers_limit(rng, monkeypatch):
+    # the book's kernel and a sweep point cap threads differently; Lloyd's per-thread partial sums
+    # would let the same seed give other clusters under another cap
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen = []
+    fit = KMeans.fit
+
+    def spy(self, X, *args, **kwargs):
+        seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] in ("openmp", "blas"))
+        return fit(self, X, *args, **kwargs)
+
+    monkeypatch.setattr(KMeans, "fit", spy)
+    with threadpool_limits(2):
+        kmeans_on_analyzers(rng.standard_normal((40, 3)), p=2, seed=0)
+    assert seen and set(seen) == {1}
+
+
 # ---------------------------------------------------------------------------------------------
 # concepts of a pretrained LM (paper B App. F.2)
 # ---------------------------------------------------------------------------------------------

@@ -445,11 +445,13 @@ def kmeans_on_analyzers(A: np.ndarray, p: int, k: int | None = None, seed: int =
     The paper's spectral variant uses ``k = 2^p`` (default) and Euclidean distances between the
     unscaled analyzer rows; pass ``sigma`` (the singular values) to weight column k by
     ``sigma_k`` instead (not specified by the paper). Returns ``(labels (n,), centers (k, p))``;
-    the same seed gives the same clustering.
+    the same seed gives the same clustering: the fit runs on one thread, since scikit-learn's Lloyd
+    iterations sum in per-thread chunks and another thread count can end in another local optimum.
 
     The k-means variant of Paper B, Sec. 5.1 and App. A.3 (Figs. 5, 20, 21).
     """
     from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
 
     A = _analyzers(A)
     if not 1 <= p <= A.shape[1]:
@@ -463,7 +465,8 @@ def kmeans_on_analyzers(A: np.ndarray, p: int, k: int | None = None, seed: int =
         if s.ndim != 1 or s.size < p:
             raise ValueError(f"sigma must hold at least p={p} singular values, got shape {s.shape}")
         X = X * s[:p]
-    km = KMeans(n_clusters=k, init="k-means++", n_init=n_init, random_state=seed).fit(X)
+    with threadpool_limits(1):
+        km = KMeans(n_clusters=k, init="k-means++", n_init=n_init, random_state=seed).fit(X)
     return km.labels_.astype(np.intp), km.cluster_centers_
 
 
