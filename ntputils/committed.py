@@ -456,13 +456,14 @@ def seeds_command(prefix: str) -> str:
 
 
 def seed_verdict(outcomes: list[str]) -> str:
-    """``reproduced`` when at least :data:`SEEDS_REPRODUCED_AT` seeds reproduce the claim, ``not
-    reproduced`` at none, ``fragile`` in between; ``not run`` when no seed measured it."""
+    """``reproduced`` when at least :data:`SEEDS_REPRODUCED_AT` seeds reproduce the claim, ``deviates``
+    at none, ``fragile`` in between; ``not run`` when no seed measured it (the scorecard's words: its
+    ``not reproduced`` means that what a claim needs is not available)."""
     k = outcomes.count("reproduced")
     if k >= SEEDS_REPRODUCED_AT:
         return "reproduced"
     if k == 0:
-        return "not run" if all(o == "not run" for o in outcomes) else "not reproduced"
+        return "not run" if all(o == "not run" for o in outcomes) else "deviates"
     return "fragile"
 
 
@@ -501,7 +502,7 @@ class SeedsView:
             return (f"<p>No committed five-seed run of {escape(self.prefix)} ({escape(self.error)}). Make it "
                     f"with <code>{escape(seeds_command(self.prefix))}</code>.</p>")
         return (f"<p><b>Five seeds</b> (a claim is reproduced when it holds at {SEEDS_REPRODUCED_AT} or more "
-                f"of them, fragile at fewer, not reproduced at none)</p>"
+                f"of them, fragile at fewer, deviates at none)</p>"
                 + _state_html(self.stale, self.state)
                 + self.rows.to_html(index=False, escape=True, border=0))
 

@@ -136,7 +136,7 @@ def test_the_seed_verdict_is_fixed_at_four_of_five():
     assert SEEDS_REPRODUCED_AT == 4
     assert seed_verdict([R, R, R, R, D]) == "reproduced"
     assert seed_verdict([R, R, R, D, D]) == "fragile"
-    assert seed_verdict([D] * 5) == "not reproduced"
+    assert seed_verdict([D] * 5) == "deviates"
     assert seed_verdict(["not run"] * 5) == "not run"
 
 
@@ -150,7 +150,7 @@ def test_the_five_seed_view_counts_each_claim(root):
     assert rows.loc["four", "reproduced"] == "4/5" and rows.loc["four", "verdict"] == "reproduced"
     third = rows.loc["the third claim"]
     assert (third["reproduced"], third["rule"], third["verdict"]) == ("3/5", ">= 1", "fragile")
-    assert rows.loc["none", "reproduced"] == "0/5" and rows.loc["none", "verdict"] == "not reproduced"
+    assert rows.loc["none", "reproduced"] == "0/5" and rows.loc["none", "verdict"] == "deviates"
     assert rows.loc["four", "seed 2"] == "2.5 (deviates)"
     assert rows.loc["four", "seed 4"] == "4.5 (reproduced)"
     assert "Five seeds" in view.html() and "STALE" not in view.html()
