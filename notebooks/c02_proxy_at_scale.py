@@ -51,8 +51,8 @@
 # * the **orthant clusters** of the words (paper B, Definition 1) and the **k-means** clusters ($k=2^p$)
 #   built from $\boldsymbol U_s$ and from $\boldsymbol U_{\rm mm}$ on the top $p$ dimensions: their adjusted
 #   Rand index (ARI), against the ARI of shuffled labels (same cluster sizes);
-# * the **purity tables** of chapter b04 (best word class of each orthant cluster's top-40 words by
-#   typicality) computed from both.
+# * the **purity tables** of chapter b04 (best word class of each orthant cluster's `top` most typical
+#   words) computed from both.
 
 # %%
 LIMITS = {"V": (20, 5000), "m": (100, 100000), "k_max": (8, 256), "top": (5, 1000), "n_draws": (20, 100000)}
@@ -151,7 +151,10 @@ claims = preregister(CLAIMS)
 # `paper_b_text` builds the $V\times m$ support of chapter b04 (GPT-2 tokenizer, contexts of lengths 2-6)
 # at this profile's size; `max_margin_cached` solves the nuclear-norm program and certifies it (cached on
 # disk: the second build reads it back and re-verifies feasibility). Both matrices are dense here
-# ($V m$ entries), and both SVDs are exact (`numpy.linalg.svd`).
+# ($V m$ entries), and both SVDs are exact (`numpy.linalg.svd`). The ranks count the singular values above
+# $10^{-9}\sigma_1$: for $\widetilde{\boldsymbol S}$ the rest is rounding; for $\boldsymbol L^{\rm mm}$ the
+# cut lies below the solver's accuracy (certified to the relative gap in the table), so its rank also counts
+# directions that the certificate does not resolve.
 
 # %%
 geo, rows = {}, []
@@ -274,7 +277,7 @@ fig, axes = plt.subplots(1, len(geo), figsize=(6 * len(geo), 3.8), squeeze=False
 for ax, (key, g) in zip(axes[0], geo.items(), strict=True):
     for which, style in (("proxy", "-"), ("theory", "--")):
         s = g["sigma"][which]
-        s = s[s > 1e-9 * s[0]]  # the numerical rank (the rest is rounding)
+        s = s[s > 1e-9 * s[0]]  # cut < 1e-9 s_1: rounding (S~), below the solver's accuracy (L^mm)
         ax.plot(np.arange(1, s.size + 1), s / s.sum(), ls=style, label=f"{which}: sigma_i / ||.||_*")
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -290,7 +293,7 @@ plt.show()
 #
 # For each $p$ of `ps`: the ARI of the word clusterings built from the proxy and from the theory, the
 # orthant clustering of Definition 1 (a word with a zero coordinate is its own label $-1$) and k-means with
-# $k=2^p$ on the rows of $\boldsymbol U_{:,1:p}$ (paper B's spectral variant, seed 0). Chance: the ARI
+# $k=2^p$ on the rows of $\boldsymbol U_{:,1:p}$ (paper B's spectral variant, the chapter's `seed`). Chance: the ARI
 # with the theory's labels shuffled over the words, `n_draws` times.
 
 # %%
