@@ -275,21 +275,20 @@ curve = convergence_curves(history_subset(hist, first), ref, label=f"first {firs
 # Left: $\operatorname{corr}(\boldsymbol H)$ of the heatmap contexts (grouped by support, largest supports first);
 # right: $\operatorname{corr}(\boldsymbol W^\top)$ of all $V$ words (ordered by the first heatmap group that contains
 # them; a context label marks the first context of each support group). Rows, top to bottom (the paper sets them
-# side by side; rows keep the labels legible): the TF early in training (at about 1/12 of the steps, as the authors' epoch 50 of
-# 600), the TF at the end, the theory and the proxy (the theory row is dropped, with a printed note, when
-# $\boldsymbol L^{\rm mm}$ and $\widetilde{\boldsymbol S}$ have the same direction). Panels below the first row are
-# annotated with their $\operatorname{sim}$ to the panel at the top of their column, i.e. to the *early* TF snapshot
-# (the first row, titled with its step), not to the trained TF: the second row's annotation measures how far the
-# geometry moved after the early snapshot, and those of the theory and proxy rows compare them with the early
-# snapshot. The trained TF's similarities to the proxy and the theory are in the tables below.
+# side by side; rows keep the labels legible): the TF at the end of training, the TF early in training (at about 1/12
+# of the steps, as the authors' epoch 50 of 600), the theory and the proxy (the theory row is dropped, with a printed
+# note, when $\boldsymbol L^{\rm mm}$ and $\widetilde{\boldsymbol S}$ have the same direction). Panels below the
+# first row are annotated with their $\operatorname{sim}$ to the trained TF's panel at the top of their column: the
+# early snapshot's annotation says how much of the final geometry was there early, those of the theory and the proxy
+# how close the trained TF came to them (the tables below judge these similarities against chance).
 
-# %% mystnb={"figure": {"caption": "Context and word correlations of the transformer on TinyStories early and late in training, beside the theory and the proxy; reproduces paper A, Fig. 3 with the theory added, one row per source. Each panel below the first row is annotated with its sim to the early transformer snapshot at the top of its column.", "name": "fig-a07-fig3"}, "image": {"alt": "Heatmaps of context and word correlations: two training steps, theory and proxy."}}
+# %% mystnb={"figure": {"caption": "Context and word correlations of the transformer on TinyStories early and late in training, beside the theory and the proxy; reproduces paper A, Fig. 3 with the theory added, one row per source. Each panel below the first row is annotated with its sim to the trained transformer's panel at the top of its column.", "name": "fig-a07-fig3"}, "image": {"alt": "Heatmaps of context and word correlations: two training steps, theory and proxy."}}
 early = plots.nearest_snapshots(hist, [steps // 12])[0]
 sub = history_subset(hist, sel.columns)
 theory_differs = proxy_quality["|| L^mm/|L^mm| - S~/|S~| ||_F"] > 1e-6
 panels = {
+    f"TF, step {hist.snap_steps[-1]}": (sub.H[-1], sub.W[-1].T),  # first row: the reference of every sim
     f"TF, step {hist.snap_steps[early]}": (sub.H[early], sub.W[early].T),
-    f"TF, step {hist.snap_steps[-1]}": (sub.H[-1], sub.W[-1].T),
     "theory (mm)": (ref.H_mm[:, sel.columns], ref.W_mm.T),
     "proxy (S~)": (ref.S_tilde[:, sel.columns], ref.S_tilde.T),
 }
