@@ -1,7 +1,7 @@
 # The NTP Geometry Book. Two commands (see README.md):
 #   make book   create .venv if missing, install the project, execute every changed chapter at the
 #               cpu profile (papermill) and build the HTML into _build/html
-#   make test   ruff + import layers + the fast test suite
+#   make test   ruff + import layers + prose lint + the fast test suite
 #   make lab    JupyterLab on the chapters (jupytext pairing; installs jupyterlab into .venv once)
 # Knobs: PROFILE=cpu|paper  JOBS=N  BOOK_ARGS='--only a01 -p steps=100'  PYTHON=python3.11
 #        CHAPTER_TIMEOUT=S (default 900 when CI is set, else none)
