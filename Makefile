@@ -1,7 +1,7 @@
 # The NTP Geometry Book. Two commands (see README.md):
 #   make book   create .venv if missing, install the project, execute every changed chapter at the
 #               cpu profile (papermill) and build the HTML into _build/html
-#   make test   ruff + import layers + the fast test suite
+#   make test   ruff + import layers + prose lint + the fast test suite
 #   make lab    JupyterLab on the chapters (jupytext pairing; installs jupyterlab into .venv once)
 # Knobs: PROFILE=cpu|paper  JOBS=N  BOOK_ARGS='--only a01 -p steps=100'  PYTHON=python3.11
 #        CHAPTER_TIMEOUT=S (default 900 when CI is set, else none)
@@ -80,8 +80,22 @@ lab: $(STAMP)
 $(STAMP):
 	@test -x $(PY) || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install -e '.[dev]'
+	@$(PY) -c "$$PYTHON_NOTE"
 	@rm -f $(VENV)/.ntpbook-installed-*
 	@touch $@
+
+# a fingerprint holds Python's major.minor: under another version every committed table reads STALE
+define PYTHON_NOTE
+import glob, json, sys
+made = {".".join(json.load(open(p))["versions"]["python"].split(".")[:2])
+        for p in glob.glob("results/sweeps/*/provenance.json")}
+mine = "%d.%d" % sys.version_info[:2]
+if made and mine not in made:
+    print("note: %s is Python %s; the committed tables were made with %s and will read STALE. For current "
+          "tables: rm -rf $(VENV), then make book PYTHON=python%s" % (sys.executable, mine, ", ".join(sorted(made)),
+                                                                   sorted(made)[0]))
+endef
+export PYTHON_NOTE
 
 clean:
 	rm -rf _build .cache/book book/*.ipynb book/status.md

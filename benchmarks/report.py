@@ -192,25 +192,6 @@ def sweep_tables() -> list[str]:
     return parts
 
 
-def published_sweeps(root: Path = BOOK_PAGE.parents[1]) -> list[str]:
-    """One row per committed sweep (``results/sweeps/*/provenance.json``): what ran, where, how long."""
-    rows = []
-    for prov_path in sorted((root / "results" / "sweeps").glob("*/provenance.json")):
-        prov = json.loads(prov_path.read_text())
-        axes = ", ".join(f"{k} ({len(v)})" for k, v in (prov.get("axes") or {}).items())
-        recert = [h for h in prov.get("history", []) if h.get("event") == "recertified"]
-        last = (f"`{str(recert[-1].get('commit'))[:10]}`: {recert[-1].get('points')} of "
-                f"{recert[-1].get('of')} points, {recert[-1].get('seconds')} s" if recert else "-")
-        rows.append(f"| `{prov.get('name')}` | {prov.get('chapter')} | {prov.get('profile')} | {axes} | "
-                    f"{prov.get('points')} | {prov.get('wall_s')} | {str(prov.get('finished'))[:16]} | "
-                    f"`{str(prov.get('git'))[:10]}` | {prov.get('machine')} | {last} |")
-    if not rows:
-        return []
-    return ["| sweep | chapter | profile | axes (values) | points | wall s | finished | commit | machine | "
-            "re-certified (commit: points re-run, their seconds) |",
-            "|---|---|---|---|---|---|---|---|---|---|", *rows, ""]
-
-
 def trace_overhead() -> list[str]:
     """The run-time trace's cost (``trace_overhead.json``): chapter cells with and without the hook."""
     path = RESULTS_DIR / "trace_overhead.json"
@@ -380,8 +361,6 @@ def render() -> str:
     text = text.replace("<!-- TRAIN_STEP -->", train)
     for placeholder, block in figures().items():
         text = text.replace(placeholder, block)
-    published = "\n".join(published_sweeps()).strip() or "(none committed)"
-    text = text.replace("<!-- PUBLISHED_SWEEPS -->", published)
     return text.rstrip() + "\n"
 
 

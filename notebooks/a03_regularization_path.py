@@ -201,12 +201,15 @@ for i, lam in enumerate(lams):
 # %% [markdown]
 # ## Figure 2: the decomposition on the Synthetic dataset
 #
-# Top: the soft labels $\boldsymbol P$, the support $\boldsymbol S$ and the two limits the theory predicts —
-# the sparse $\boldsymbol L^{\rm in}$ and the low-rank $\boldsymbol L^{\rm mm}$. Bottom: the path solution at the
-# smallest $\lambda$ and its two orthogonal components; the $\mathcal F^\perp$ component is rescaled to the
-# Frobenius norm of $\boldsymbol L^{\rm mm}$ so the two can share a colour scale.
+# Eight panels, two per row, words by contexts. First row: the soft labels $\boldsymbol P$ and the support
+# $\boldsymbol S$. Second row: the two limits the theory predicts, the sparse $\boldsymbol L^{\rm in}$ and the
+# low-rank $\boldsymbol L^{\rm mm}$. Third row: the path solution $\boldsymbol L_\lambda$ at the smallest $\lambda$
+# and its $\mathcal F$ component $\mathcal P_{\mathcal F}(\boldsymbol L_\lambda)$. Fourth row: its $\mathcal F^\perp$
+# component $\boldsymbol L_\lambda-\mathcal P_{\mathcal F}(\boldsymbol L_\lambda)$, rescaled to the Frobenius norm of
+# $\boldsymbol L^{\rm mm}$ so the two can share a colour scale, and the difference of that rescaled component and
+# $\boldsymbol L^{\rm mm}$ (the panel title gives its largest absolute entry).
 
-# %% mystnb={"figure": {"caption": "The in-support logits L^in, the max-margin logits L^mm, and the path solution at the smallest λ with its two orthogonal components; reproduces paper A, Fig. 2.", "name": "fig-a03-decomposition"}, "image": {"alt": "Grid of heatmaps, words by contexts: L^in, L^mm, the path solution and its two components."}}
+# %% mystnb={"figure": {"caption": "The soft labels P and the support S; the in-support logits L^in and the max-margin logits L^mm; the path solution L_λ at the smallest λ and its F component P_F(L_λ); its F-perp component rescaled to the Frobenius norm of L^mm, and that component minus L^mm. Our heatmap version of the schematic of paper A, Fig. 2.", "name": "fig-a03-decomposition"}, "image": {"alt": "Four-by-two grid of heatmaps, words by contexts: P, S, L^in, L^mm, the path solution, its F component, its rescaled F-perp component and that component minus L^mm."}}
 i_min = len(lams) - 1
 L_lam = path[i_min][1]
 L_lam_F = geometry.project_F(L_lam, S)
@@ -455,8 +458,10 @@ claims_table()
 #   not identical to theirs ($n=$ {glue:text}`a03_n`, $\mathcal H=$ {glue:text}`a03_H:.4f` vs. the paper's
 #   $n=72$, $\mathcal H=1.0166$; see the data chapter).
 # * **Numbers.** The paper gives none for the path. The spec's sanity-check values were measured on a
-#   different random $V=8$, $m=10$ instance; ours follow the same decay law with constant
-#   $c=$ {glue:text}`a03_c_small:.2f` against the reference's $1.46$ (verdict in the checks).
+#   different random $V=8$, $m=10$ instance; at this page's seed ours follow the same decay law with constant
+#   $c=$ {glue:text}`a03_c_small:.2f` against the reference's $1.46$ (claim `a03_c_small`, in the claims table).
+#   The constant depends on the random instance: the five-seed table at the end of the page rates this claim
+#   fragile (it holds at fewer than four of the five seeds), so the match at this seed is not robust.
 # * **Our additions** (labelled as such): the slope $\|\boldsymbol L^{\rm mm}\|_F$ of the norm growth, the
 #   loss gap $\lambda\|\boldsymbol L^{\rm mm}\|_*$, and the explicit $1/\log(1/\lambda)$ rate of the direction.
 # * **Gradient descent** is run for a few thousand steps at the `cpu` profile; it shows the same trends but

@@ -57,10 +57,12 @@
 #   different generator draw, so $V$, $m$, $n$ and $\mathcal H$ differ from the paper's (table below).
 # * Optimizer (authors' code): full-batch AdamW, lr $10^{-4}$, weight decay $10^{-6}$,
 #   lr $\times0.4$ every 5,000 steps, 30,000 steps, $d=128$ — the `paper` profile. The `cpu` profile
-#   keeps AdamW, $d=128$, the weight decay and the factor 0.4, but takes **2,000 steps at lr $10^{-2}$**
-#   with decays at steps 1,000 and 1,500 (15x fewer steps, 100x larger initial lr). Whether the two
-#   schedules end at the same place is not established on this page: the end points of the profile that
-#   ran are tabulated after training; the committed `paper`-profile run is shown in the last section.
+#   keeps AdamW, $d=128$, the weight decay and the decay factor `gamma`, but takes **far fewer steps (`steps`)
+#   at a far larger initial learning rate (`lr`)**, decayed at the steps `milestones`. Whether the two
+#   schedules end at the same place is answered by the table of the last section, which sets the committed
+#   `paper`-profile run beside this one: every claim has the same outcome at both profiles except
+#   `a05_STS_norms` (discussed there), and the paper profile ends somewhat closer to the direction of
+#   $\boldsymbol L^{\rm mm}$ on both datasets.
 #   The initialization (i.i.d. $\mathcal N(0,0.1^2)$ entries) is ours; the authors use PyTorch's default
 #   `nn.Linear` initialization.
 # * $\boldsymbol L^{\rm mm}$: the authors solve the program with cvxpy/SCS. We use the certified first-order
@@ -147,8 +149,8 @@ run = setup_chapter(globals(), torch_threads=lambda device: 1 if device == "cpu"
 # `layout="paragraphs"`), beside it.
 #
 # **Rules, fixed before the datasets are built** (STS against the paper's $m=403$, $V=104$, $n=5{,}110$,
-# $\mathcal H=1.6597$): $m$, $V$ and $n$ within 5% of the paper's (the target set for this rebuild);
-# $\mathcal H$ within 0.05 of 1.6597 — the authors' own re-run of their recipe gave 1.6156, 0.044 lower, from a
+# $\mathcal H=1.6597$): $m$, $V$ and $n$ within 5% of the paper's values (the tolerance of the rule, fixed before
+# the data were built; it is not a target the rebuild was tuned to); $\mathcal H$ within 0.05 of 1.6597 — the authors' own re-run of their recipe gave 1.6156, 0.044 lower, from a
 # different draw of the counts alone. These judge the default reading.
 
 # %%
@@ -296,21 +298,21 @@ claims_table()
 # ## Theory and proxy: $\boldsymbol L^{\rm in}$, $\boldsymbol L^{\rm mm}$, $\widetilde{\boldsymbol S}$
 #
 # $\boldsymbol L^{\rm mm}$ is cached on disk by a hash of $\boldsymbol S$
-# (`ntputils.geometry.max_margin_cached`). The paper reports, on its Simplified TinyStories,
-# $\|\boldsymbol L^{\rm in}\|_F=21.15$, $\|\boldsymbol L^{\rm mm}\|_*=197.88$ against $\|\widetilde{\boldsymbol S}\|_*=199.14$
+# (`ntputils.geometry.max_margin_cached`). The paper's text gives no numbers for it; the authors' console logs
+# report, on their Simplified TinyStories, $\|\boldsymbol L^{\rm mm}\|_*=197.88$ against $\|\widetilde{\boldsymbol S}\|_*=199.14$
 # (the proxy is feasible, so always $\|\boldsymbol L^{\rm mm}\|_*\le\|\widetilde{\boldsymbol S}\|_*$), ranks 30–31
-# against 31, and a normalized distance 0.163 between the two: the proxy is close but not exact. The authors' console
-# logs add $\|\boldsymbol L^{\rm in}\|_F=21.15$ (ours: {glue:text}`a05_sts_Lin_norm:.2f`) and, at the end of their
+# against 31, and a normalized distance 0.163 between the two: the proxy is close but not exact. The same logs
+# give $\|\boldsymbol L^{\rm in}\|_F=21.15$ (ours: {glue:text}`a05_sts_Lin_norm:.2f`) and, at the end of their
 # transformer's training, $\|\boldsymbol L_k-\boldsymbol L^{\rm in}\|_F/\|\boldsymbol L_k\|_F=0.9997$: the logits are
 # dominated by their $\mathcal F^\perp$ part (ours, for the STS UFM at the end of training:
 # {glue:text}`a05_sts_residual_ratio:.4f`, judged after training below).
 #
-# **Rules, fixed before the computation** (Simplified TinyStories; the paper reports nothing for the
-# Synthetic data). Our corpus is a rebuild from another excerpt (above); the authors' own re-run of their recipe moved the entropy by 3% (1.6597 to 1.6156), and a
+# **Rules, fixed before the computation** (Simplified TinyStories; neither the paper nor the authors' logs give
+# these quantities for the Synthetic data). Our corpus is a rebuild from another excerpt (above); the authors' own re-run of their recipe moved the entropy by 3% (1.6597 to 1.6156), and a
 # different excerpt should move a support-structure quantity by more. We therefore allow about 20% of the
-# paper's distance, `within(0.163, abs_tol=0.03)`; for the ratio of nuclear norms (at most 1 by feasibility)
-# `within(0.9937, abs_tol=0.01)`, about the paper's own gap between the norms; for the ranks a deficit
-# $\mathrm{rank}\,\widetilde{\boldsymbol S}-\mathrm{rank}\,\boldsymbol L^{\rm mm}$ of 0 or 1, as in the paper. For the
+# authors' logged distance, `within(0.163, abs_tol=0.03)`; for the ratio of nuclear norms (at most 1 by feasibility)
+# `within(0.9937, abs_tol=0.01)`, about the authors' logged gap between the norms; for the ranks a deficit
+# $\mathrm{rank}\,\widetilde{\boldsymbol S}-\mathrm{rank}\,\boldsymbol L^{\rm mm}$ of 0 or 1, as in the authors' logs. For the
 # authors' logged numbers: $\|\boldsymbol L^{\rm in}\|_F$ within 5% of 21.15, and the residual ratio of the trained UFM
 # within 0.01 of 0.9997.
 
@@ -502,8 +504,9 @@ pd.DataFrame(sim_rows).set_index(["dataset", "claim"])
 # %% [markdown]
 # ## Fig. 4: evolution of $\mathrm{corr}(\boldsymbol H_k)$, $\mathrm{corr}(\boldsymbol W_k^\top)$ and $\boldsymbol L_k$
 #
-# Columns: initialization, steps 10 and 100, the end of training, then the theory
+# One row per snapshot: initialization, steps 10 and 100, the end of training, then the theory
 # ($\boldsymbol H^{\rm mm}$, $\boldsymbol W^{\rm mm}$, $\boldsymbol L^{\rm mm}$) and the proxy ($\widetilde{\boldsymbol S}$).
+# Columns: $\mathrm{corr}(\boldsymbol H_k)$, $\mathrm{corr}(\boldsymbol W_k^\top)$ and $\boldsymbol L_k$.
 # Contexts are ordered so that those with the same support are adjacent, words by the first context
 # whose support contains them (`ntputils.analysis.convergence.support_group_order`, `ntputils.analysis.convergence.word_order`).
 
@@ -608,6 +611,14 @@ print(f"chapter wall time: {run.elapsed():.1f} s (profile {profile})")
 # time). Below they stand beside this run's values. The claims are judged by the same pre-registered rules;
 # where a profile sets its own tolerance, that tolerance is a parameter of the profile. A committed table
 # whose producing code has changed since is marked STALE, with the command that refreshes it.
+#
+# **One claim deviates at the paper profile only.** `a05_STS_norms` ("norms grow", Fig. 6b) holds at the `cpu`
+# profile, and at all five seeds of the five-seed table, but deviates in the paper-profile run: there
+# $\|\boldsymbol W_k\|_F$ or $\|\boldsymbol H_k\|_F$ of the STS UFM decreases in some logged intervals after
+# step 10 (the count is in the table). The rule counts every decrease, however small, and this page shows
+# neither the paper-profile curves nor the size of the decreases, so the cause is not established here. Every
+# other claim has the same outcome at both profiles; the paper profile ends somewhat closer to the direction of
+# $\boldsymbol L^{\rm mm}$ on both datasets (`synthetic_dist_L_mm`, `sts_dist_L_mm` in the recorded values).
 
 # %%
 from ntputils.chapter import (

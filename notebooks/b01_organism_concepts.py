@@ -216,7 +216,12 @@ print(f"|| L^mm/||L^mm|| - S~/||S~|| ||_F = {lmm_gap:.2e}")
 # * the training itself: CE − H at the end at most $1\%$ of $\mathcal H$ (the run has reached the entropy).
 #
 # Each rule is absolute ("all of them"); beside its chance level the table shows the same measure for the
-# same UFM at initialization (step 0, before any update): what the claim would read without training.
+# same UFM at initialization (step 0, before any update): what the claim would read without training. A claim
+# about the trained embeddings must also beat that untrained value: where the trained value does not exceed
+# it, the claim counts as a deviation even if its rule holds (it held before training). The judging code
+# applies this (`ntputils.chapter.compare` with an `untrained` baseline). The untrained baseline and this rule
+# were added after a first run, which judged the claims against chance only; the two axis-sign claims of
+# Fig. 10 then turned out to hold already at initialization.
 
 # %%
 claims = preregister({
@@ -477,14 +482,18 @@ claims_table()
 #   $\boldsymbol v^{\rm d}_1,\boldsymbol v^{\rm d}_2$) instead of the top-2 PCA plane, which in our run hides the second
 #   concept axis (see the note above the figure); the quantitative statements of its caption are checked in
 #   the full $d$-dimensional space.
-# * **The axis signs of Fig. 10 do not test training.** The same UFM at initialization already puts a fraction
-#   {glue:text}`b01_axis1_untrained:.2f` (axis 1) and {glue:text}`b01_axis2_untrained:.2f` (axis 2) of the items on
-#   the caption's side. The coordinate of word $i$ along $\boldsymbol u^{\rm d}_k=\boldsymbol W^\top\boldsymbol u_k$ is
-#   $(\boldsymbol W\boldsymbol W^\top\boldsymbol u_k)_i$ up to a positive factor, and for a random $\boldsymbol W$ with
-#   $d>V$, $\boldsymbol W\boldsymbol W^\top$ is close to a multiple of the identity, so the coordinates carry the
-#   signs of $\boldsymbol u_k$, a property of $\widetilde{\boldsymbol S}$ alone. A claim that holds before training
-#   is not evidence of what training learned: these two claims are scored as deviations. What training adds is the
-#   alignment of $\boldsymbol u^{\rm d}_k$ with $\boldsymbol v^{\rm d}_k$ (the cosine claim) and Fig. 2A's PC 1 split.
+# * **At the shown seed the axis signs of Fig. 10 do not test training.** The same UFM at initialization already
+#   puts a fraction {glue:text}`b01_axis1_untrained:.2f` (axis 1) and {glue:text}`b01_axis2_untrained:.2f` (axis 2)
+#   of the items on the caption's side. The coordinate of word $i$ along
+#   $\boldsymbol u^{\rm d}_k=\boldsymbol W^\top\boldsymbol u_k$ is $(\boldsymbol W\boldsymbol W^\top\boldsymbol u_k)_i$
+#   up to a positive factor, and for a random $\boldsymbol W$ with $d>V$, $\boldsymbol W\boldsymbol W^\top$ is roughly
+#   a multiple of the identity, so the coordinates tend to carry the signs of $\boldsymbol u_k$, a property of
+#   $\widetilde{\boldsymbol S}$ alone. At this seed that holds for every item, so by the pre-registered rule these
+#   two claims are scored as deviations here. This is seed-specific: in the per-seed table of the paper profile
+#   below, the initialization misses some items at most other seeds, so there the claims do test training;
+#   across seeds axis 1 is reproduced and axis 2 is fragile. What training adds at every seed of that table is
+#   the alignment of $\boldsymbol u^{\rm d}_k$ with $\boldsymbol v^{\rm d}_k$ (the cosine claim) and Fig. 2A's
+#   PC 1 split.
 
 # %% [markdown]
 # ## The paper profile, recorded

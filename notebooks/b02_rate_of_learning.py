@@ -183,7 +183,7 @@ for name, (_, hist) in runs.items():
     )
 closed_form = saxe_singular_values(t12, s12, delta)
 
-# %% mystnb={"figure": {"caption": "Singular values of the logits under gradient descent from the SVD-aligned and from a random initialization; reproduces paper B, Fig. 12 (bottom).", "name": "fig-b02-fig12-bottom"}, "image": {"alt": "Line plots of singular values over time, red for the aligned and blue for the random initialization."}}
+# %% mystnb={"figure": {"caption": "Gradient descent from the SVD-aligned and from a random initialization: loss and parameter norms, relative errors of the Gram matrices and logits to the limit of Prop. 1, singular values of the logits against eq. (7), and the norm of the logits outside the singular subspaces; reproduces paper B, Fig. 12 (bottom).", "name": "fig-b02-fig12-bottom"}, "image": {"alt": "Two by two line plots over time, red for the aligned and blue for the random initialization: loss and norms, relative errors, singular values with dashed closed-form curves, and the norm outside U and V."}}
 colors = {"SVD": "tab:red", "Rand": "tab:blue"}
 gd_dynamics_figure(t12, curves12, closed_form, colors,
                    rf"Fig. 12 (bottom): GD on the square-loss NTP-UFM, d={d}, $\eta$={lr}; "
@@ -195,7 +195,11 @@ plt.show()
 #
 # GD with step $\eta$ is the explicit Euler scheme of the gradient flow, so its singular-value curves
 # deviate from eq. (7) by $O(\eta)$; the deviation is largest on the steep part of the largest modes (there
-# the slope is $\approx\sigma_k^2/2$ and Euler shifts the jump by $\approx\eta\,\delta\,\sigma_k/2$). To test
+# the slope is $\approx\sigma_k^2/2$). To first order Euler delays every jump by about the same time,
+# $\approx\eta\,\delta/2$, independent of $\sigma_k$: while $s_k$ is small, GD grows $\log s_k$ at the rate
+# $2\sigma_k-\eta\sigma_k^2$ per unit time instead of $2\sigma_k$, which stretches the half-time
+# $\approx\delta/\sigma_k$ by the factor $1+\eta\sigma_k/2$ (compare the columns "half-time eq. (7)" and
+# "half-time GD (SVD)" of the table below). To test
 # eq. (7) itself we repeat the aligned run with $2\eta$ and $\eta/2$ and extrapolate to $\eta\to0$
 # (Richardson: $\tfrac13[8f(\eta/2)-6f(\eta)+f(2\eta)]$, error $O(\eta^3)$).
 
@@ -295,7 +299,7 @@ display(pd.DataFrame({"k": np.arange(1, r + 1), "sigma_k": sigma.round(4), "1/si
 print(f"square loss: T_k = {slope_sq:.2f}/sigma_k + {icpt_sq:.2f}, R^2 = {r2_sq:.4f};  "
       f"CE - H at the end: {hist_ce.final['ce_minus_H']:.1e}")
 
-# %% mystnb={"figure": {"caption": "Singular values of the logits on the organism data under the square loss and under cross-entropy, with the learning times; reproduces paper B, Fig. 18.", "name": "fig-b02-fig18"}, "image": {"alt": "Line plots of singular values over time for the two losses, and learning times against the singular values."}}
+# %% mystnb={"figure": {"caption": "Singular values of the logits on the organism data under the square loss and under cross-entropy, with the learning times; reproduces paper B, Fig. 18.", "name": "fig-b02-fig18"}, "image": {"alt": "Line plots of singular values over time for the two losses, and learning times, on a log scale, against one over the singular values."}}
 learning_times_figure(t_sq, sv_sq, T_sq, t_ce, sv_ce, T_ce, sigma, (slope_sq, icpt_sq, r2_sq),
                       f"Fig. 18: singular values of the logits during GD, organism data, NTP-UFM d={d_org}, "
                       f"random init N(0, {init_scale:g}^2); dots mark T_k")
@@ -336,8 +340,8 @@ claims_table()
 #   (synthetic $V=8$, $m=12$ for Fig. 12; organism data for Figs. 18/19). The curves therefore have our
 #   numbers, not the paper's; the shapes (sigmoidal jumps in order of $\sigma_k$, saturation for the square
 #   loss, unbounded growth for CE) are what we compare.
-# * **GD vs gradient flow.** Prop. 1 is a gradient-flow statement. Plain GD with the paper's kind of step
-#   ($\eta=0.01$) is visibly off eq. (7) on the steep parts of the largest modes (max error
+# * **GD vs gradient flow.** Prop. 1 is a gradient-flow statement. The paper does not give its step; plain GD
+#   with our step $\eta$ (`lr`) is visibly off eq. (7) on the steep parts of the largest modes (max error
 #   {glue:text}`b02_gd_error:.2e`, first order in $\eta$: doubling the step multiplies it by
 #   {glue:text}`b02_order_ratio:.2f`); the extrapolation $\eta\to0$ matches eq. (7) to
 #   {glue:text}`b02_richardson_error:.1e`.

@@ -39,7 +39,7 @@
 # $\boldsymbol V^\top\boldsymbol V\ne\mathbb I$; the last index of the three-tier list is $V-1$, not $V$
 # (rank $V-1$). **UNKNOWN:** $V$ and $R$ of Fig. 13; we take $V=10$, $R=5$ (so $\sigma=\sqrt5$ four
 # times, $\sqrt3$, and $1$ four times), $d=16$, the SVD initialization of Fig. 12 with $\delta=8$, and GD with
-# step $\eta=0.01$ on the halved losses.
+# step $\eta$ (`lr`; the cpu and paper profiles set different steps) on the halved losses.
 
 # %% tags=["parameters"]
 profile = "cpu"  # these values; "paper": the values of b03_step_imbalance.paper.yaml
@@ -139,7 +139,7 @@ plt.show()
 # *learning time* of a mode is the first $t$ at which $c_k$ reaches the fraction {glue:text}`b03_level:.0%` of
 # $\sigma_k$ (`LEVEL` below).
 
-# %% mystnb={"figure": {"caption": "Mode amplitudes under the square loss: three learning tiers; reproduces paper B, Fig. 13 (middle).", "name": "fig-b03-fig13-middle"}, "image": {"alt": "Line plots of mode amplitudes over time in three colour groups."}}
+# %% mystnb={"figure": {"caption": "GD on the square loss from the SVD initialization: loss and norms, relative errors of the logits and of W W^T to their limits, the mode amplitudes in three learning tiers against eq. (7), and the norm of the logits outside U, V; reproduces paper B, Fig. 13 (middle).", "name": "fig-b03-fig13-middle"}, "image": {"alt": "Two by two line plots over time: loss and norms, relative errors, mode amplitudes in three colour groups with dashed closed-form curves, and the norm outside U and V."}}
 W0, H0 = aligned_init(U_num, Vt_num, d, delta, seed=seed)
 steps = int(round(t_max / lr))
 log_steps = list(range(0, steps + 1, max(1, int(round(dt / lr)))))
@@ -187,7 +187,7 @@ t90_sq = learning_times(t, sv_sq, s_num, level=LEVEL)
 # plot the weighted logits $\boldsymbol L\boldsymbol\Omega=\boldsymbol W\boldsymbol H'$, and then also report the
 # logits $\boldsymbol L=\boldsymbol W\boldsymbol H'\boldsymbol\Omega^{-1}=\boldsymbol U\boldsymbol A(t)\boldsymbol\Sigma\boldsymbol V^\top$.
 
-# %% mystnb={"figure": {"caption": "Mode amplitudes under the reweighted loss of eq. (10); reproduces paper B, Fig. 13 (bottom).", "name": "fig-b03-fig13-bottom"}, "image": {"alt": "Line plots of mode amplitudes over time under the reweighted loss."}}
+# %% mystnb={"figure": {"caption": "GD on the reweighted loss of eq. (10): loss and norms, relative errors to the limits, the mode amplitudes of the weighted logits (black) and of the unweighted logits (tier colours), and the norm of the weighted logits outside their singular subspaces; reproduces paper B, Fig. 13 (bottom).", "name": "fig-b03-fig13-bottom"}, "image": {"alt": "Two by two line plots over time under the reweighted loss: loss and norms, relative errors, mode amplitudes with black weighted and coloured unweighted curves, and the norm outside the singular subspaces."}}
 omega = step_weights(V, R)
 S_omega = S_t * omega
 U_w, s_w, Vt_w = svd_factors(S_omega)
@@ -217,7 +217,7 @@ t90_w_logits = learning_times(t, amp_w_logits, s_num, level=LEVEL)
 # weight also rescales the step of every majority context embedding by $\omega^2=1/R$. A mode supported on
 # majority contexts then grows at rate $2\omega^2\sigma=2/\sqrt R$ instead of $2\sigma=2\sqrt R$, a minority
 # mode at rate $2$: the reweighting over-corrects, and the order of the tiers **reverses** (majorities last). Weights
-# $\omega_{\rm maj}=R^{-1/4}$ gives tiers 1 and 3 equal growth rates in this parameterization (their learning times
+# $\omega_{\rm maj}=R^{-1/4}$ give tiers 1 and 3 equal growth rates in this parameterization (their learning times
 # then differ only through the $\log\sigma$ term of eq. 7). Both runs start from the
 # SVD initialization of the unweighted problem.
 
@@ -321,7 +321,7 @@ claims_table()
 # $\boldsymbol S=\mathbb I_V\otimes\mathbb 1_{k}^\top$: every singular value of $\widetilde{\boldsymbol S}$ equals
 # $\sqrt k$ (rank $V-1$), so the square-loss dynamics has a single tier and no concept is learned first.
 
-# %% mystnb={"figure": {"caption": "The balanced one-hot case of App. A.4 next to the STEP case: a single tier (our own figure).", "name": "fig-b03-balanced"}, "image": {"alt": "Line plots of mode amplitudes over time for the balanced and the STEP case."}}
+# %% mystnb={"figure": {"caption": "Singular values of the centered support in the balanced one-hot case of App. A.4 next to the STEP case: one tier against three (our own figure).", "name": "fig-b03-balanced"}, "image": {"alt": "Bar chart of the singular values, green for the balanced case and coloured by tier for the STEP case."}}
 per_class = R
 S_bal = one_hot_balanced_support(V, per_class)
 s_bal = np.linalg.svd(centered_support(S_bal), compute_uv=False)

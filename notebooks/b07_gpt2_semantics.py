@@ -189,7 +189,7 @@ _ = record("fallback_vocab", fallback_cfg.bpe_vocab - 1)  # GPT-2 tokens kept; o
 # {glue:text}`sv_ratio_12:.1f` here): the rows of a trained decoder share a common direction (the paper does not
 # center $\boldsymbol W$, and neither do we).
 
-# %% mystnb={"figure": {"caption": "Singular values of the decoder (our own figure).", "name": "fig-b07-spectrum"}, "image": {"alt": "Bar or line plot of the decoder's singular values."}}
+# %% mystnb={"figure": {"caption": "Singular values of the decoder (our own figure).", "name": "fig-b07-spectrum"}, "image": {"alt": "Line plot of the decoder's singular values against k, on a logarithmic y axis."}}
 dc = decoder_concepts(W)
 U = dc.U
 fig, ax = plt.subplots(figsize=(7, 3))
@@ -364,7 +364,7 @@ print(f"chapter so far: {run.cpu_elapsed():.1f} s CPU, {run.elapsed():.1f} s wal
 #
 # * Math (sanity): the context concepts factor the logits, $\boldsymbol W\boldsymbol H=\boldsymbol U\boldsymbol\Sigma
 #   \boldsymbol V^\top$, by construction of $\boldsymbol V$; and the banner states which model was used.
-# * The pre-registered claims: about GPT-2 (*not run* when GPT-2 cannot be loaded) and, separately labelled,
+# * The pre-registered claims: about GPT-2 (*not reproduced* when GPT-2 cannot be loaded) and, separately labelled,
 #   about the fallback LM.
 
 # %%
@@ -418,8 +418,10 @@ claims_table()
 # ## What differs from the paper and why
 #
 # * **The model.** Without network access and without a local copy of GPT-2's weights the chapter runs on our
-#   fallback LM ({glue:text}`fallback_layers` layers, $d=$ {glue:text}`fallback_d`, GPT-2's tokenizer restricted to its most frequent tokens, about 1M tokens of
-#   training on WikiText-2; validation CE in the banner). Its vocabulary is far smaller than GPT-2's and its
+#   fallback LM ({glue:text}`fallback_layers` layers, $d=$ {glue:text}`fallback_d`, GPT-2's tokenizer restricted to
+#   its most frequent tokens; trained on WikiText-2 for `steps` batches of `batch_size` x `context` tokens, the
+#   defaults of `ntputils.training.pretrained.FallbackConfig`, about 1M tokens in all; validation CE in the
+#   banner). Its vocabulary is far smaller than GPT-2's and its
 #   training is tiny, so the classes it separates are grammatical and orthographic (the Fig. 7 analogue table),
 #   like those of the simplified datasets of chapter b04, not the topical clusters of Fig. 7 (*Positive,
 #   Chemical, Medical ...*). The paper itself ties topical semantics to richer data and models ("richer sparsity
@@ -427,7 +429,7 @@ claims_table()
 #   cells run on GPT-2, and the GPT-2 claims are judged.
 # * **Fig. 7 selection.** The paper chose its eight clusters by eye and named them; we show only classes that beat
 #   the selection-aware chance level, judged by a lexical measure that cannot see topics (no offline topical
-#   lexicon), so our labels are classes such as "month" or "past-tense verb".
+#   lexicon), so our labels are classes such as "number" or "past-tense verb".
 # * **Contexts.** WikiText-2 windows instead of OpenWebText; 2,000 windows at the cpu profile
 #   ({glue:text}`n_contexts:,d` contexts in this run) instead of the paper's 50,000 (500,000 contexts). The paper shows no context figure for GPT-2 in v1; our agreement test is ours.
 # * **$\mathbf R$ vs $\mathbf R^\top$.** We use $\boldsymbol V=\boldsymbol H^\top\mathbf R^\top\boldsymbol\Sigma^{-1/2}$ with

@@ -33,7 +33,7 @@
 # the structural similarity of the column-correlation matrices) of $\boldsymbol H$ and $\boldsymbol W^\top$
 # to the theory $\boldsymbol H^{\rm mm},\boldsymbol W^{\rm mm\top}$ and to the proxy
 # $\widetilde{\boldsymbol S},\widetilde{\boldsymbol S}^\top$, each with its **off-diagonal** value (the
-# diagonals are 1 for every matrix) and its two baselines: the **chance level** (20 Gaussian matrices of the
+# diagonals are 1 for every matrix) and its two baselines: the **chance level** (`draws` Gaussian matrices of the
 # same shape) and the **untrained** value (the same model at step 0, before any update); a claim about a
 # learned matrix is judged against the larger of the two (the rule of chapters a05 and a06);
 # and `sim` to the rank-$d$ truncations, each compared as its full matrix is: to the top-$d$ SVD factors
@@ -317,7 +317,7 @@ if pub is not None:  # a stale table is shown (marked) but judged by no claim
 # %% [markdown]
 # Mean $\pm$ one standard deviation over the seeds; the dotted vertical lines mark
 # $d=\mathrm{rank}\,\widetilde{\boldsymbol S}$ and $d=V$, the dashed grey line the chance level of the
-# off-diagonal `sim` (mean over seeds of 20 random matrices each).
+# off-diagonal `sim` (mean over seeds of `draws` random matrices each).
 
 # %% mystnb={"figure": {"caption": "NTP-UFM with the embedding dimension below and above V: fit, theory geometry and proxy geometry over d (beyond the papers).", "name": "fig-c01-sweep"}, "image": {"alt": "Line plots against the embedding dimension d, one row per dataset, with mean and standard deviation over seeds."}}
 if verdicts is not None:
@@ -485,9 +485,10 @@ claims_table()
 # ## Where the geometry holds and where it breaks
 #
 # The sentences below are generated from the committed table by the pre-registered rules above (they
-# say nothing when the table is missing or stale). In the table above, the column "R3 top-d" is only
-# meaningful for $d<\mathrm{rank}\,\widetilde{\boldsymbol S}$: for larger $d$ the truncation equals
-# $\widetilde{\boldsymbol S}$, the difference is rounding noise of either sign, and no claim uses it.
+# say nothing when the table is missing or stale). In the NTP-UFM sweep table (section *The sweep over
+# $d$ and seeds, on both datasets*), the column "R3 top-d" is only meaningful for
+# $d<\mathrm{rank}\,\widetilde{\boldsymbol S}$: for larger $d$ the truncation equals $\widetilde{\boldsymbol S}$,
+# the difference is rounding noise of either sign, and no claim uses it.
 #
 # **Reading R3.** Paper B's statement is about the *order* in which gradient descent picks up the
 # singular factors during training; R3 judges the *end* of training, after CE has come within the

@@ -456,13 +456,14 @@ def seeds_command(prefix: str) -> str:
 
 
 def seed_verdict(outcomes: list[str]) -> str:
-    """``reproduced`` when at least :data:`SEEDS_REPRODUCED_AT` seeds reproduce the claim, ``not
-    reproduced`` at none, ``fragile`` in between; ``not run`` when no seed measured it."""
+    """``reproduced`` when at least :data:`SEEDS_REPRODUCED_AT` seeds reproduce the claim, ``deviates``
+    at none, ``fragile`` in between; ``not run`` when no seed measured it (the scorecard's words: its
+    ``not reproduced`` means that what a claim needs is not available)."""
     k = outcomes.count("reproduced")
     if k >= SEEDS_REPRODUCED_AT:
         return "reproduced"
     if k == 0:
-        return "not run" if all(o == "not run" for o in outcomes) else "not reproduced"
+        return "not run" if all(o == "not run" for o in outcomes) else "deviates"
     return "fragile"
 
 
@@ -484,6 +485,56 @@ def seed_claims(table: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
+#: relative difference below which this page's run and the table's point of its seed measure "the same"
+#: value: round-off of another machine or BLAS build, far below the margin of any rule
+SAME_SEED_RTOL = 1e-6
+#: parameters a page's run may set and still be a point of its five-seed table
+SEED_TABLE_PARAMETERS = {"profile", "seed", "device"}
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        x, y = float(a), float(b)
+    except (TypeError, ValueError):
+        return str(a) == str(b)
+    if math.isnan(x) or math.isnan(y) or math.isinf(x) or math.isinf(y):
+        return (math.isnan(x) and math.isnan(y)) or x == y
+    return abs(x - y) <= SAME_SEED_RTOL * max(abs(x), abs(y), 1e-300)
+
+
+def same_seed_line(claims: dict[str, dict[str, Any]], record: dict[str, Any] | None) -> str:
+    """Whether this page's run measured what the table's point of the same seed measured ("same seed,
+    same numbers" between the book's kernel and a sweep worker). Compared: every claim both measured, by
+    value (:data:`SAME_SEED_RTOL`) and outcome. Empty when the run is not a point of the table (another
+    profile, other parameters, a seed outside it, no measured claim in common)."""
+    record = record or {}
+    if record.get("profile") != "cpu" or set(record.get("injected") or []) - SEED_TABLE_PARAMETERS:
+        return ""
+    seed = record.get("seed")
+    page = {c.get("key"): c for c in record.get("comparisons", [])}
+    unmeasured = ("not run", "failed")  # e.g. a claim that reads another committed table, which a point skips
+    common = [k for k, c in claims.items() if k in page and page[k].get("outcome") not in unmeasured
+              and c["outcomes"].get(seed, "failed") not in unmeasured]
+    if not common:
+        return ""
+    differ = [k for k in common if claims[k]["outcomes"][seed] != page[k].get("outcome")
+              or not _same(claims[k]["values"][seed], _jsonable_measured(page[k]))]
+    if not differ:
+        return (f"This page's run is seed {seed} of this table: claims measured by both: {len(common)}, each "
+                f"with the same value (relative difference at most {SAME_SEED_RTOL:g}) and outcome.")
+    shown = "; ".join(f"{k}: this page {_shown(_jsonable_measured(page[k]))} ({page[k].get('outcome')}), "
+                      f"table {_shown(claims[k]['values'][seed])} ({claims[k]['outcomes'][seed]})"
+                      for k in differ[:5])
+    return (f"This page's run and seed {seed} of this table differ in {len(differ)} of {len(common)} claims "
+            f"({shown}{'; ...' if len(differ) > 5 else ''}): the same code and seed gave other numbers here "
+            "(another machine, or a computation that depends on the thread count); the table's seeds decide.")
+
+
+def _jsonable_measured(comparison: dict[str, Any]) -> Any:
+    value = comparison.get("measured")
+    return value if isinstance(value, (int, float, str)) or value is None else json.dumps(value)
+
+
 @dataclass
 class SeedsView:
     """A chapter's committed five-seed run (:func:`seeds_view`): one row per claim."""
@@ -494,6 +545,7 @@ class SeedsView:
     state: str = ""
     rows: Any = None  # DataFrame: claim, [rule,] reproduced, seed 0 ... seed 4, verdict
     error: str = ""
+    same_seed: str = ""  # :func:`same_seed_line`
 
     def html(self) -> str:
         """A one-line note with the command that makes the table, or its STALE line and the table."""
@@ -501,8 +553,9 @@ class SeedsView:
             return (f"<p>No committed five-seed run of {escape(self.prefix)} ({escape(self.error)}). Make it "
                     f"with <code>{escape(seeds_command(self.prefix))}</code>.</p>")
         return (f"<p><b>Five seeds</b> (a claim is reproduced when it holds at {SEEDS_REPRODUCED_AT} or more "
-                f"of them, fragile at fewer, not reproduced at none)</p>"
+                f"of them, fragile at fewer, deviates at none)</p>"
                 + _state_html(self.stale, self.state)
+                + (f"<p>{escape(self.same_seed)}</p>" if self.same_seed else "")
                 + self.rows.to_html(index=False, escape=True, border=0))
 
     def _repr_html_(self) -> str:
@@ -527,14 +580,16 @@ def seeds_view(prefix: str, record: dict[str, Any] | None = None, root: Path | N
     rules = (table[table["kind"] == "compare"].groupby("metric")["rule"].first().to_dict()
              if "rule" in table else {})
     rows = []
-    for key, c in seed_claims(table).items():
+    claims = seed_claims(table)
+    for key, c in claims.items():
         row = {"claim": cpu.get(key, {}).get("claim") or key}
         if cpu or rules:
             row["rule"] = cpu.get(key, {}).get("rule") or rules.get(key, "")
         row["reproduced"] = f"{c['k']}/{c['n']}"
         row |= {f"seed {s}": f"{_shown(c['values'][s])} ({o})" for s, o in c["outcomes"].items()}
         rows.append(row | {"verdict": c["verdict"]})
-    return SeedsView(prefix, True, stale=pub["stale"], state=state_line(name, pub), rows=pd.DataFrame(rows))
+    return SeedsView(prefix, True, stale=pub["stale"], state=state_line(name, pub), rows=pd.DataFrame(rows),
+                     same_seed=same_seed_line(claims, record))
 
 
 def seed_tables(root: Path | None = None, currency: dict[str, Any] | None = None) -> dict[str, dict]:

@@ -136,8 +136,35 @@ def test_the_seed_verdict_is_fixed_at_four_of_five():
     assert SEEDS_REPRODUCED_AT == 4
     assert seed_verdict([R, R, R, R, D]) == "reproduced"
     assert seed_verdict([R, R, R, D, D]) == "fragile"
-    assert seed_verdict([D] * 5) == "not reproduced"
+    assert seed_verdict([D] * 5) == "deviates"
     assert seed_verdict(["not run"] * 5) == "not run"
+
+
+def test_the_five_seed_view_says_whether_this_page_is_its_seed_point(root):
+    # seeds_body: claim "a" measures seed + 0.5 at every seed; this page's run is a point of the table
+    # only at the cpu profile with no parameter but profile, seed or device set
+    write_table(root, "t02-seeds", seeds_body({"a": [R, R, D, R, R], "b": [R] * 5}),
+                axes={"seed": [0, 1, 2, 3, 4]}, points=5)
+    cur = {"t02-seeds": {"stale": False}}
+
+    def page(seed=2, a=2.5, a_outcome=D, **over):
+        return {"profile": "cpu", "seed": seed, "injected": ["seed"], **over,
+                "comparisons": [{"key": "a", "measured": a, "outcome": a_outcome},
+                                {"key": "b", "measured": seed + 0.5, "outcome": R}]}
+
+    same = seeds_view("t02", page(), root, currency=cur)
+    assert same.same_seed.startswith("This page's run is seed 2 of this table: claims measured by both: 2,")
+    assert escape(same.same_seed) in same.html()
+    assert "is seed 2" in seeds_view("t02", page(a=2.5 * (1 + 1e-9)), root, currency=cur).same_seed
+    off = seeds_view("t02", page(a=2.6, a_outcome=R), root, currency=cur).same_seed
+    assert off.startswith("This page's run and seed 2 of this table differ in 1 of 2 claims")
+    assert "a: this page 2.6 (reproduced), table 2.5 (deviates)" in off
+    outcome_only = seeds_view("t02", page(a_outcome=R), root, currency=cur).same_seed
+    assert "differ in 1" in outcome_only
+    skipped = page(a_outcome="not run", a=None)  # a claim this run did not measure is left out
+    assert "claims measured by both: 1, each" in seeds_view("t02", skipped, root, currency=cur).same_seed
+    for other in (page(profile="paper"), page(injected=["seed", "steps"]), page(seed=7), {}, None):
+        assert seeds_view("t02", other, root, currency=cur).same_seed == ""
 
 
 def test_the_five_seed_view_counts_each_claim(root):
@@ -150,7 +177,7 @@ def test_the_five_seed_view_counts_each_claim(root):
     assert rows.loc["four", "reproduced"] == "4/5" and rows.loc["four", "verdict"] == "reproduced"
     third = rows.loc["the third claim"]
     assert (third["reproduced"], third["rule"], third["verdict"]) == ("3/5", ">= 1", "fragile")
-    assert rows.loc["none", "reproduced"] == "0/5" and rows.loc["none", "verdict"] == "not reproduced"
+    assert rows.loc["none", "reproduced"] == "0/5" and rows.loc["none", "verdict"] == "deviates"
     assert rows.loc["four", "seed 2"] == "2.5 (deviates)"
     assert rows.loc["four", "seed 4"] == "4.5 (reproduced)"
     assert "Five seeds" in view.html() and "STALE" not in view.html()

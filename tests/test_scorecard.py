@@ -247,7 +247,7 @@ def test_five_seeds_decide_too_a_fragile_claim_is_fragile():
     seed_rows = lambda verdict, stale=False: [{"verdict": verdict, "stale": stale}]  # noqa: E731
     assert final_status("reproduced", [], seed_rows("reproduced")) == "reproduced"
     assert final_status("reproduced", [], seed_rows("fragile")) == "fragile"
-    assert final_status("reproduced", [], seed_rows("not reproduced")) == "deviates"
+    assert final_status("reproduced", [], seed_rows("deviates")) == "deviates"
     assert final_status("reproduced", [], seed_rows("fragile", stale=True)) == "reproduced"  # STALE: no say
     assert final_status("deviates", [], seed_rows("fragile")) == "deviates"  # the worst of the evidence
     assert final_status("reproduced", [], [], partial="12 layers not run") == "partial"

@@ -150,7 +150,7 @@ def final_status(cpu: str, paper_rows: list[dict[str, Any]], seed_rows: list[dic
     if status not in SEVERITY:
         return status
     verdicts = {r["verdict"] for r in seed_rows if not r["stale"]}
-    seeds = ("deviates" if "not reproduced" in verdicts else
+    seeds = ("deviates" if "deviates" in verdicts else
              "fragile" if "fragile" in verdicts else "reproduced")
     status = max(status, seeds, key=SEVERITY.__getitem__)
     return "partial" if partial and status == "reproduced" else status
