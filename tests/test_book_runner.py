@@ -222,6 +222,12 @@ def test_html_build_and_browser_check(tmp_path):
     shutil.copy(REPO / "book" / "references.md", tmp_path / "book" / "references.md")
     shutil.copytree(REPO / "book" / "_static", tmp_path / "book" / "_static")  # _config.yml names it
     (tmp_path / "book" / "intro.md").write_text("# Intro\n\nSee $a+b$ and {cite}`zhao2024implicit`.\n")
+    # what a killed sweep point leaves behind: its input notebook, whose glue roles have no values
+    point = tmp_path / "sweeps" / "s" / "points" / "p"
+    point.mkdir(parents=True)
+    (point / ".input.ipynb").write_text(json.dumps(
+        {"cells": [{"cell_type": "markdown", "metadata": {}, "source": "{glue:text}`never_recorded`"}],
+         "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     assert cli.build(project) == 0
     assert (project.html_dir / "index.html").exists()
     assert (project.html_dir / "book" / "a01_good.html").exists()
