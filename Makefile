@@ -80,22 +80,8 @@ lab: $(STAMP)
 $(STAMP):
 	@test -x $(PY) || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install -e '.[dev]'
-	@$(PY) -c "$$PYTHON_NOTE"
 	@rm -f $(VENV)/.ntpbook-installed-*
 	@touch $@
-
-# a fingerprint holds Python's major.minor: under another version every committed table reads STALE
-define PYTHON_NOTE
-import glob, json, sys
-made = {".".join(json.load(open(p))["versions"]["python"].split(".")[:2])
-        for p in glob.glob("results/sweeps/*/provenance.json")}
-mine = "%d.%d" % sys.version_info[:2]
-if made and mine not in made:
-    print("note: %s is Python %s; the committed tables were made with %s and will read STALE. For current "
-          "tables: rm -rf $(VENV), then make book PYTHON=python%s" % (sys.executable, mine, ", ".join(sorted(made)),
-                                                                   sorted(made)[0]))
-endef
-export PYTHON_NOTE
 
 clean:
 	rm -rf _build .cache/book book/*.ipynb book/status.md

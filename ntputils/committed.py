@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -206,9 +207,14 @@ def state_line(name: str, pub: dict[str, Any]) -> str:
         return "current (the code it ran is unchanged)"
     est = pub.get("recertify_seconds")
     cost = f"about {est:.0f} s of point time" if est is not None else "a sample of its points"
-    return (f"STALE: code this table ran has changed since it was made. Re-certify ({cost}): "
-            f"`{pub['recertify']}`; or refresh it whole (about {pub.get('full_seconds')} s wall): "
-            f"`{pub['refresh']}`")
+    made = ".".join(str((pub.get("provenance") or {}).get("versions", {}).get("python", "")).split(".")[:2])
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    why = ("code this table ran has changed since it was made" if made in ("", here) else
+           f"it was made with Python {made} and this run is Python {here} (a table's fingerprint holds "
+           f"Python's minor version; under Python {made}, e.g. `make book PYTHON=python{made}` in a new "
+           ".venv, it is current again if its code is unchanged)")
+    return (f"STALE: {why}. Re-certify ({cost}): `{pub['recertify']}`; or refresh it whole (about "
+            f"{pub.get('full_seconds')} s wall): `{pub['refresh']}`")
 
 
 def provenance_text(name: str, pub: dict[str, Any]) -> str:
@@ -485,27 +491,48 @@ def seed_claims(table: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-#: relative difference below which this page's run and the table's point of its seed measure "the same"
-#: value: round-off of another machine or BLAS build, far below the margin of any rule
-SAME_SEED_RTOL = 1e-6
+#: cross-machine tolerance of a value measured twice by the same code and seed (other CPUs' BLAS kernels
+#: round differently): the re-certifier's and the same-seed line's; outcomes must match exactly
+FLOAT_RTOL, FLOAT_ATOL = 1e-4, 1e-9
 #: parameters a page's run may set and still be a point of its five-seed table
 SEED_TABLE_PARAMETERS = {"profile", "seed", "device"}
 
 
-def _same(a: Any, b: Any) -> bool:
+def value_gap(u: Any, v: Any) -> float | None:
+    """The largest relative difference of two values of one shape (numbers, or JSON lists and dicts of
+    them) whose numbers are all within :data:`FLOAT_RTOL` / :data:`FLOAT_ATOL`, else ``None``."""
+    if isinstance(u, dict) and isinstance(v, dict):
+        gaps = [value_gap(u[k], v[k]) for k in u] if u.keys() == v.keys() else [None]
+    elif isinstance(u, list) and isinstance(v, list):
+        gaps = [value_gap(p, q) for p, q in zip(u, v, strict=True)] if len(u) == len(v) else [None]
+    elif isinstance(u, (int, float)) and isinstance(v, (int, float)) and not isinstance(u, bool):
+        if u == v or (math.isnan(u) and math.isnan(v)):
+            return 0.0
+        if not math.isclose(u, v, rel_tol=FLOAT_RTOL, abs_tol=FLOAT_ATOL):
+            return None
+        return abs(u - v) / max(abs(u), abs(v), FLOAT_ATOL)
+    else:
+        return 0.0 if u == v else None
+    return None if None in gaps else max(gaps, default=0.0)
+
+
+def _as_value(value: Any) -> Any:
+    """A measured value as recorded (a number, JSON text of a list or dict, ``"inf"``) -> Python value."""
+    if not isinstance(value, str):
+        return value
     try:
-        x, y = float(a), float(b)
-    except (TypeError, ValueError):
-        return str(a) == str(b)
-    if math.isnan(x) or math.isnan(y) or math.isinf(x) or math.isinf(y):
-        return (math.isnan(x) and math.isnan(y)) or x == y
-    return abs(x - y) <= SAME_SEED_RTOL * max(abs(x), abs(y), 1e-300)
+        return json.loads(value)
+    except ValueError:
+        try:
+            return float(value)
+        except ValueError:
+            return value
 
 
 def same_seed_line(claims: dict[str, dict[str, Any]], record: dict[str, Any] | None) -> str:
     """Whether this page's run measured what the table's point of the same seed measured ("same seed,
     same numbers" between the book's kernel and a sweep worker). Compared: every claim both measured, by
-    value (:data:`SAME_SEED_RTOL`) and outcome. Empty when the run is not a point of the table (another
+    value (:func:`value_gap`) and outcome. Empty when the run is not a point of the table (another
     profile, other parameters, a seed outside it, no measured claim in common)."""
     record = record or {}
     if record.get("profile") != "cpu" or set(record.get("injected") or []) - SEED_TABLE_PARAMETERS:
@@ -518,21 +545,18 @@ def same_seed_line(claims: dict[str, dict[str, Any]], record: dict[str, Any] | N
     if not common:
         return ""
     differ = [k for k in common if claims[k]["outcomes"][seed] != page[k].get("outcome")
-              or not _same(claims[k]["values"][seed], _jsonable_measured(page[k]))]
+              or value_gap(_as_value(claims[k]["values"][seed]), _as_value(page[k].get("measured"))) is None]
     if not differ:
         return (f"This page's run is seed {seed} of this table: claims measured by both: {len(common)}, each "
-                f"with the same value (relative difference at most {SAME_SEED_RTOL:g}) and outcome.")
-    shown = "; ".join(f"{k}: this page {_shown(_jsonable_measured(page[k]))} ({page[k].get('outcome')}), "
+                f"with the same value (relative difference at most {FLOAT_RTOL:g}, the re-certification's "
+                "tolerance) and outcome.")
+    shown = "; ".join(f"{k}: this page {_shown(page[k].get('measured'))} ({page[k].get('outcome')}), "
                       f"table {_shown(claims[k]['values'][seed])} ({claims[k]['outcomes'][seed]})"
                       for k in differ[:5])
     return (f"This page's run and seed {seed} of this table differ in {len(differ)} of {len(common)} claims "
             f"({shown}{'; ...' if len(differ) > 5 else ''}): the same code and seed gave other numbers here "
-            "(another machine, or a computation that depends on the thread count); the table's seeds decide.")
-
-
-def _jsonable_measured(comparison: dict[str, Any]) -> Any:
-    value = comparison.get("measured")
-    return value if isinstance(value, (int, float, str)) or value is None else json.dumps(value)
+            "(another machine, a computation that depends on the thread count, or a cached intermediate "
+            "result); the table's seeds decide.")
 
 
 @dataclass

@@ -27,6 +27,7 @@ from ntputils.committed import (
     seeds_command,
     seeds_view,
     shown_committed,
+    state_line,
     table_digest,
 )
 
@@ -138,6 +139,19 @@ def test_the_seed_verdict_is_fixed_at_four_of_five():
     assert seed_verdict([R, R, R, D, D]) == "fragile"
     assert seed_verdict([D] * 5) == "deviates"
     assert seed_verdict(["not run"] * 5) == "not run"
+
+
+def test_a_stale_line_says_when_another_python_made_the_table(root):
+    # a fingerprint holds Python's minor version: the line must not blame the code when Python moved
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    other = "3.9" if here != "3.9" else "3.10"
+    for name, python in (("t03-seeds", f"{here}.4"), ("t04-seeds", f"{other}.1")):
+        write_table(root, name, seeds_body({"a": [R] * 5}), versions={"python": python})
+    same = state_line("t03-seeds", published("t03-seeds", root, currency={"t03-seeds": {"stale": True}}))
+    moved = state_line("t04-seeds", published("t04-seeds", root, currency={"t04-seeds": {"stale": True}}))
+    assert same.startswith("STALE: code this table ran has changed since it was made. Re-certify")
+    assert moved.startswith(f"STALE: it was made with Python {other} and this run is Python {here}")
+    assert f"make book PYTHON=python{other}" in moved and "recertify t04-seeds" in moved
 
 
 def test_the_five_seed_view_says_whether_this_page_is_its_seed_point(root):

@@ -28,11 +28,9 @@ from ntputils.book.sweep_table import (
     sample_points,
     table_fingerprint,
 )
+from ntputils.committed import value_gap
 
 EXIT_OK, EXIT_MOVED, EXIT_USAGE = 0, 1, 2
-#: cross-machine tolerance of a value without its own (other CPUs' BLAS kernels round differently);
-#: outcomes must match exactly
-FLOAT_RTOL, FLOAT_ATOL = 1e-4, 1e-9
 COMPARED_KINDS = ("record", "compare", "check")
 
 
@@ -72,27 +70,10 @@ def _tolerances(result: dict[str, Any]) -> dict[str, float]:
     return {m: float(e["tol"]) for m, e in entries if isinstance(e, dict) and e.get("tol") is not None}
 
 
-def _gap(u: Any, v: Any) -> float | None:
-    """The largest relative difference of two values of one shape (numbers, or JSON lists and dicts of
-    them) whose numbers are all within the cross-machine tolerance, else ``None``."""
-    if isinstance(u, dict) and isinstance(v, dict):
-        gaps = [_gap(u[k], v[k]) for k in u] if u.keys() == v.keys() else [None]
-    elif isinstance(u, list) and isinstance(v, list):
-        gaps = [_gap(p, q) for p, q in zip(u, v, strict=True)] if len(u) == len(v) else [None]
-    elif isinstance(u, (int, float)) and isinstance(v, (int, float)) and not isinstance(u, bool):
-        if u == v or (math.isnan(u) and math.isnan(v)):
-            return 0.0
-        if not math.isclose(u, v, rel_tol=FLOAT_RTOL, abs_tol=FLOAT_ATOL):
-            return None
-        return abs(u - v) / max(abs(u), abs(v), FLOAT_ATOL)
-    else:
-        return 0.0 if u == v else None
-    return None if None in gaps else max(gaps, default=0.0)
-
-
 def differences(old, new, tolerances: dict[str, float]) -> tuple[list[str], float, int]:
     """(what moved, largest relative difference accepted, values not bit-identical) between two points'
-    rows: outcomes match exactly, values bit for bit, within their record's ``tol`` or :func:`_gap`."""
+    rows: outcomes match exactly, values bit for bit, within their record's ``tol`` or
+    :func:`~ntputils.committed.value_gap`."""
     a, b = _values(old), _values(new)
     moved, largest, inexact = [], 0.0, 0
     for key in sorted(set(a) | set(b)):
@@ -108,7 +89,7 @@ def differences(old, new, tolerances: dict[str, float]) -> tuple[list[str], floa
         tol = tolerances.get(metric, -1.0) if kind == "record" else -1.0
         diff = abs(va - vb) if math.isfinite(va) and math.isfinite(vb) else math.inf
         try:  # text values (e.g. a dict of residuals per d) element by element
-            gap = _gap(va, vb) if ta == tb else _gap(json.loads(ta), json.loads(tb))
+            gap = value_gap(va, vb) if ta == tb else value_gap(json.loads(ta), json.loads(tb))
         except ValueError:
             gap = None
         if ta == tb and (diff <= tol or math.isinf(tol)):
