@@ -424,8 +424,6 @@ def show_paper_profile(prefix: str, record: dict[str, Any], profile: str) -> Pap
 def _tables(suffix: str, root: Path | None, currency: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     """Chapter prefix -> :func:`published` of every committed ``<prefix><suffix>`` table (an unreadable
     folder is left out with a warning naming it); the runner passes ``currency``."""
-    import sys
-
     root = root or default_root()
     base = root / RESULTS_DIR / "sweeps"
     currency = handed_currency() if currency is None else currency

@@ -3,8 +3,3 @@
 A chapter is re-executed only when its cache key (:mod:`~ntputils.book.keys`) changed; the commands are in
 :mod:`~ntputils.book.cli`, parameter sweeps on Dask in :mod:`~ntputils.book.sweep`.
 """
-
-from ntputils.book.cli import main
-from ntputils.book.project import Chapter, Project
-
-__all__ = ["Chapter", "Project", "main"]

@@ -248,7 +248,6 @@ def staleness(project: Project, page: Path, keys) -> list[str]:
     ``keys`` is a :class:`ntputils.book.cli.KeyCalculator` of ``project``.
     """
     from ntputils.book.execute import read_meta, run_id
-    from ntputils.book.project import Chapter
 
     rel = page.relative_to(project.html_dir)
     book_rel = project.book_dir.relative_to(project.root)
@@ -258,7 +257,7 @@ def staleness(project: Project, page: Path, keys) -> list[str]:
     chapter = chapters.get(page.stem)
     if chapter is None:
         return []
-    nb = project.executed(Chapter(page.stem, Path()))
+    nb = project.executed(chapter)
     if not nb.exists():
         return [f"orphan page: {nb.relative_to(project.root)} does not exist"]
     meta = read_meta(nb)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -439,7 +438,3 @@ def _main(argv: list[str] | None = None) -> int:
 
         return run_browser_check(project, screenshot=args.screenshot, chromium=args.chromium)
     return EXIT_USAGE  # pragma: no cover
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -83,17 +83,11 @@ def _paths(project: Project, chapter: Chapter, work: Path) -> dict[str, Path]:
 
 def processes_of(work: Path) -> list[int]:
     """Live processes of the run in work folder ``work``: their environment points the record file into it."""
-    needle = f"{RECORD_ENV}={work}{os.sep}".encode()
-    out = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            env = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        pid = int(entry.name)
-        if pid != os.getpid() and any(v.startswith(needle) for v in env) and pid_alive(pid):
-            out.append(pid)
-    return out
+    import psutil
+
+    needle = f"{work}{os.sep}"
+    return [p.pid for p in psutil.process_iter(["environ"]) if p.pid != os.getpid()
+            and (p.info["environ"] or {}).get(RECORD_ENV, "").startswith(needle) and pid_alive(p.pid)]
 
 
 def kill_groups(pids: list[int]) -> None:
@@ -332,11 +326,7 @@ def keep_last_good(project: Project, chapter: Chapter, failure: dict[str, Any]) 
 
 def read_meta(path: Path) -> dict[str, Any]:
     """The ``ntpbook`` metadata of an executed notebook (``{}`` if absent or unreadable)."""
-    try:
-        with path.open() as f:
-            return json.load(f).get("metadata", {}).get(META_KEY, {})
-    except (OSError, ValueError):
-        return {}
+    return read_json(path).get("metadata", {}).get(META_KEY, {})
 
 
 TRACE_START = "import ntputils.tracing as _ntpbook_tracing\n_ntpbook_tracing.start()"
@@ -376,11 +366,7 @@ def write_params(parameters: dict[str, Any], target: Path) -> None:
 def notebook_error(path: Path) -> dict[str, Any]:
     """The error of the cell papermill marked failed in the notebook at ``path`` (``ename``, ``evalue``,
     ``traceback``, ``cell``), or ``{}``."""
-    try:
-        cells = json.loads(path.read_text()).get("cells", [])
-    except (OSError, ValueError):
-        return {}
-    for cell in cells:
+    for cell in read_json(path).get("cells", []):
         if not cell.get("metadata", {}).get("papermill", {}).get("exception"):
             continue
         for out in cell.get("outputs", []):

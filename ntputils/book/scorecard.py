@@ -13,7 +13,9 @@ from typing import Any
 
 import yaml
 
+from ntputils.book.execute import overrides_text
 from ntputils.book.project import Chapter, Project
+from ntputils.book.status import chapter_state, md_cell
 from ntputils.committed import SEEDS_REPRODUCED_AT
 
 CATALOGUE_FILE = Path(__file__).resolve().parents[2] / "book" / "scorecard_items.yaml"
@@ -36,26 +38,6 @@ SEVERITY = {"reproduced": 0, "partial": 1, "fragile": 2, "deviates": 3}
 #: ``failed`` (failed, no good run kept); ``not executed`` (no executed notebook)
 RUN_STATES = ("ok", "last good", "failed", "not executed")
 LAST_GOOD = "last good run; latest run failed"
-
-
-def _text(value: Any) -> str:
-    """A measured value as a reader reads it: numbers to 4 digits, mappings as ``key: value`` pairs."""
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, dict):
-        return "; ".join(f"{k}: {_text(v)}" for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return ", ".join(_text(v) for v in value)
-    return str(value)
-
-
-def _cell(value: Any) -> str:
-    if value is not None:
-        value = _text(value)
-    text = " ".join(str(value if value is not None else "-").split())
-    for ch in ("|", "$", "*", "_", "`", "<", ">", "[", "]"):
-        text = text.replace(ch, "\\" + ch)
-    return text or "-"
 
 
 def evidence(states: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -174,7 +156,7 @@ def _seeds_cell(seed_rows: list[dict[str, Any]], rows: list[dict[str, Any]] = ()
         parts.append(f"{chapter}{' (STALE)' if mine[0]['stale'] else ''}: {held}/{len(mine)} claims hold at "
                      f">= {SEEDS_REPRODUCED_AT} of 5 seeds"
                      + (f" (others: {', '.join(weak)})" if weak else ""))
-    return _cell("; ".join(parts)) if parts else "-"
+    return md_cell("; ".join(parts)) if parts else "-"
 
 
 def _tally(rows: list[dict[str, Any]]) -> str:
@@ -202,7 +184,7 @@ def _paper_cell(rows: list[dict[str, Any]]) -> str:
         mine = [r for r in rows if r["chapter"] == chapter]
         made = f"{mine[0]['made']}{', STALE' if mine[0]['stale'] else ''}"
         parts.append(f"{chapter} ({made}): {_tally(mine)}")
-    return _cell("; ".join(parts))
+    return md_cell("; ".join(parts))
 
 
 def _run_note(chapters: tuple[str, ...], runs: dict[str, str], rows: list[dict[str, Any]]) -> str:
@@ -222,8 +204,8 @@ def _run_note(chapters: tuple[str, ...], runs: dict[str, str], rows: list[dict[s
 def _chance(r: dict[str, Any]) -> str:
     levels = r.get("baselines") or {}
     if len(levels) > 1:
-        return " (chance: " + ", ".join(f"{_cell(k)} {_cell(v)}" for k, v in levels.items()) + ")"
-    return f" (chance {_cell(r['chance'])})" if r.get("chance") is not None else ""
+        return " (chance: " + ", ".join(f"{md_cell(k)} {md_cell(v)}" for k, v in levels.items()) + ")"
+    return f" (chance {md_cell(r['chance'])})" if r.get("chance") is not None else ""
 
 
 def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any]],
@@ -231,34 +213,35 @@ def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any
                     partial: str = "") -> list[str]:
     """The item's evidence, folded below the table: each claim and check of the cpu run (measured,
     chance levels, rule, outcome), its five seeds, the paper profile's value, and why it differs."""
-    lines = [f":::{{dropdown}} {_cell(title)} · {status}", ""]
+    lines = [f":::{{dropdown}} {md_cell(title)} · {status}", ""]
     paper_of = {(r["chapter"], r["key"]): r for r in paper_rows}
     seeds_of = {(r["chapter"], r["key"]): r for r in seed_rows}
     for r in rows:
-        text = _cell(r.get("claim", ""))
+        text = md_cell(r.get("claim", ""))
         if r["kind"] == "check":
             lines.append(f"- check ({r['chapter'].split('_')[0]}): {text}: "
                          f"{'passes' if r['outcome'] == 'reproduced' else 'FAILS'}")
             continue
         paper = paper_of.pop((r["chapter"].split("_")[0], r.get("key")), None)
-        at_paper = (f"; paper profile: {_cell(paper['measured'])}, **{paper['outcome']}**"
+        at_paper = (f"; paper profile: {md_cell(paper['measured'])}, **{paper['outcome']}**"
                     if paper else "")
         seeds = seeds_of.get((r["chapter"].split("_")[0], r.get("key")))
         at_seeds = (f"; seeds 0-4: {seeds['k']}/{seeds['n']} reproduced ("
-                    + ", ".join(_cell(v) for v in seeds["values"].values()) + f"), **{seeds['verdict']}**"
+                    + ", ".join(md_cell(v) for v in seeds["values"].values()) + f"), **{seeds['verdict']}**"
                     + (" (STALE)" if seeds["stale"] else "") if seeds else "")
-        lines.append(f"- {text}: {_cell(r.get('measured'))}{_chance(r)}, rule {_cell(r.get('rule', '-'))}: "
+        rule = md_cell(r.get("rule", "-"))
+        lines.append(f"- {text}: {md_cell(r.get('measured'))}{_chance(r)}, rule {rule}: "
                      f"**{r['outcome']}**{at_seeds}{at_paper}"
-                     + (f" ({_cell(r['note'])})" if r.get("note") else ""))
+                     + (f" ({md_cell(r['note'])})" if r.get("note") else ""))
     for r in paper_of.values():  # claims only the paper profile judged
         lines.append(f"- paper profile ({r['chapter']}, {r['made']}{', STALE' if r['stale'] else ''}): "
-                     f"`{r['key']}` = {_cell(r['measured'])}: **{r['outcome']}**")
+                     f"`{r['key']}` = {md_cell(r['measured'])}: **{r['outcome']}**")
     if note:
-        lines.append(f"- {_cell(note)}")
+        lines.append(f"- {md_cell(note)}")
     if partial:
-        lines.append(f"- partial: {_cell(partial)}")
+        lines.append(f"- partial: {md_cell(partial)}")
     if why:
-        lines.append(f"- why it differs: {_cell(why)}")
+        lines.append(f"- why it differs: {md_cell(why)}")
     return lines + ["", ":::", ""]
 
 
@@ -298,7 +281,7 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
         counts[status] += 1
         where = ", ".join(f"[{c}]({links[c]}.ipynb)" if c in links else c for c in chapters) or "-"
         shown_note = "; ".join(n for n in (note, "" if rs or prs else why) if n)
-        rows.append(f"| {_cell(title)} | **{status}**{f' ({_cell(shown_note)})' if shown_note else ''} "
+        rows.append(f"| {md_cell(title)} | **{status}**{f' ({md_cell(shown_note)})' if shown_note else ''} "
                     f"| {_cpu_cell(rs)} | {_seeds_cell(srs, rs, seeds)} | {_paper_cell(prs)} | {where} |")
         if rs or prs:
             blocks += _evidence_block(title, status, note, rs, prs, why, srs, partial)
@@ -332,7 +315,7 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
         *blocks,
     ]
     if unknown:
-        lines += [f"Records name unknown items: {', '.join(_cell(u) for u in unknown)}.", ""]
+        lines += [f"Records name unknown items: {', '.join(md_cell(u) for u in unknown)}.", ""]
     return "\n".join(lines)
 
 
@@ -356,9 +339,6 @@ def write_scorecard(project: Project, chapters: list[Chapter], rendered: dict[st
     """Write ``book/scorecard.md`` from the executed notebooks of ``chapters`` (if the toc lists it), linking
     the chapters ``rendered`` (name -> whether the build renders its page; default all); return
     :func:`coverage_problems` for the build to print."""
-    from ntputils.book.execute import overrides_text
-    from ntputils.book.status import chapter_state
-
     if not project.in_toc(project.scorecard_page):
         return []
 

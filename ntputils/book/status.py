@@ -3,6 +3,7 @@ notebooks' metadata (and ``.cache/book/failed/*.json``): run times, budget share
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,14 +15,22 @@ BUDGET_S = 45 * 60  # the whole cpu-profile book must run within 45 minutes on C
 RESERVED = ("profile", "seed", "device")
 
 
-def _cell(value: Any) -> str:
-    """Text safe inside a markdown table cell (no pipes, no accidental math or line breaks)."""
-    if value is None:
-        return "-"
-    text = " ".join((f"{value:.4g}" if isinstance(value, float) else str(value)).split())
-    for ch in ("\\", "|", "$", "*", "_", "`", "<", ">", "[", "]"):
-        text = text.replace(ch, "\\" + ch)
-    return text or "-"
+def _text(value: Any) -> str:
+    """A measured value as a reader reads it: numbers to 4 digits, mappings as ``key: value`` pairs."""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_text(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_text(v) for v in value)
+    return str(value)
+
+
+def md_cell(value: Any) -> str:
+    """``value`` (:func:`_text`) safe inside a markdown table cell or list item: one line, no pipes, no
+    accidental math, emphasis, code or links; ``-`` for ``None`` or nothing."""
+    text = " ".join(_text(value).split()) if value is not None else ""
+    return re.sub(r"([\\|$*_`<>\[\]])", r"\\\1", text) or "-"
 
 
 def _code(value: Any) -> str:
@@ -78,15 +87,15 @@ def render_status(project: Project, chapters: list[Chapter], executed_now: set[s
         total_pass += n_pass
         total_checks += len(checks)
         rendered = status == "ok" or (st.get("shown") and (current is None or current.get(chapter.name)))
-        link = f"[{chapter.name}]({chapter.name}.ipynb)" if rendered else _cell(chapter.name)
-        when = "this build" if chapter.name in executed_now else _cell(st.get("executed_at", "-"))
+        link = f"[{chapter.name}]({chapter.name}.ipynb)" if rendered else md_cell(chapter.name)
+        when = "this build" if chapter.name in executed_now else md_cell(st.get("executed_at", "-"))
         if status == "missing":
             lines.append(f"| {link} | not executed | - | - | - | - | - | - |")
             continue
         if status in ("ok", "stale") and overrides_text(st):
-            status += f", overrides: {_cell(overrides_text(st))}"
+            status += f", overrides: {md_cell(overrides_text(st))}"
         lines.append(
-            f"| {link} | {status} | {_cell(st.get('profile'))} | {_cell(st.get('device'))} | "
+            f"| {link} | {status} | {md_cell(st.get('profile'))} | {md_cell(st.get('device'))} | "
             f"{seconds:.1f} | {100 * seconds / BUDGET_S:.1f} % | {n_pass}/{len(checks)} passed | {when} |"
         )
     lines.append(
@@ -110,9 +119,9 @@ def render_status(project: Project, chapters: list[Chapter], executed_now: set[s
         lines += [
             f"- profile {_code(st.get('profile'))}, seed {_code(st.get('seed'))}, "
             f"device {_code(st.get('device'))}; parameters: {params}",
-            f"- run time {float(st.get('seconds', 0)):.1f} s, executed {_cell(st.get('executed_at'))} "
+            f"- run time {float(st.get('seconds', 0)):.1f} s, executed {md_cell(st.get('executed_at'))} "
             f"at git commit {_code(st.get('git', '-'))}",
-            f"- versions: {_cell(versions)}",
+            f"- versions: {md_cell(versions)}",
         ]
         if overrides_text(st) and not (st.get("status") == "failed" and not st.get("shown")):
             lines.append(f"- **overrides** {_code(overrides_text(st))}: not the book's run (the profile's "
@@ -120,10 +129,10 @@ def render_status(project: Project, chapters: list[Chapter], executed_now: set[s
                          "restores it")
         if st.get("status") == "failed":
             failed = st.get("latest_failure") or st
-            lines.append(f"- **failed**: {_cell(st.get('error'))} (that run's overrides: "
+            lines.append(f"- **failed**: {md_cell(st.get('error'))} (that run's overrides: "
                          f"{_code(overrides_text(failed)) if overrides_text(failed) else 'none'})")
             if st.get("shown"):
-                lines.append(f"- the latest run ({_cell(st.get('failed_at'))}) failed; the page shows the "
+                lines.append(f"- the latest run ({md_cell(st.get('failed_at'))}) failed; the page shows the "
                              f"last good run above, under a *latest run failed* banner")
         elif st.get("status") == "stale":
             lines.append("- **stale**: its source, parameters, `ntputils` or pins changed since this run; "
@@ -134,9 +143,9 @@ def render_status(project: Project, chapters: list[Chapter], executed_now: set[s
             lines += ["| check | result | measured | paper | tol |", "|---|---|---|---|---|"]
             for c in checks:
                 result = "PASS" if c.get("passed") else "**FAIL**"
-                claim = _cell(c.get("claim")) + (" (sanity line, not evidence)" if c.get("sanity") else "")
-                lines.append(f"| {claim} | {result} | {_cell(c.get('measured'))} | "
-                             f"{_cell(c.get('paper'))} | {_cell(c.get('tol'))} |")
+                claim = md_cell(c.get("claim")) + (" (sanity line, not evidence)" if c.get("sanity") else "")
+                lines.append(f"| {claim} | {result} | {md_cell(c.get('measured'))} | "
+                             f"{md_cell(c.get('paper'))} | {md_cell(c.get('tol'))} |")
             lines.append("")
         else:
             lines += ["No check cells ran.", ""]
@@ -146,15 +155,15 @@ def render_status(project: Project, chapters: list[Chapter], executed_now: set[s
                       "|---|---|---|---|---|---|---|"]
             for c in comparisons:
                 keys = ("claim", "outcome", "measured", "chance", "paper", "rule", "note")
-                cells = [_cell(c.get(k)) for k in keys]
+                cells = [md_cell(c.get(k)) for k in keys]
                 lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
     env = package_versions()
     lines += ["## Environment of this build", "", "| item | value |", "|---|---|"]
-    lines += [f"| {_cell(k)} | {_cell(v)} |" for k, v in env.items()]
+    lines += [f"| {md_cell(k)} | {md_cell(v)} |" for k, v in env.items()]
     lines += [
-        f"| git commit | {_cell(git_commit(project.root))} |",
-        f"| machine | {_cell(machine())} |",
+        f"| git commit | {md_cell(git_commit(project.root))} |",
+        f"| machine | {md_cell(machine())} |",
         f"| built at (UTC) | {datetime.now(UTC).isoformat(timespec='seconds')} |",
         "",
     ]
