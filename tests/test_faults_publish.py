@@ -25,7 +25,7 @@ import pytest
 from ntputils.book import cli, sweep_table
 from ntputils.book.project import Project
 from ntputils.book.sweep_cluster import ClusterError, check_scheduler_address, connect
-from ntputils.book.sweep_spec import parse_axes, plan_sweep
+from ntputils.book.sweep_spec import SweepSpecError, parse_axes, plan_sweep
 from ntputils.book.sweep_store import LOCK, DriverRunning, driver_lock, no_driver, sweep_dir
 from ntputils.book.sweep_table import PublishRefused, SweepTableError, publish
 
@@ -328,21 +328,42 @@ def test_a_second_sweep_under_a_name_with_another_plan_is_refused(project, capsy
     assert "chapter t01_tiny, not t02_other" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("values", ["1e999,0.5", "-1e999"])
-def test_a_stored_command_with_infinite_values_reruns_the_same_sweep(project, values):
-    plan = plan_sweep(project, "t01", [f"lr={values}", "x=1"], name="big")
-    cmd = plan.command()
-    assert "inf" not in cmd.replace("1e999", "")
-    args = shlex.split(cmd)
-    pairs = [args[i + 1] for i, a in enumerate(args) if a == "-p"]
-    again = plan_sweep(project, "t01", pairs, name="big")
-    assert [p.id for p in again.points] == [p.id for p in plan.points]
-    assert repr(parse_axes(pairs)) == repr(plan.axes)
-    from ntputils.book.sweep_spec import SweepSpecError, _cli_value
+@pytest.mark.parametrize("values", ["1e999,0.5", "-1e999", "[1.0,1e400]", "{'a':1e999}"])
+def test_infinite_values_are_refused_before_a_sweep_or_build_starts(project, values, capsys):
+    # papermill would write float('inf'), which a chapter's parameters check refuses as not a literal
+    with pytest.raises(SweepSpecError, match="infinite number cannot be passed"):
+        plan_sweep(project, "t01", [f"lr={values}", "x=1"], name="big")
+    first = values.split(",")[0] if values[0] not in "[{" else values
+    build = ["--root", str(project.root), "build", "--only", "t01", "--no-html"]
+    assert cli.main([*build, "-p", f"lr={first}"]) == 2
+    assert "infinite number cannot be passed" in capsys.readouterr().out
+    assert not (project.root / "sweeps" / "big").exists()
+    from ntputils.book.sweep_spec import _cli_value
 
-    assert parse_axes([f"v={_cli_value([1.0, float('-inf')])}"]) == {"v": [[1.0, float("-inf")]]}
-    with pytest.raises(SweepSpecError, match="NaN cannot be a swept value"):
-        _cli_value(float("nan"))
+    for bad in (float("nan"), float("inf"), [1.0, float("-inf")]):
+        with pytest.raises(SweepSpecError, match="cannot be a swept value"):
+            _cli_value(bad)
+
+
+def test_text_that_is_not_utf8_is_refused_before_a_sweep_or_build_starts(project, capsys):
+    bad = "ab\udcff"  # what a shell hands Python for the byte 0xff
+    with pytest.raises(SweepSpecError, match="not valid UTF-8"):
+        plan_sweep(project, "t01", [f"tag={bad},b"], name="u8")
+    build = ["--root", str(project.root), "build", "--only", "t01", "--no-html"]
+    assert cli.main([*build, "-p", f"tag={bad}"]) == 2
+    assert "not valid UTF-8" in capsys.readouterr().out
+
+
+def test_a_huge_range_is_refused_before_it_is_listed(project):
+    for text in ("0:99999999999999999999", "0:1000000000", "10**9:0:-1".replace("10**9", "1000000000")):
+        with pytest.raises(SweepSpecError, match="values; a sweep has at most"):
+            parse_axes([f"x={text}"])
+    assert parse_axes(["x=5:0:-2"]) == {"x": [5, 3, 1]}
+
+
+def test_an_empty_sweep_name_is_refused(project):
+    with pytest.raises(SweepSpecError, match="--name ''"):
+        plan_sweep(project, "t01", ["x=1"], name="")
 
 
 def test_stored_commands_quote_strings_with_commas_spaces_and_ranges(project):
@@ -486,3 +507,15 @@ def test_publishing_a_real_sweep_while_its_driver_runs_and_after_it_was_killed(p
     assert "2 of its 2 point(s) have no result" in capsys.readouterr().out
     assert not committed_dir(project, "s1-real").exists() and snapshot(committed_dir(project, "s1")) == good
     no_strays(project)
+
+
+def test_a_garbled_attempts_file_is_read_line_by_line(project, capsys):
+    d = fake_sweep(project, "sg", 2)
+    attempts = d / "points" / "sg-00" / "attempts"
+    attempts.write_bytes(b'\xff\xfe{x\n{"run": "r1", "pid": 7}\n')
+    from ntputils.book.sweep_store import read_attempts
+
+    assert read_attempts(attempts.parent) == [{"run": "r1", "pid": 7}]
+    assert table_cli(project, "sg") == 0
+    assert cli.main(["--root", str(project.root), "sweep-status", "sg"]) == 0
+    assert "Traceback" not in capsys.readouterr().out

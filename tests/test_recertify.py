@@ -9,6 +9,7 @@ refused, the committed files byte for byte as they were)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
@@ -219,6 +220,12 @@ def test_recertify_keeps_current_certifies_a_neutral_edit_and_refuses_a_moved_va
     assert out.returncode == 0 and "current" in out.stdout and "re-running" not in out.stdout, out.stdout
 
     module.write_text(FIXTURE.replace("factor", "k"))  # a rename inside the called function
+    before = {p.name: p.read_bytes() for p in committed.iterdir()}
+    with (committed.parents[2] / "sweeps" / "t01-s" / ".lock").open() as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)  # as a `sweep-table t01-s --publish` holds it
+        out = book("recertify", "t01-s", "--no-progress")
+    assert out.returncode == 1 and "a sweep driver or a publish of t01-s is running" in out.stdout, out.stdout
+    assert {p.name: p.read_bytes() for p in committed.iterdir()} == before
     out = book("recertify", "t01-s", "--no-progress")
     assert out.returncode == 0 and "re-certified" in out.stdout, out.stdout + out.stderr
     after = json.loads((committed / "provenance.json").read_text())

@@ -143,3 +143,13 @@ def test_resume_reruns_exactly_the_points_whose_called_code_changed(copied_packa
     assert all(r["results"]["value"]["value"] in (2, 4) for r in after.values())
     assert "2 done" in sweep().stdout  # current again
     assert book("sweep-table", "t01-s", "--publish").returncode == 0
+
+    # the chapter's own code changed since the points ran: publishing would replace a current committed
+    # table with one that is stale at once
+    committed = folder.parents[1] / "results" / "sweeps" / "t01-s"
+    before = {f.name: f.read_bytes() for f in committed.iterdir()}
+    chapter = folder.parents[1] / "notebooks" / "t01_scale.py"
+    chapter.write_text(chapter.read_text() + "\n# %%\nprint('an edit')\n")
+    refused = book("sweep-table", "t01-s", "--publish")
+    assert refused.returncode == 2 and "would be stale at once" in refused.stdout, refused.stdout
+    assert {f.name: f.read_bytes() for f in committed.iterdir()} == before

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,25 @@ def parse_value(text: str) -> Any:
         return text
 
 
+def injectable_problem(value: Any) -> str | None:
+    """Why papermill cannot hand ``value`` to a kernel, or ``None``: an infinite number (papermill writes
+    ``float('inf')``, which the parameters check refuses as not a literal) or text that is not UTF-8 (the
+    notebook is UTF-8 JSON); lists and dicts are searched."""
+    if isinstance(value, float) and math.isinf(value):
+        return "an infinite number cannot be passed to a chapter (give a large finite value)"
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{value!r} is not valid UTF-8 text"
+    items = value.items() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+    for item in items:
+        for part in item if isinstance(value, dict) else (item,):
+            if problem := injectable_problem(part):
+                return problem
+    return None
+
+
 def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
     """``["steps=10", "device=cpu"]`` -> ``{"steps": 10, "device": "cpu"}``."""
     out: dict[str, Any] = {}
@@ -128,4 +148,6 @@ def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
         if not sep or not name.strip().isidentifier():
             raise ParameterError(f"-p expects NAME=VALUE, got {pair!r}")
         out[name.strip()] = parse_value(value.strip())
+        if problem := injectable_problem(out[name.strip()]):
+            raise ParameterError(f"-p {pair!r}: {problem}")
     return out

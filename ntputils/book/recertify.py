@@ -18,7 +18,7 @@ from ntputils.book.environment import git_commit, machine
 from ntputils.book.project import Project, read_json, write_text_atomic
 from ntputils.book.sweep import run_sweep, say
 from ntputils.book.sweep_spec import SweepSpecError, axis_pairs, plan_sweep
-from ntputils.book.sweep_store import RESULT, point_dir, sweep_plan
+from ntputils.book.sweep_store import RESULT, DriverRunning, driver_lock, point_dir, sweep_dir, sweep_plan
 from ntputils.book.sweep_table import (
     RESULTS_DIR,
     axes_of,
@@ -114,6 +114,7 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
         say(f"error: {name}: cannot read the committed table: {err}")
         return EXIT_USAGE
     prov = pub["provenance"]
+    read = {f: (folder / f).read_bytes() for f in ("table.csv", "provenance.json")}
     if not pub["stale"] and not force:
         say(f"{name}: current (run-time fingerprint); nothing to re-run")
         return EXIT_OK
@@ -180,7 +181,17 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
              "previous": (prov.get("fingerprint") or {}).get("digest") or prov.get("code_hash")}
     new_prov = dict(prov) | {"fingerprint": fingerprint, "code_hash": plan.code_hash,
                              "history": [*prov.get("history", []), entry]}
-    write_text_atomic(folder / "provenance.json", json.dumps(new_prov, indent=1) + "\n")
+    try:  # the table's own sweep lock: no publish of it and no driver of it while the provenance moves
+        with driver_lock(sweep_dir(project, name)):
+            if {f: (folder / f).read_bytes() for f in read} != read:
+                say(f"{name}: NOT re-certified: the committed table changed while its points ran (published "
+                    "again?); run recertify again")
+                return EXIT_MOVED
+            write_text_atomic(folder / "provenance.json", json.dumps(new_prov, indent=1) + "\n")
+    except DriverRunning:
+        say(f"{name}: NOT re-certified: a sweep driver or a publish of {name} is running; run recertify "
+            "again when it has finished")
+        return EXIT_MOVED
     say(f"{name}: re-certified at {entry['commit']} by re-running {len(sample)} of {n} point(s) "
         f"({seconds} s of point time; the full run took {prov.get('wall_s')} s wall); "
         f"{compared - inexact} of {compared} values bit-identical, the rest within tolerance (largest "

@@ -221,6 +221,7 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
                 + (f" ({len(stale)} of them done before, by code that has changed since)" if stale else ""))
             infra: dict[str, str] = {}
             if todo:
+                workers = min(workers, len(todo))  # a LocalCluster worker without a point only costs memory
                 where = scheduler or (f"SLURM ({slurm})" if slurm else f"LocalCluster, {workers} worker(s)")
                 with connect(workers=workers, scheduler=scheduler, slurm=slurm, timeout=connect_timeout,
                              job_name=sweep_job_name(directory)) as client:

@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ntputils.book.fingerprint import chapter_code_digest, dependency_pins
-from ntputils.book.params import ChapterSpec, chapter_spec, literal_assignment, parse_value, read_source
+from ntputils.book.params import (
+    ChapterSpec,
+    chapter_spec,
+    injectable_problem,
+    literal_assignment,
+    parse_value,
+    read_source,
+)
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.chapter import ParameterError
 from ntputils.committed import NAME_RE
@@ -67,12 +74,10 @@ class SweepPlan:
 
 
 def _literal(value: Any) -> str:
-    """``repr`` that ``ast.literal_eval`` reads back (infinities as ``1e999``); NaN raises
-    :class:`SweepSpecError`."""
+    """``repr`` that ``ast.literal_eval`` reads back; NaN or an infinity raises :class:`SweepSpecError`."""
     if isinstance(value, float) and not math.isfinite(value):
-        if math.isnan(value):
-            raise SweepSpecError("NaN cannot be a swept value: no command could give it again")
-        return "1e999" if value > 0 else "-1e999"
+        raise SweepSpecError(f"{value!r} cannot be a swept value: no command could give it again, and "
+                             "papermill cannot pass it to a chapter")
     if isinstance(value, list):
         return "[" + ",".join(_literal(v) for v in value) + "]"
     if isinstance(value, tuple):
@@ -104,7 +109,12 @@ def parse_axis_values(key: str, text: str) -> list[Any]:
         a, b, step = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
         if step == 0:
             raise SweepSpecError(f"-p {key}={text}: a range step cannot be 0")
-        values: list[Any] = list(range(a, b, step))
+        span = range(a, b, step)
+        count = (span.stop - span.start + span.step - (1 if step > 0 else -1)) // span.step
+        if count > MAX_POINTS:
+            raise SweepSpecError(f"-p {key}={text}: the range has {count} values; a sweep has at most "
+                                 f"{MAX_POINTS} points")
+        values: list[Any] = list(span)
         if not values:
             raise SweepSpecError(f"-p {key}={text}: the range is empty (a:b means a, a+1, ..., b-1)")
         return values
@@ -115,6 +125,8 @@ def parse_axis_values(key: str, text: str) -> list[Any]:
         raise SweepSpecError(f"-p {key}={text}: empty value in the list")
     values = [parse_value(p.strip()) for p in parts]
     for i, v in enumerate(values):
+        if problem := injectable_problem(v):
+            raise SweepSpecError(f"-p {key}={text}: {problem}")
         if repr(v) in map(repr, values[:i]):
             raise SweepSpecError(f"-p {key}={text}: duplicate value {v!r}")
     return values
@@ -213,7 +225,7 @@ def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, p
         (chapter,) = project.select([chapter_sel])
     except ProjectError as err:
         raise SweepSpecError(str(err)) from None
-    name = name or chapter.short
+    name = chapter.short if name is None else name
     if not NAME_RE.match(name):
         raise SweepSpecError(f"--name {name!r}: use letters, digits, '.', '_' or '-' (at most 80)")
     axes = parse_axes(pairs)
@@ -257,7 +269,7 @@ def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, p
         raise SweepSpecError("invalid sweep of " + chapter.name + ":\n  " + "\n  ".join(shown))
     resolved_profile = points[0].resolved["profile"] if points else (profile or "cpu")
     plan = SweepPlan(name, chapter, resolved_profile, axes, points, chash, chapter_code)
-    plan.command()  # the stored command must give this sweep again (raises for a NaN value)
+    plan.command()  # the stored command must give this sweep again
     return plan
 
 

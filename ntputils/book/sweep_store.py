@@ -34,7 +34,7 @@ def read_attempts(directory: Path, run: str | None = None) -> list[dict[str, Any
     """The starts of a point (one JSON object per line of its ``attempts`` file); with ``run``, only those
     of that driver run (a resumed or re-certifying sweep keeps the earlier runs' lines)."""
     try:
-        lines = (directory / "attempts").read_text().splitlines()
+        lines = (directory / "attempts").read_text(errors="replace").splitlines()
     except OSError:
         return []
     out = []

@@ -164,9 +164,10 @@ def committed(project: Project, name: str) -> tuple[Any, dict[str, Any]] | None:
                           "replace it with --publish --force")
 
 
-def publish_problems(project: Project, name: str, desc: dict[str, Any], df, old) -> list[str]:
-    """Why publishing the sweep (plan ``desc``, table ``df``) over the committed ``old`` could lose or
-    misrepresent a result (``[]``: it may go ahead)."""
+def publish_problems(project: Project, name: str, desc: dict[str, Any], df, old,
+                     fingerprint: dict[str, Any] | None = None) -> list[str]:
+    """Why publishing the sweep (plan ``desc``, table ``df``, its points' :func:`table_fingerprint`) over
+    the committed ``old`` could lose or misrepresent a result (``[]``: it may go ahead)."""
     problems = []
     ids = list(desc.get("point_ids", []))
     results = {pid: read_json(point_dir(project, name, pid) / RESULT) for pid in ids}
@@ -187,6 +188,10 @@ def publish_problems(project: Project, name: str, desc: dict[str, Any], df, old)
         problems.append(f"{len(moved)} of its point(s) ran code that has changed since (their traces no "
                         f"longer hash as when they ran); run its command again to re-run them: "
                         f"`{desc.get('command')}`")
+    elif fingerprint and (current_fingerprint(project, desc.get("chapter", ""), fingerprint)
+                          != fingerprint["digest"]):
+        problems.append("the table would be stale at once: the chapter's code or the pins changed since its "
+                        f"points ran; run its command again to re-run them: `{desc.get('command')}`")
     if not ids:
         problems.append("its plan lists no points")
     if old is None:
@@ -219,7 +224,8 @@ def publish(project: Project, name: str, force: bool = False) -> Path:
             except SweepTableError:
                 if not force:
                     raise
-            problems = publish_problems(project, name, desc, df, old)
+            fingerprint = table_fingerprint(project, desc)
+            problems = publish_problems(project, name, desc, df, old, fingerprint)
             if problems and not force:
                 raise PublishRefused(f"sweep {name!r} not published: " + "; ".join(problems)
                                      + " (--force publishes it anyway, replacing the committed table)")
@@ -227,7 +233,7 @@ def publish(project: Project, name: str, force: bool = False) -> Path:
                 write_table(project, name)
             df["code_hash"] = df["code_hash"].astype("string").str[:16]
             prov = {k: desc.get(k) for k in PROVENANCE_KEYS}
-            prov["fingerprint"] = table_fingerprint(project, desc)
+            prov["fingerprint"] = fingerprint
             return _swap_in(project, name, {"table.csv": df.to_csv(index=False),
                                             "provenance.json": json.dumps(prov, indent=1) + "\n"})
     except DriverRunning as err:
