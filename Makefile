@@ -16,8 +16,26 @@ BOOK_ARGS ?=
 # in CI a hanging chapter fails after 15 minutes instead of eating the whole 90-minute job
 CHAPTER_TIMEOUT ?= $(if $(CI),900,)
 # re-install only when pyproject.toml changes (stamp named by its hash; no mtimes)
-PYPROJECT_HASH := $(shell $(PYTHON) -c "import hashlib;print(hashlib.sha256(open('pyproject.toml','rb').read()).hexdigest()[:16])")
+PYPROJECT_HASH := $(shell sha256sum pyproject.toml | cut -c1-16)
 STAMP := $(VENV)/.ntpbook-installed-$(PYPROJECT_HASH)
+# a PYTHON given on the command line must exist and be the Python of an existing $(VENV): else the
+# install would go on with the venv's own interpreter, and the tables would be judged by another version
+ifeq ($(origin PYTHON),command line)
+ifeq ($(shell command -v $(PYTHON)),)
+$(error PYTHON=$(PYTHON): no such interpreter on PATH)
+endif
+PY_VERSION = import sys; print(*sys.version_info[:2], sep=".")
+ASKED_VERSION := $(shell $(PYTHON) -c '$(PY_VERSION)' 2>/dev/null)
+ifeq ($(ASKED_VERSION),)
+$(error PYTHON=$(PYTHON) does not run: $(shell $(PYTHON) --version 2>&1 | head -1))
+endif
+VENV_VERSION := $(if $(wildcard $(PY)),$(shell $(PY) -c '$(PY_VERSION)'))
+ifneq ($(VENV_VERSION),)
+ifneq ($(VENV_VERSION),$(ASKED_VERSION))
+$(error PYTHON=$(PYTHON) is Python $(ASKED_VERSION), but $(VENV) was made with Python $(VENV_VERSION): remove $(VENV) first, or give another VENV=folder)
+endif
+endif
+endif
 
 # MPLBACKEND=Agg in the environment silently drops every figure from papermill-run notebooks
 unexport MPLBACKEND

@@ -115,6 +115,19 @@ def handed_currency() -> dict[str, Any]:
     return _json(os.environ.get(CURRENCY_ENV))
 
 
+#: columns every published table has (``ntputils.book.sweep_table.collect``) that its readers use
+TABLE_COLUMNS = ("point_id", "kind", "metric", "value", "outcome")
+
+
+def of_chapter(pub: dict[str, Any], prefix: str, name: str) -> dict[str, Any]:
+    """``pub`` (:func:`published`) when its provenance names a chapter of ``prefix``; else ``ValueError``
+    (a table copied or renamed from another chapter must not speak on this chapter's page)."""
+    chapter = str(pub["provenance"].get("chapter"))
+    if not chapter.startswith(prefix + "_"):
+        raise ValueError(f"the committed table {name} is of chapter {chapter}, not of {prefix}")
+    return pub
+
+
 def read_committed(name: str, root: Path | None = None) -> tuple[Any, dict[str, Any]]:
     """``(table, provenance)`` of ``results/sweeps/<name>/``; ``FileNotFoundError`` when there is none,
     :class:`UnreadableTable` (naming the folder, never a machine path) when it cannot be read."""
@@ -139,8 +152,11 @@ def read_committed(name: str, root: Path | None = None) -> tuple[Any, dict[str, 
         raise unreadable("provenance.json", err) from None
     try:  # ParserError, EmptyDataError and UnicodeDecodeError are ValueErrors
         table = pd.read_csv(folder / "table.csv")
-        if not {"point_id", "kind", "metric", "value"} <= set(table.columns):
-            raise ValueError("not a sweep table (columns point_id, kind, metric, value missing)")
+        if missing := [c for c in TABLE_COLUMNS if c not in table.columns]:
+            raise ValueError(f"not a sweep table (no column {', '.join(missing)})")
+        seeds = pd.to_numeric(table["seed"], errors="coerce") if "seed" in table else None
+        if name.endswith(SEEDS_SUFFIX) and (seeds is None or not (seeds % 1 == 0).all()):
+            raise ValueError("a seed table needs a column seed of whole numbers")
     except (OSError, ValueError) as err:
         raise unreadable("table.csv", err) from None
     return table, prov
@@ -368,13 +384,13 @@ def beside_cpu(prefix: str, record: dict[str, Any], root: Path | None = None,
 
     refresh = refresh_command(prefix)
     try:
-        pub = published(sweep_name(prefix), root, currency)
+        pub = of_chapter(published(sweep_name(prefix), root, currency), prefix, sweep_name(prefix))
     except (FileNotFoundError, KeyError, ValueError) as err:
         return PaperProfileView(prefix, False, refresh=refresh, error=str(err))
     table = pub["table"]
     ok = table[table["status"] == "ok"] if "status" in table else table
     bad = table[table["status"] != "ok"] if "status" in table else table.iloc[:0]
-    failed = "; ".join(str(e) for e in bad["error"].dropna().unique()) if len(bad) else ""
+    failed = "; ".join(str(e) for e in bad["error"].dropna().unique()) if len(bad) and "error" in bad else ""
     cmp_rows = {r["metric"]: r for r in ok[ok["kind"] == "compare"].to_dict("records")}
     rec_rows = {r["metric"]: r for r in ok[ok["kind"] == "record"].to_dict("records")}
 
@@ -431,7 +447,7 @@ def _tables(suffix: str, root: Path | None, currency: dict[str, Any] | None) -> 
     for folder in sorted(base.glob("*" + suffix)) if base.is_dir() else []:
         prefix = folder.name[: -len(suffix)]
         try:
-            out[prefix] = published(folder.name, root, currency)
+            out[prefix] = of_chapter(published(folder.name, root, currency), prefix, folder.name)
         except (FileNotFoundError, KeyError, ValueError) as err:
             print(f"warning: committed table {folder.name}: {err}", file=sys.stderr)
     return out
@@ -594,7 +610,7 @@ def seeds_view(prefix: str, record: dict[str, Any] | None = None, root: Path | N
 
     name = seeds_name(prefix)
     try:
-        pub = published(name, root, currency)
+        pub = of_chapter(published(name, root, currency), prefix, name)
     except (FileNotFoundError, KeyError, ValueError) as err:
         return SeedsView(prefix, False, error=str(err))
     table = pub["table"]

@@ -382,8 +382,8 @@ def publish_table(root: Path, name: str, rows: int = 1) -> Path:
     folder = root / "results" / "sweeps" / name
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "provenance.json").write_text(json.dumps({"name": name, "chapter": "x", "axes": {"seed": [0]}}))
-    (folder / "table.csv").write_text("point_id,seed,profile,kind,metric,value,seconds\n"
-                                      + "p,0,cpu,record,m,1,0.5\n" * rows)
+    (folder / "table.csv").write_text("point_id,seed,profile,kind,metric,value,outcome,seconds\n"
+                                      + "p,0,cpu,record,m,1,,0.5\n" * rows)
     return folder
 
 
@@ -550,3 +550,20 @@ def test_a_claim_registered_and_never_judged_fails_the_chapter(tmp_path, capsys)
     out = capsys.readouterr().out
     assert "UnjudgedClaims: pre-registered and never judged: forgotten" in out
     assert not project.executed(chapter).exists()
+
+
+def test_a_claim_judged_twice_fails_the_chapter(tmp_path, capsys):
+    """A claim judged in a loop (two verdicts for one key): the scorecard would show the worse and the
+    committed views the last, so the run fails naming the key and both outcomes."""
+    text = chapter_text("leaves_claim_unjudged").replace(
+        "_ = claims.judged.judge(1.0)", "_ = claims.judged.judge(1.0)\n_ = claims.judged.judge(-1.0)\n"
+        "_ = claims.forgotten.judge(1.0)")
+    project = make_project(tmp_path, {"a01_twice": text})
+    (chapter,) = project.chapters()
+    assert cli.build(project, make_html=False) == cli.EXIT_FAILED
+    out = capsys.readouterr().out
+    assert "ClaimJudgedTwice: judged more than once: judged (reproduced, deviates)" in out, out
+    assert not project.executed(chapter).exists()
+    from ntputils.book.execute import evidence_problem
+
+    assert evidence_problem({"preregistered": ["a"], "comparisons": [{"key": "a", "outcome": "x"}]}) is None

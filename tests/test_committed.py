@@ -38,7 +38,8 @@ def write_table(root: Path, name: str, body: str, **prov) -> Path:
     folder = root / "results" / "sweeps" / name
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "provenance.json").write_text(json.dumps(
-        {"name": name, "chapter": "t01_tiny", "profile": "cpu", "axes": {"seed": [0]}, "points": 1,
+        {"name": name, "chapter": f"{name.partition('-')[0]}_tiny", "profile": "cpu", "axes": {"seed": [0]},
+         "points": 1,
          "git": "abc", "wall_s": 12.5, "command": f"python -m ntputils.book sweep t01 --name {name}",
          **prov}))
     (folder / "table.csv").write_text(HEAD + body)
@@ -278,3 +279,18 @@ def test_recorded_values_has_one_row_per_finished_point(tmp_path):
     (tmp_path / "t.csv").write_text(HEAD + body)
     wide = committed.recorded_values(pd.read_csv(tmp_path / "t.csv"), "seed")
     assert wide.to_dict() == {"a": {0: 1.0, 1: 3.0}, "b": {0: 2.0, 1: 4.0}}
+
+
+def test_a_table_of_another_chapter_or_without_its_columns_is_not_shown(root):
+    body = seeds_body({"a": [R] * 5})
+    write_table(root, "t05-seeds", body, axes={"seed": [0, 1, 2, 3, 4]}, points=5, chapter="t01_tiny")
+    view = seeds_view("t05", None, root, currency={})
+    assert not view.found and "is of chapter t01_tiny, not of t05" in view.error
+    write_table(root, "t06-paper", body, chapter="t01_tiny")
+    assert "is of chapter t01_tiny, not of t06" in beside_cpu("t06", {}, root, currency={}).error
+    five = {"axes": {"seed": [0, 1, 2, 3, 4]}, "points": 5}
+    write_table(root, "t07-seeds", body.replace(",0,cpu,", ",,cpu,"), **five)
+    assert "column seed of whole numbers" in seeds_view("t07", None, root, currency={}).error
+    (root / "results" / "sweeps" / "t07-seeds" / "table.csv").write_text(
+        HEAD.replace(",outcome", "") + "p0,0,cpu,compare,a,1.0,,,ok,1\n")
+    assert "no column outcome" in seeds_view("t07", None, root, currency={}).error

@@ -252,6 +252,22 @@ def _add_run_banner(nb, meta: dict[str, Any], link_status: bool) -> None:
     _insert_under_title(nb, text, RUN_BANNER_TAG)
 
 
+def evidence_problem(record: dict[str, Any]) -> tuple[str, str] | None:
+    """(error name, message) when a run's claims are not each judged exactly once, else ``None``: a claim
+    pre-registered and never judged is missing evidence; one judged twice (e.g. in a loop over datasets)
+    has two verdicts, of which the scorecard would show the worst and the committed views the last."""
+    if unjudged := unjudged_claims(record):
+        return "UnjudgedClaims", (f"pre-registered and never judged: {', '.join(unjudged)} (judge each one, "
+                                  "claim.judge(...) or compare(key, ...), or remove its registration)")
+    outcomes: dict[str, list[str]] = {}
+    for row in record.get("comparisons", []):
+        outcomes.setdefault(str(row.get("key")), []).append(str(row.get("outcome")))
+    if twice := {k: v for k, v in outcomes.items() if len(v) > 1}:
+        shown = "; ".join(f"{k} ({', '.join(v)})" for k, v in twice.items())
+        return "ClaimJudgedTwice", f"judged more than once: {shown} (one key per case, judged once)"
+    return None
+
+
 def run_id(meta: dict[str, Any]) -> str:
     """A short id of a run shown on its page (the browser check matches page and notebook with it)."""
     stamp = re.sub(r"[^0-9T]", "", str(meta.get("executed_at", "")))
@@ -509,7 +525,7 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
         meta["resolved"] = {"profile": meta["profile"], "seed": meta["seed"], "device": meta["device"],
                             **record["params"]}
 
-    unjudged = unjudged_claims(record)
+    unjudged = evidence_problem(record)
     if code == 0 and not timed_out and p["output"].exists() and not unjudged:
         install_executed(project, chapter, p["output"], meta, link_status)
         p["failed_json"].unlink(missing_ok=True)
@@ -522,9 +538,7 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
     elif failure:
         error, tb = f"{failure['ename']}: {failure['evalue']}", failure["traceback"]
     elif unjudged and code == 0:
-        error = (f"UnjudgedClaims: pre-registered and never judged: {', '.join(unjudged)} (judge each one, "
-                 "claim.judge(...) or compare(key, ...), or remove its registration)")
-        tb = ""
+        error, tb = ": ".join(unjudged), ""
     else:  # no error cell: papermill itself failed (a kernel that died or did not start); its log says why
         tail = [line for line in p["log"].read_text(errors="replace").splitlines() if line.strip()]
         error = f"papermill exited with code {code}" + (f": {tail[-1].strip()}" if tail else "")

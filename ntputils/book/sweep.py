@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book.environment import git_commit, machine, package_versions
-from ntputils.book.execute import META_KEY, environment, run_papermill, trace_path
+from ntputils.book.execute import META_KEY, environment, evidence_problem, run_papermill, trace_path
 from ntputils.book.execute import worker_env as kernel_env
 from ntputils.book.fingerprint import Package, trace_digest
 from ntputils.book.project import Project, read_json, say, write_json_atomic, write_text_atomic
@@ -46,7 +46,6 @@ from ntputils.book.sweep_store import (
     sweep_dir,
 )
 from ntputils.book.sweep_table import write_table
-from ntputils.chapter import unjudged_claims
 from ntputils.committed import POINT_ENV, SweepTableError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -113,10 +112,9 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     t_papermill = time.perf_counter() - t0
     record = read_json(record_path)
     trace = read_json(trace_path(record_path)) or None
-    unjudged = unjudged_claims(record)
-    if outcome.get("status") == "ok" and unjudged:  # ran to the end, but evidence is missing: a failed point
-        outcome = {"status": "error", "ename": "UnjudgedClaims",
-                   "evalue": f"pre-registered and never judged: {', '.join(unjudged)}"}
+    problem = evidence_problem(record)
+    if outcome.get("status") == "ok" and problem:  # ran to the end, but its evidence is wrong: a failed point
+        outcome = {"status": "error", "ename": problem[0], "evalue": problem[1]}
     status = "ok" if outcome.get("status") == "ok" and output.exists() else "error"
     meta = {"chapter": task["chapter"], "point": task["id"], "status": status,
             "parameters": task["parameters"], "resolved": task["resolved"],
