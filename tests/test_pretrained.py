@@ -140,3 +140,34 @@ def test_gpt2_lm_encodes_with_its_tokenizer(tiny_gpt2):
     ids = lm.encode(["the cat sat on the mat"])[0]
     assert ids.dtype == np.int64 and ids.max() < vocab
     assert "".join(lm.tokens[i] for i in ids).replace("#", " ").strip() == "the cat sat on the mat"
+
+
+def test_a_damaged_fallback_cache_is_trained_again_not_loaded(tmp_path, monkeypatch, capsys):
+    import ntputils.training.pretrained as pretrained
+
+    monkeypatch.setenv("NTP_CACHE_DIR", str(tmp_path / "cache"))
+    cfg = FallbackConfig(bpe_vocab=300, d=16, n_layers=1, n_heads=2, context=8, batch_size=8, steps=30,
+                         lr=1e-2, warmup_steps=5)
+
+    def load():
+        return load_pretrained_lm(tmp_path, fallback_config=cfg, fallback_texts=TEXTS, device="cpu",
+                                  progress=False)
+
+    first = load()
+    (path,) = (tmp_path / "cache" / "pretrained").glob("fallback-lm-*.pt")
+    losses = []
+    real = pretrained.lm_loss
+    monkeypatch.setattr(pretrained, "lm_loss", lambda *a: losses.append(1) or real(*a))
+    np.testing.assert_array_equal(load().W, first.W)
+    assert losses == []  # intact: loaded, not trained
+    data = bytearray(path.read_bytes())
+    flipped = bytes(data[:-4096]) + bytes(b ^ 0xFF for b in data[-4096:])
+    damages = {"altered": lambda: path.write_bytes(flipped),
+               "truncated": lambda: path.write_bytes(bytes(data[: len(data) // 2])),
+               "without its digest": lambda: pretrained._checksum_file(path).unlink()}
+    for what, damage in damages.items():
+        damage()
+        capsys.readouterr()
+        losses.clear()
+        np.testing.assert_array_equal(load().W, first.W)  # trained again, to the same weights
+        assert losses and f"the cached fallback LM {path} cannot be used" in capsys.readouterr().out, what
