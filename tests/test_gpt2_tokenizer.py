@@ -75,6 +75,11 @@ def test_xz_encoder_is_read(tmp_path):
     with lzma.open(tmp_path / "encoder.json.xz", "wb") as f:
         f.write(raw)
     assert load_gpt2_tokenizer(tmp_path, verify=False).get_vocab_size() == 50257
+    xz = tmp_path / "encoder.json.xz"
+    xz.write_bytes(xz.read_bytes()[: xz.stat().st_size // 2])  # a truncated download
+    for verify in (True, False):
+        with pytest.raises(TokenizerChecksumError, match=r"encoder\.json\.xz: cannot be read \(EOFError"):
+            load_gpt2_tokenizer(tmp_path, verify=verify)
 
 
 @pytest.mark.skipif(not (REAL / "vocab.bpe").exists(), reason="shared GPT-2 tokenizer files not present")

@@ -156,8 +156,11 @@ def train_and_compare(kind: str, data: NTPData, ref: GeometryReference | None = 
     cache: keep checkpoints under ``cache_dir("runs", "<label>-<key>")`` with the key of
         :func:`run_key`; a finished run with the same key is reloaded instead of retrained, an
         interrupted one is resumed (bit-identical on CPU).
-    device, num_threads, progress: passed to :func:`ntputils.training.loop.train_ntp` (not part of the key:
-        they do not change the result on CPU).
+    device, num_threads, progress: passed to :func:`ntputils.training.loop.train_ntp`, and not part of the
+        key. ``num_threads`` can change the result: with mini-batches (``batch_size``) two torch threads
+        gave a final CE that differs from one thread's in the third decimal (each reproducible), while
+        full-batch runs matched. A run cached under one thread count is reloaded under another, so a
+        chapter that changes it should clear ``cache_dir("runs")``.
     """
     unknown = sorted(set(train_config) - set(TRAIN_ARGUMENTS))
     if unknown:

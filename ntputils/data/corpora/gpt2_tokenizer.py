@@ -107,8 +107,13 @@ def _read_verified(path: Path, name: str, verify: bool) -> bytes:
             f"GPT-2 tokenizer file {path.name!r} not found in {path.parent}; set {paths.DATA_ENV} to the "
             f"data folder that holds {GPT2_TOKENIZER_DIR}/ (encoder.json.xz and vocab.bpe)")
     opener = lzma.open if path.suffix == ".xz" else open
-    with opener(path, "rb") as f:
-        raw = f.read()
+    try:
+        with opener(path, "rb") as f:
+            raw = f.read()
+    except (OSError, EOFError, lzma.LZMAError) as err:  # e.g. a truncated .xz: "Compressed file ended ..."
+        raise TokenizerChecksumError(f"{path}: cannot be read ({type(err).__name__}: {err}); restore it from "
+                                     f"the source in the data README, or set {paths.DATA_ENV} to an intact "
+                                     "copy of the data folder") from None
     if verify:
         got = hashlib.sha256(raw).hexdigest()
         if got != GPT2_SHA256[name]:
