@@ -21,9 +21,6 @@ STAMP := $(VENV)/.ntpbook-installed-$(PYPROJECT_HASH)
 # a PYTHON given on the command line must exist and be the Python of an existing $(VENV): else the
 # install would go on with the venv's own interpreter, and the tables would be judged by another version
 ifeq ($(origin PYTHON),command line)
-ifeq ($(shell command -v $(PYTHON)),)
-$(error PYTHON=$(PYTHON): no such interpreter on PATH)
-endif
 PY_VERSION = import sys; print(*sys.version_info[:2], sep=".")
 ASKED_VERSION := $(shell $(PYTHON) -c '$(PY_VERSION)' 2>/dev/null)
 ifeq ($(ASKED_VERSION),)

@@ -119,15 +119,6 @@ def handed_currency() -> dict[str, Any]:
 TABLE_COLUMNS = ("point_id", "kind", "metric", "value", "outcome")
 
 
-def of_chapter(pub: dict[str, Any], prefix: str, name: str) -> dict[str, Any]:
-    """``pub`` (:func:`published`) when its provenance names a chapter of ``prefix``; else ``ValueError``
-    (a table copied or renamed from another chapter must not speak on this chapter's page)."""
-    chapter = str(pub["provenance"].get("chapter"))
-    if not chapter.startswith(prefix + "_"):
-        raise ValueError(f"the committed table {name} is of chapter {chapter}, not of {prefix}")
-    return pub
-
-
 def read_committed(name: str, root: Path | None = None) -> tuple[Any, dict[str, Any]]:
     """``(table, provenance)`` of ``results/sweeps/<name>/``; ``FileNotFoundError`` when there is none,
     :class:`UnreadableTable` (naming the folder, never a machine path) when it cannot be read."""
@@ -148,15 +139,20 @@ def read_committed(name: str, root: Path | None = None) -> tuple[Any, dict[str, 
         prov = json.loads((folder / "provenance.json").read_text())
         if not isinstance(prov, dict) or not isinstance(prov.get("axes"), dict) or not prov.get("chapter"):
             raise ValueError("not a provenance record (no chapter or axes)")
+        prefix, _, kind = name.rpartition("-")
+        if f"-{kind}" in (PAPER_SUFFIX, SEEDS_SUFFIX) and not str(prov["chapter"]).startswith(prefix + "_"):
+            # a table copied or renamed from another chapter must not speak on this chapter's page
+            raise ValueError(f"it is of chapter {prov['chapter']}, not of {prefix}")
     except (OSError, ValueError) as err:
         raise unreadable("provenance.json", err) from None
     try:  # ParserError, EmptyDataError and UnicodeDecodeError are ValueErrors
         table = pd.read_csv(folder / "table.csv")
         if missing := [c for c in TABLE_COLUMNS if c not in table.columns]:
             raise ValueError(f"not a sweep table (no column {', '.join(missing)})")
-        seeds = pd.to_numeric(table["seed"], errors="coerce") if "seed" in table else None
-        if name.endswith(SEEDS_SUFFIX) and (seeds is None or not (seeds % 1 == 0).all()):
-            raise ValueError("a seed table needs a column seed of whole numbers")
+        if name.endswith(SEEDS_SUFFIX):
+            seeds = pd.to_numeric(table["seed"], errors="coerce") if "seed" in table else None
+            if seeds is None or not (seeds % 1 == 0).all():
+                raise ValueError("a seed table needs a column seed of whole numbers")
     except (OSError, ValueError) as err:
         raise unreadable("table.csv", err) from None
     return table, prov
@@ -384,7 +380,7 @@ def beside_cpu(prefix: str, record: dict[str, Any], root: Path | None = None,
 
     refresh = refresh_command(prefix)
     try:
-        pub = of_chapter(published(sweep_name(prefix), root, currency), prefix, sweep_name(prefix))
+        pub = published(sweep_name(prefix), root, currency)
     except (FileNotFoundError, KeyError, ValueError) as err:
         return PaperProfileView(prefix, False, refresh=refresh, error=str(err))
     table = pub["table"]
@@ -447,7 +443,7 @@ def _tables(suffix: str, root: Path | None, currency: dict[str, Any] | None) -> 
     for folder in sorted(base.glob("*" + suffix)) if base.is_dir() else []:
         prefix = folder.name[: -len(suffix)]
         try:
-            out[prefix] = of_chapter(published(folder.name, root, currency), prefix, folder.name)
+            out[prefix] = published(folder.name, root, currency)
         except (FileNotFoundError, KeyError, ValueError) as err:
             print(f"warning: committed table {folder.name}: {err}", file=sys.stderr)
     return out
@@ -610,7 +606,7 @@ def seeds_view(prefix: str, record: dict[str, Any] | None = None, root: Path | N
 
     name = seeds_name(prefix)
     try:
-        pub = of_chapter(published(name, root, currency), prefix, name)
+        pub = published(name, root, currency)
     except (FileNotFoundError, KeyError, ValueError) as err:
         return SeedsView(prefix, False, error=str(err))
     table = pub["table"]

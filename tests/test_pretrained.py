@@ -1,6 +1,8 @@
 """Tests of ntputils.training.pretrained on a tiny GPT-2 saved to disk (the real loading path) and the
 fallback LM."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -142,8 +144,9 @@ def test_gpt2_lm_encodes_with_its_tokenizer(tiny_gpt2):
     assert "".join(lm.tokens[i] for i in ids).replace("#", " ").strip() == "the cat sat on the mat"
 
 
-def test_a_damaged_fallback_cache_is_trained_again_not_loaded(tmp_path, monkeypatch, capsys):
+def test_a_damaged_fallback_cache_is_trained_again_not_loaded(tmp_path, monkeypatch):
     import ntputils.training.pretrained as pretrained
+    from ntputils.data.corpora.cache import CHECKSUM, CacheWarning
 
     monkeypatch.setenv("NTP_CACHE_DIR", str(tmp_path / "cache"))
     cfg = FallbackConfig(bpe_vocab=300, d=16, n_layers=1, n_heads=2, context=8, batch_size=8, steps=30,
@@ -154,20 +157,27 @@ def test_a_damaged_fallback_cache_is_trained_again_not_loaded(tmp_path, monkeypa
                                   progress=False)
 
     first = load()
-    (path,) = (tmp_path / "cache" / "pretrained").glob("fallback-lm-*.pt")
+    (path,) = (tmp_path / "cache" / "pretrained").glob("fallback-lm-*.npz")
     losses = []
     real = pretrained.lm_loss
     monkeypatch.setattr(pretrained, "lm_loss", lambda *a: losses.append(1) or real(*a))
     np.testing.assert_array_equal(load().W, first.W)
     assert losses == []  # intact: loaded, not trained
-    data = bytearray(path.read_bytes())
-    flipped = bytes(data[:-4096]) + bytes(b ^ 0xFF for b in data[-4096:])
-    damages = {"altered": lambda: path.write_bytes(flipped),
-               "truncated": lambda: path.write_bytes(bytes(data[: len(data) // 2])),
-               "without its digest": lambda: pretrained._checksum_file(path).unlink()}
+    data = path.read_bytes()
+    with np.load(path) as f:
+        arrays = {k: f[k] for k in f.files}
+    weight = next(k for k in arrays if k != CHECKSUM and arrays[k].dtype.kind == "f" and arrays[k].ndim == 2)
+
+    def altered():  # a valid file whose tensor no longer matches the checksum saved with it
+        np.savez(path.with_suffix(""), **{**arrays, weight: arrays[weight] + 1.0})
+
+    unchecked = {k: v for k, v in arrays.items() if k != CHECKSUM}
+    damages = {"altered": altered,
+               "truncated": lambda: path.write_bytes(data[: len(data) // 2]),
+               "without its checksum": lambda: np.savez(path.with_suffix(""), **unchecked)}
     for what, damage in damages.items():
         damage()
-        capsys.readouterr()
         losses.clear()
-        np.testing.assert_array_equal(load().W, first.W)  # trained again, to the same weights
-        assert losses and f"the cached fallback LM {path} cannot be used" in capsys.readouterr().out, what
+        with pytest.warns(CacheWarning, match=re.escape(f"cache entry {path}")):
+            np.testing.assert_array_equal(load().W, first.W)  # trained again, to the same weights
+        assert losses, what

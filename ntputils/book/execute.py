@@ -525,8 +525,8 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
         meta["resolved"] = {"profile": meta["profile"], "seed": meta["seed"], "device": meta["device"],
                             **record["params"]}
 
-    unjudged = evidence_problem(record)
-    if code == 0 and not timed_out and p["output"].exists() and not unjudged:
+    problem = evidence_problem(record)
+    if code == 0 and not timed_out and p["output"].exists() and not problem:
         install_executed(project, chapter, p["output"], meta, link_status)
         p["failed_json"].unlink(missing_ok=True)
         p["failed_nb"].unlink(missing_ok=True)
@@ -537,8 +537,8 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
         error, tb = f"TimeoutError: chapter did not finish within {timeout:g} s", ""
     elif failure:
         error, tb = f"{failure['ename']}: {failure['evalue']}", failure["traceback"]
-    elif unjudged and code == 0:
-        error, tb = ": ".join(unjudged), ""
+    elif problem and code == 0:
+        error, tb = ": ".join(problem), ""
     else:  # no error cell: papermill itself failed (a kernel that died or did not start); its log says why
         tail = [line for line in p["log"].read_text(errors="replace").splitlines() if line.strip()]
         error = f"papermill exited with code {code}" + (f": {tail[-1].strip()}" if tail else "")

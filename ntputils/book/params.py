@@ -132,12 +132,10 @@ def injectable_problem(value: Any) -> str | None:
             value.encode("utf-8")
         except UnicodeEncodeError:
             return f"{value!r} is not valid UTF-8 text"
-    items = value.items() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
-    for item in items:
-        for part in item if isinstance(value, dict) else (item,):
-            if problem := injectable_problem(part):
-                return problem
-    return None
+    if isinstance(value, dict):
+        value = [*value, *value.values()]
+    parts = value if isinstance(value, list | tuple) else ()
+    return next(filter(None, map(injectable_problem, parts)), None)
 
 
 def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:

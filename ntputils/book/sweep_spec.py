@@ -110,10 +110,13 @@ def parse_axis_values(key: str, text: str) -> list[Any]:
         if step == 0:
             raise SweepSpecError(f"-p {key}={text}: a range step cannot be 0")
         span = range(a, b, step)
-        count = (span.stop - span.start + span.step - (1 if step > 0 else -1)) // span.step
-        if count > MAX_POINTS:
-            raise SweepSpecError(f"-p {key}={text}: the range has {count} values; a sweep has at most "
-                                 f"{MAX_POINTS} points")
+        try:
+            too_many = len(span) > MAX_POINTS
+        except OverflowError:  # more than sys.maxsize values
+            too_many = True
+        if too_many:
+            raise SweepSpecError(f"-p {key}={text}: the range has more than {MAX_POINTS} values; a sweep has "
+                                 f"at most {MAX_POINTS} points")
         values: list[Any] = list(span)
         if not values:
             raise SweepSpecError(f"-p {key}={text}: the range is empty (a:b means a, a+1, ..., b-1)")

@@ -23,7 +23,6 @@ piece); a loaded GPT-2 with 50,257 tokens is labelled with the shared GPT-2 toke
 
 from __future__ import annotations
 
-import copy
 import math
 import os
 from collections.abc import Sequence
@@ -36,6 +35,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from ntputils import paths
+from ntputils.data.corpora.cache import load_verified, save_verified
 from ntputils.device import resolve_device
 from ntputils.hashing import digest
 from ntputils.training.models import NTPTransformer, TransformerConfig, seeded
@@ -361,13 +361,16 @@ def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str]
         return ids if id_map is None else [id_map[x] for x in ids]
 
     texts_key = digest("\x00".join(texts))
-    path = paths.cache_dir("pretrained") / f"fallback-lm-{cfg.key(texts_key)}.pt"
+    path = paths.cache_dir("pretrained") / f"fallback-lm-{cfg.key(texts_key)}.npz"
     dev = torch.device(resolve_device(device))
     model_cfg = TransformerConfig(vocab_size=vocab, d=cfg.d, n_layers=cfg.n_layers, n_heads=cfg.n_heads,
                                   pos_encoding="rope", max_len=cfg.context)
     model = seeded(lambda: NTPTransformer(model_cfg), cfg.seed).to(dev)
-    valid_ce = _read_cached_lm(path, model, dev) if use_cache else None
-    if valid_ce is None:
+    cached = load_verified(path, required=("valid_ce",)) if use_cache else None
+    if cached is not None:  # checksummed (a truncated or altered file is trained again, with a warning)
+        valid_ce = float(cached.pop("valid_ce"))
+        model.load_state_dict({k: torch.from_numpy(v) for k, v in cached.items()})
+    else:
         stream = torch.as_tensor(np.concatenate(encode(texts)), device=dev)
         valid = torch.as_tensor(np.concatenate(encode(valid_texts)), device=dev)
         if len(stream) <= cfg.context + 1 or len(valid) <= cfg.context + 1:
@@ -390,10 +393,8 @@ def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str]
             batches = [_random_windows(valid, 64, cfg.context + 1, vgen) for _ in range(8)]
             valid_ce = float(np.mean([lm_loss(model, b).item() for b in batches]))
         if use_cache:
-            tmp = path.with_suffix(".tmp")
-            torch.save({"model": model.state_dict(), "valid_ce": valid_ce}, tmp)
-            _checksum_file(path).write_text(digest(tmp.read_bytes()))
-            tmp.replace(path)
+            save_verified(path, {"valid_ce": np.asarray(valid_ce),
+                                 **{k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}})
     model.eval()
     vocab_text = (f"GPT-2's tokenizer restricted to its {vocab - 1} most frequent tokens + {OTHER_TOKEN}"
                   if cfg.tokenizer == "gpt2" else f"a byte-level BPE of {vocab} tokens trained on the text")
@@ -404,34 +405,6 @@ def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str]
     )
     return PretrainedLM(model, strings, description, "fallback",
                         {"valid_ce": valid_ce, "tokenizer": tok, "id_map": id_map, "config": asdict(cfg)})
-
-
-def _checksum_file(path: Path) -> Path:
-    """Where the digest of a cached fallback LM is kept (written with it, checked before it is loaded)."""
-    return path.with_name(path.name + ".sha256")
-
-
-def _read_cached_lm(path: Path, model: torch.nn.Module, dev: torch.device) -> float | None:
-    """Load the cached fallback LM at ``path`` into ``model`` and return its validation CE; ``None`` (with
-    a warning naming the file, which is then trained again and replaced) when there is none, its digest
-    does not match the one saved with it (a truncated or altered file), or it cannot be read."""
-    if not path.exists():
-        return None
-    try:
-        saved = _checksum_file(path).read_text().strip() if _checksum_file(path).exists() else None
-        if saved != digest(path.read_bytes()):
-            raise ValueError("no digest was saved with it" if saved is None
-                             else "its digest differs from the one saved with it")
-        state = torch.load(path, map_location=dev, weights_only=True)
-        probe = copy.deepcopy(model)  # a partial load must not leave ``model`` half overwritten
-        probe.load_state_dict(state["model"])
-        valid_ce = float(state["valid_ce"])
-        model.load_state_dict(probe.state_dict())
-        return valid_ce
-    except Exception as err:  # noqa: BLE001 - torch raises many types for a damaged file
-        print(f"warning: the cached fallback LM {path} cannot be used ({type(err).__name__}: "
-              f"{' '.join(str(err).split())[:200]}); training it again")
-        return None
 
 
 def load_pretrained_lm(name_or_path: str | os.PathLike | None = None, *, fallback: bool = True,
