@@ -23,6 +23,9 @@ from typing import Any
 import numpy as np
 
 from ntputils.committed import (  # noqa: F401 - for chapters
+    CANNOT_FAIL,
+    NO_CONTROL,
+    control_text,
     provenance_text,
     published,
     recorded_values,
@@ -410,7 +413,7 @@ def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol:
 # ----------------------------------------------------------------------------------------------
 # results as data: recorded values and pre-registered empirical claims
 # ----------------------------------------------------------------------------------------------
-OUTCOMES = ("reproduced", "deviates", "not run", "not reproduced")
+OUTCOMES = ("reproduced", "deviates", CANNOT_FAIL, "not run", "not reproduced")
 UNTRAINED = "untrained"  # the baseline name of the same model at initialization (compare(baselines=...))
 
 
@@ -531,6 +534,7 @@ class Claim:
     rule: Rule
     items: tuple[str, ...] = ()
     paper: Any = None
+    control: str | None = None  # the negative control, in words (e.g. "supports shuffled"); see preregister
 
     def judge(self, measured: Any, **kw: Any) -> str:
         """:func:`compare` this claim with ``measured`` (keywords as there); returns the outcome."""
@@ -559,16 +563,29 @@ def _items(item: str | Sequence[str] | None) -> list[str]:
     return [item] if isinstance(item, str) else [str(i) for i in item]
 
 
-def preregister(claims: Mapping[str, tuple]) -> Claims:
+def preregister(claims: Mapping[str, tuple], *, controls: Mapping[str, str] | None = None) -> Claims:
     """Register empirical claims *before* computing them: ``{key: (claim text, rule[, item[, paper]])}``.
 
     ``item``: the scorecard item(s) the claim is evidence for (e.g. ``"A:Fig 6"``); ``paper``: the
     paper's value or wording (default: a ``within`` rule's number), shown beside the measurement.
+    ``controls``: ``{key: what the control is}``, the claim's **negative control** in words: the same
+    measurement where the paper's mechanism is absent (supports shuffled, the untrained model, the
+    hierarchy inverted, single dimensions instead of combinations, a random matrix of the same spectrum).
+    :func:`compare` then needs the control's value (``control=``) and judges the same rule on it: a claim
+    whose control passes too reads :data:`CANNOT_FAIL` (no evidence). A claim registered without a
+    control is judged as before and shown as "no control" (the scorecard counts it apart).
     Call it in a cell above the computation; it returns the :class:`Claims`, judged later with
     ``claim.judge(measured)`` (or :func:`compare` by key, which refuses keys that were not registered:
     the rule cannot be chosen after the number is seen). Registering a key twice is an error; a claim
     registered and never judged fails the chapter's build (:func:`unjudged_claims`).
     """
+    controls = dict(controls or {})
+    stray = [k for k in controls if k not in claims]
+    if stray:
+        raise ValueError(f"controls name claims that are not registered here: {', '.join(map(repr, stray))}")
+    for key, what in controls.items():
+        if not isinstance(what, str) or not what.strip():
+            raise TypeError(f"claim {key!r}: a control is described in words (a non-empty str), got {what!r}")
     out = Claims()
     for key, spec in claims.items():
         if key in _RULES:
@@ -579,7 +596,7 @@ def preregister(claims: Mapping[str, tuple]) -> Claims:
         if not isinstance(rule, Rule):
             raise TypeError(f"claim {key!r}: the rule must be a Rule (within/at_least/...), got {rule!r}")
         out[key] = _RULES[key] = Claim(key, str(text), rule, tuple(_items(item)),
-                                       rule.paper if paper is None else paper)
+                                       rule.paper if paper is None else paper, controls.get(key))
     _RECORD.setdefault("preregistered", []).extend(claims)
     _write_record()
     return out
@@ -592,9 +609,31 @@ def unjudged_claims(record: Mapping[str, Any]) -> list[str]:
     return [key for key in record.get("preregistered", []) if key not in judged]
 
 
+def _measurement(key: str, value: Any, what: str) -> Any:
+    """``value`` unless it is a bool, a string or another non-number (``TypeError`` naming the claim):
+    a verdict or a text is not a measurement (``compare(key, True)`` and ``compare(key, "1.0")`` passed)."""
+    if value is None:
+        return None
+    if not isinstance(value, (bool, np.bool_, str, bytes)):
+        try:
+            float(value)
+            return value
+        except (TypeError, ValueError):
+            pass
+    raise TypeError(f"claim {key!r}: {what} must be a real number, got {type(value).__name__} {value!r}")
+
+
 def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, note: str = "",
-            unavailable: str | None = None, baselines: Mapping[str, float] | None = None) -> str:
-    """Judge a pre-registered empirical claim: ``reproduced``, ``deviates``, ``not run``, ``not reproduced``.
+            unavailable: str | None = None, baselines: Mapping[str, float] | None = None,
+            control: Any = None) -> str:
+    """Judge a pre-registered empirical claim: ``reproduced``, ``deviates``, ``cannot fail``, ``not run``,
+    ``not reproduced``.
+
+    ``measured`` and ``control`` are real numbers (int, float, numpy number; ``inf`` is a value, e.g. the
+    step of a milestone never reached): a bool, a string or NaN raises, naming the claim.
+    ``control``: the value of the claim's negative control (registered with :func:`preregister`'s
+    ``controls``), judged by the same rule and chance level: if the rule holds for the measurement and for
+    the control, the outcome is :data:`CANNOT_FAIL`. A claim registered with a control must be given one.
 
     ``measured=None`` means the claim needs a run this profile does not do (``not run``).
     ``unavailable`` (with ``measured=None``) names what no profile of this build can supply (e.g. "GPT-2
@@ -615,8 +654,16 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
         chance = max(baselines.values())
     if key not in _RULES:
         raise KeyError(f"claim {key!r} was not pre-registered: call preregister() above its computation")
+    measured = _measurement(key, measured, "the measured value")
+    control = _measurement(key, control, "the control's value")
     registered = _RULES[key]
     claim, rule, items = registered.text, registered.rule, list(registered.items)
+    if control is not None and registered.control is None:
+        raise ValueError(f"claim {key!r} was registered without a control: name it in preregister(..., "
+                         "controls={...}) before the measurement")
+    if registered.control is not None and control is None and measured is not None:
+        raise ValueError(f"claim {key!r} was registered with the control {registered.control!r}: pass its "
+                         "value (control=...)")
     paper = registered.paper if paper is None else paper
     if unavailable is not None:
         if measured is not None:
@@ -636,8 +683,21 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
             outcome = "deviates"  # the rule holds, but so it did before training: no evidence of learning
             why = f"the untrained model already scores {_fmt(untrained)}: this claim does not test training"
             note = f"{why}; {note}" if note else why
+    control_passes = None
+    if control is not None and measured is not None and unavailable is None:
+        try:
+            control_passes = bool(rule.holds(control, chance))
+        except ValueError as err:
+            raise ValueError(f"claim {key!r} ({claim}), its control: {err}") from None
+        if outcome == "reproduced" and control_passes:
+            outcome = CANNOT_FAIL
+            why = (f"the control ({registered.control}: {_fmt(control)}) passes the same rule, so this rule "
+                   "cannot tell the paper's mechanism from its absence")
+            note = f"{why}; {note}" if note else why
     row = {"key": key, "claim": claim, "rule": rule.text, "outcome": outcome, "measured": _jsonable(measured),
-           "chance": _jsonable(chance), "paper": _jsonable(paper), "note": note, "items": items}
+           "chance": _jsonable(chance), "paper": _jsonable(paper), "note": note, "items": items,
+           "control": registered.control, "control_value": _jsonable(control),
+           "control_passes": control_passes}
     if baselines is not None:
         row["baselines"] = baselines
     _RECORD.setdefault("comparisons", []).append(row)
@@ -658,7 +718,8 @@ _SHOWN = {"checks": 0, "comparisons": 0}  # how many of each the last claims_tab
 def claims_table(*, all_rows: bool = False) -> Any:
     """The checks and judged claims of this chapter since the previous call (``all_rows``: all of them)
     as one table, the page's view of its evidence: statement, rule (a check: its tolerance), measured
-    value, chance level(s), the paper's value and the outcome (a deviation with its reason).
+    value, the negative control (what it is, its value, whether the rule holds for it), chance level(s),
+    the paper's value and the outcome (a deviation with its reason).
 
     A chapter computes in its cells and ends a section with ``claims_table()``; :func:`check` and
     :func:`compare` print nothing themselves. Returns a pandas ``Styler`` (shown as a cell's last
@@ -672,10 +733,11 @@ def claims_table(*, all_rows: bool = False) -> Any:
     _SHOWN.update(checks=len(checks), comparisons=len(judged))
     rows = [{"": "check" + (" (sanity)" if r.get("sanity") else ""), "statement": r["claim"],
              "rule": f"tol {_fmt(r['tol'])}" if r.get("tol") is not None else "",
-             "measured": _fmt(r["measured"]),
+             "measured": _fmt(r["measured"]), "control": "(a mathematical fact)",
              "chance": "", "paper": _fmt(r["paper"]) if r.get("paper") is not None else "",
              "outcome": "pass" if r["passed"] else "FAIL", "note": ""} for r in checks[start_c:]]
     rows += [{"": "claim", "statement": r["claim"], "rule": r["rule"], "measured": _fmt(r["measured"]),
+              "control": control_text(r),
               "chance": _chance_text(r), "paper": _fmt(r["paper"]) if r.get("paper") is not None else "",
               "outcome": r["outcome"], "note": r.get("note", "")} for r in judged[start_j:]]
     if not rows:
@@ -683,7 +745,8 @@ def claims_table(*, all_rows: bool = False) -> Any:
     table = pd.DataFrame(rows)
     if not table["note"].astype(bool).any():
         table = table.drop(columns="note")
-    colour = {"reproduced": "#1b7837", "pass": "#1b7837", "deviates": "#b2182b", "FAIL": "#b2182b"}
+    colour = {"reproduced": "#1b7837", "pass": "#1b7837", "deviates": "#b2182b", "FAIL": "#b2182b",
+              CANNOT_FAIL: "#b35806"}
 
     def mark(value: str) -> str:
         return f"color: {colour[value]}; font-weight: bold" if value in colour else ""
@@ -695,32 +758,41 @@ def claims_table(*, all_rows: bool = False) -> Any:
 OFFDIAG = "_offdiag"
 
 
-def preregister_similarity(claims: Mapping[str, tuple]) -> Claims:
+def preregister_similarity(claims: Mapping[str, tuple], *, controls: Mapping[str, str] | None = None
+                           ) -> Claims:
     """Register ``sim`` claims judged against chance: ``{key: (claim text, margin, item[, paper])}``.
 
     Each key registers two claims, both ``above_chance(margin)``: ``key`` for the value with the
     diagonals and ``key + "_offdiag"`` for the off-diagonal value (the diagonals of two correlation
     matrices are 1 and inflate ``sim``). Judge them with :func:`compare_similarity`; for a learned
     matrix the chance level is the larger of the Gaussian one and the untrained model's value.
+    ``controls``: ``{key: what the control is}`` (see :func:`preregister`), for both claims of the key.
     """
-    out = {}
+    out, both = {}, {}
     for key, (claim, margin, item, *paper) in claims.items():
         out[key] = (claim, above_chance(margin), item, *paper)
         out[key + OFFDIAG] = (f"{claim} (off-diagonal)", above_chance(margin), item, *paper)
-    return preregister(out)
+    for key, what in (controls or {}).items():
+        if key not in claims:
+            raise ValueError(f"controls name a claim that is not registered here: {key!r}")
+        both[key] = both[key + OFFDIAG] = what
+    return preregister(out, controls=both)
 
 
-def compare_similarity(key: str | Claim, rep: Any, **kw: Any) -> tuple[str, str]:
+def compare_similarity(key: str | Claim, rep: Any, *, control: Any = None, **kw: Any) -> tuple[str, str]:
     """:func:`compare` a claim of :func:`preregister_similarity` with a
     :class:`~ntputils.analysis.baselines.SimilarityWithChance`: the value against its baseline (the random
     chance level, or the untrained model's value when larger), the off-diagonal value against its own.
     A value that clears the Gaussian level but not the untrained model's deviates, and its note says so.
-    ``key``: the claim's key or the :class:`Claim` (of :func:`preregister_similarity`). Returns both
-    outcomes.
+    ``key``: the claim's key or the :class:`Claim` (of :func:`preregister_similarity`). ``control``: the
+    same similarity for the claim's negative control (a ``SimilarityWithChance`` or anything with
+    ``value`` and ``offdiagonal``), judged against the same chance levels. Returns both outcomes.
     """
     key = key.key if isinstance(key, Claim) else key
     outcomes = []
     for k, value, offdiagonal in ((key, rep.value, False), (key + OFFDIAG, rep.offdiagonal, True)):
+        if control is not None:
+            kw["control"] = control.offdiagonal if offdiagonal else control.value
         levels = rep.baselines(offdiagonal)
         margin = _RULES[k].rule.margin if k in _RULES else 0.0
         args = dict(kw)
@@ -740,18 +812,23 @@ def record(name: str, value: Any, *, paper: Any = None, unit: str | None = None,
     The value is stored JSON-serializable with the executed notebook (``results`` of its record), so
     prose never types a measured number and the status page, scorecard and sweeps read it.
     ``tol``: how far the value may move between two runs of the same code (``math.inf`` for a wall
-    time); ``python -m ntputils.book recertify`` accepts a re-run within it. Returns ``value``.
+    time); ``python -m ntputils.book recertify`` accepts a re-run within it. Returns ``value``. Recording
+    a name twice in one run raises ``ValueError`` naming it (the last value used to win silently).
     """
     if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
         raise ValueError(f"record name must be letters, digits, '_' or '-', got {name!r}")
+    if tol is not None and not (isinstance(tol, (int, float)) and tol >= 0):
+        raise ValueError(f"record {name!r}: tol must be a number >= 0 (math.inf: any value), got {tol!r}")
+    if name in _RECORD.setdefault("results", {}):
+        raise ValueError(f"record {name!r} was already recorded in this run (a second value would silently "
+                         "replace the first): give each value its own name, or re-run the chapter from "
+                         "setup_chapter")
     try:
         from myst_nb import glue
 
         glue(name, value, display=False)
     except ImportError:  # pragma: no cover - myst-nb is a dependency
         pass
-    if tol is not None and not (isinstance(tol, (int, float)) and tol >= 0):
-        raise ValueError(f"record {name!r}: tol must be a number >= 0 (math.inf: any value), got {tol!r}")
     entry = {"value": _jsonable(value), "paper": _jsonable(paper), "unit": unit}
     if tol is not None:
         entry["tol"] = _jsonable(float(tol))

@@ -461,6 +461,24 @@ def paper_tables(root: Path | None = None, currency: dict[str, Any] | None = Non
 # ----------------------------------------------------------------------------------------------
 
 
+#: a claim's outcome when the rule holds for the measurement *and* for its negative control: no evidence
+CANNOT_FAIL = "cannot fail"
+#: a claim's five-seed verdict when all seeds measured the same value: the seed entered no computation
+SEED_NOT_USED = "deterministic (seed not used)"
+NO_CONTROL = "no control"
+
+
+def control_text(row: dict[str, Any]) -> str:
+    """A judged claim's negative control as pages show it: what it is, its value and whether the claim's
+    rule holds for it (``passes``: the claim cannot fail), or :data:`NO_CONTROL`."""
+    if not row.get("control"):
+        return NO_CONTROL
+    if row.get("control_value") is None:
+        return f"{row['control']}: not measured"
+    verdict = "passes" if row.get("control_passes") else "fails"
+    return f"{row['control']}: {_shown(row['control_value'])} ({verdict})"
+
+
 def seeds_name(prefix: str) -> str:
     """The name of chapter ``prefix``'s seed sweep (``a05`` -> ``a05-seeds``)."""
     return prefix + SEEDS_SUFFIX
@@ -471,13 +489,22 @@ def seeds_command(prefix: str) -> str:
     return sweep_command(prefix, {"seed": SEEDS}, seeds_name(prefix), workers=2)
 
 
-def seed_verdict(outcomes: list[str]) -> str:
+def seed_verdict(outcomes: list[str], values: list[Any] | None = None) -> str:
     """``reproduced`` when at least :data:`SEEDS_REPRODUCED_AT` seeds reproduce the claim, ``deviates``
     at none, ``fragile`` in between; ``not run`` when no seed measured it (the scorecard's words: its
-    ``not reproduced`` means that what a claim needs is not available)."""
+    ``not reproduced`` means that what a claim needs is not available). A claim that holds at enough
+    seeds only together with seeds where it :data:`CANNOT_FAIL` reads ``cannot fail``. ``values``: the
+    seeds' measured values; when every seed measured the very same value the seed entered no computation
+    of the claim, and the verdict is :data:`SEED_NOT_USED` (five identical rows are one measurement)."""
+    measured = [v for v in values or [] if v is not None]
+    if len(measured) == len(outcomes) > 1 and len(set(map(repr, measured))) == 1 \
+            and len(set(outcomes)) == 1 and outcomes[0] not in ("failed", "not run"):
+        return SEED_NOT_USED
     k = outcomes.count("reproduced")
     if k >= SEEDS_REPRODUCED_AT:
         return "reproduced"
+    if k + outcomes.count(CANNOT_FAIL) >= SEEDS_REPRODUCED_AT:
+        return CANNOT_FAIL
     if k == 0:
         return "not run" if all(o == "not run" for o in outcomes) else "deviates"
     return "fragile"
@@ -497,7 +524,7 @@ def seed_claims(table: Any) -> dict[str, dict[str, Any]]:
         values = {s: _paper_value(by_seed[s]) if s in by_seed else None for s in outcomes}
         listed = list(outcomes.values())
         out[key] = {"k": listed.count("reproduced"), "n": len(listed), "outcomes": outcomes, "values": values,
-                    "verdict": seed_verdict(listed)}
+                    "verdict": seed_verdict(listed, list(values.values()))}
     return out
 
 
@@ -619,7 +646,7 @@ def seeds_view(prefix: str, record: dict[str, Any] | None = None, root: Path | N
         row = {"claim": cpu.get(key, {}).get("claim") or key}
         if cpu or rules:
             row["rule"] = cpu.get(key, {}).get("rule") or rules.get(key, "")
-        row["reproduced"] = f"{c['k']}/{c['n']}"
+        row["reproduced"] = "seed not used" if c["verdict"] == SEED_NOT_USED else f"{c['k']}/{c['n']}"
         row |= {f"seed {s}": f"{_shown(c['values'][s])} ({o})" for s, o in c["outcomes"].items()}
         rows.append(row | {"verdict": c["verdict"]})
     return SeedsView(prefix, True, stale=pub["stale"], state=state_line(name, pub), rows=pd.DataFrame(rows),

@@ -294,3 +294,16 @@ def test_a_table_of_another_chapter_or_without_its_columns_is_not_shown(root):
     (root / "results" / "sweeps" / "t07-seeds" / "table.csv").write_text(
         HEAD.replace(",outcome", "") + "p0,0,cpu,compare,a,1.0,,,ok,1\n")
     assert "no column outcome" in seeds_view("t07", None, root, currency={}).error
+
+
+def test_five_identical_seed_values_are_one_measurement_and_cannot_fail_is_no_reproduction():
+    from ntputils.committed import CANNOT_FAIL, SEED_NOT_USED
+
+    same = ["reproduced"] * 5
+    assert seed_verdict(same, [0.25] * 5) == SEED_NOT_USED  # the seed entered no computation
+    assert seed_verdict(same, [0.25, 0.25, 0.25, 0.25, 0.2500001]) == "reproduced"
+    assert seed_verdict(same, [0.25] * 4 + [None]) == "reproduced"  # a value missing: not shown identical
+    assert seed_verdict(["not run"] * 5, [None] * 5) == "not run"
+    assert seed_verdict([CANNOT_FAIL] * 2 + ["reproduced"] * 3, [1, 2, 3, 4, 5]) == CANNOT_FAIL
+    assert seed_verdict([CANNOT_FAIL] * 5, [1, 2, 3, 4, 5]) == CANNOT_FAIL
+    assert seed_verdict([CANNOT_FAIL] * 2 + ["deviates"] * 3, [1, 2, 3, 4, 5]) == "deviates"

@@ -396,8 +396,8 @@ def test_check_records_and_raises_on_failure_and_the_claims_table_shows_it(capsy
     assert capsys.readouterr().out == ""  # nothing printed: the page shows it in claims_table()
     shown = runtime.claims_table().data
     assert shown.to_dict("records") == [{"": "check", "statement": "gap is small", "rule": "tol 0.001",
-                                         "measured": "0.0001", "chance": "", "paper": "~1e-3",
-                                         "outcome": "pass"}]
+                                         "measured": "0.0001", "control": "(a mathematical fact)",
+                                         "chance": "", "paper": "~1e-3", "outcome": "pass"}]
     assert runtime.claims_table() is None  # nothing new since the last table
     assert len(runtime.claims_table(all_rows=True).data) == 1
     with pytest.raises(AssertionError, match="check failed: rank is 2"):
@@ -614,3 +614,104 @@ def test_similarity_claims_as_objects_with_the_paper_value_at_registration():
                                shuffled_mean=0.3, shuffled_std=0.05, draws=20)
     assert runtime.compare_similarity(sims.simH, rep) == ("reproduced", "reproduced")
     assert [r["paper"] for r in runtime.current_record()["comparisons"]] == ["near-identical"] * 2
+
+
+# ---- negative controls (issue "Every claim must be able to fail") and measurements that are numbers ----
+
+
+def test_a_claim_whose_control_passes_the_same_rule_cannot_fail(tmp_path, monkeypatch):
+    path = tmp_path / "rec.json"
+    monkeypatch.setenv(runtime.RECORD_ENV, str(path))
+    setup_chapter(namespace())
+    claims = runtime.preregister(
+        {"conv": ("final distance to L^mm below the untrained model's", runtime.at_most(0.3)),
+         "grow": ("the norm keeps growing", runtime.at_least(1.0)),
+         "sim": ("sim above chance", runtime.above_chance(0.05)),
+         "bare": ("a claim without a control", runtime.at_least(0.5))},
+        controls={"conv": "the untrained model", "grow": "a constant-rate path",
+                  "sim": "supports shuffled"})
+    assert claims.conv.control == "the untrained model" and claims.bare.control is None
+    assert claims.conv.judge(0.1, control=0.9) == "reproduced"        # the control fails the rule
+    assert claims.grow.judge(1.3, control=1.0) == runtime.CANNOT_FAIL  # ratio >= 1 holds for any path
+    assert claims.sim.judge(0.2, chance=0.1, control=0.12) == "reproduced"  # same chance level for both
+    assert claims.bare.judge(0.7) == "reproduced"
+    rows = {r["key"]: r for r in json.loads(path.read_text())["comparisons"]}
+    assert rows["grow"]["control_passes"] is True and "a constant-rate path" in rows["grow"]["note"]
+    assert rows["conv"]["control_value"] == 0.9 and rows["conv"]["control_passes"] is False
+    assert rows["bare"]["control"] is None
+    shown = runtime.claims_table().data.set_index("statement")["control"]
+    assert shown["the norm keeps growing"] == "a constant-rate path: 1 (passes)"
+    assert shown["final distance to L^mm below the untrained model's"] == "the untrained model: 0.9 (fails)"
+    assert shown["a claim without a control"] == runtime.NO_CONTROL
+
+
+def test_a_deviating_claim_stays_deviating_whatever_its_control():
+    setup_chapter(namespace())
+    runtime.preregister({"c": ("x", runtime.at_least(1.0))}, controls={"c": "hierarchy inverted"})
+    assert runtime.compare("c", 0.5, control=2.0) == "deviates"
+    assert runtime.current_record()["comparisons"][0]["control_passes"] is True
+
+
+def test_a_registered_control_must_be_measured_and_an_unregistered_one_is_refused():
+    setup_chapter(namespace())
+    runtime.preregister({"c": ("x", runtime.at_least(1.0)), "d": ("y", runtime.at_least(1.0))},
+                        controls={"c": "labels permuted"})
+    with pytest.raises(ValueError, match="registered with the control 'labels permuted'"):
+        runtime.compare("c", 2.0)
+    with pytest.raises(ValueError, match="'d' was registered without a control"):
+        runtime.compare("d", 2.0, control=0.0)
+    assert runtime.compare("c", None) == "not run"  # nothing measured: nothing to control
+    with pytest.raises(ValueError, match="not registered here: 'e'"):
+        runtime.preregister({"f": ("z", runtime.at_least(0))}, controls={"e": "x"})
+    with pytest.raises(TypeError, match="in words"):
+        runtime.preregister({"g": ("z", runtime.at_least(0))}, controls={"g": ""})
+
+
+@pytest.mark.parametrize("value", [True, np.bool_(False), "1.0", b"1", [1.0], {"a": 1}, object()])
+def test_compare_refuses_a_verdict_or_a_text_as_a_measurement_naming_the_claim(value):
+    setup_chapter(namespace())
+    runtime.preregister({"ratio": ("x", runtime.within(1.0, abs_tol=0.1))}, controls={"ratio": "random"})
+    with pytest.raises(TypeError, match="claim 'ratio': the measured value must be a real number"):
+        runtime.compare("ratio", value, control=0.0)
+    with pytest.raises(TypeError, match="claim 'ratio': the control's value must be a real number"):
+        runtime.compare("ratio", 1.0, control=value)
+
+
+def test_compare_takes_numpy_and_torch_scalars_and_inf_as_values():
+    import torch
+
+    setup_chapter(namespace())
+    runtime.preregister({"a": ("x", runtime.at_least(1.0)), "b": ("y", runtime.at_least(1.0)),
+                         "t90": ("never reached", runtime.at_most(100.0))})
+    assert runtime.compare("a", np.float32(2.0)) == "reproduced"
+    assert runtime.compare("b", torch.tensor(0.5)) == "deviates"
+    assert runtime.compare("t90", math.inf) == "deviates"  # a milestone never reached is a value
+
+
+def test_recording_a_name_twice_is_an_error_naming_it(tmp_path, monkeypatch):
+    path = tmp_path / "rec.json"
+    monkeypatch.setenv(runtime.RECORD_ENV, str(path))
+    setup_chapter(namespace())
+    runtime.record("ce_gap", 0.1)
+    with pytest.raises(ValueError, match="record 'ce_gap' was already recorded"):
+        runtime.record("ce_gap", 0.2)
+    assert json.loads(path.read_text())["results"]["ce_gap"]["value"] == 0.1  # the first value is kept
+    setup_chapter(namespace())  # a new run starts with no records
+    runtime.record("ce_gap", 0.3)
+
+
+def test_similarity_claims_judge_their_control_on_both_values():
+    from ntputils.analysis.baselines import SimilarityWithChance
+
+    def rep(value, off):
+        return SimilarityWithChance(value=value, offdiagonal=off, random_mean=0.5, random_std=0.01,
+                                    random_offdiagonal_mean=0.0, random_offdiagonal_std=0.01,
+                                    shuffled_mean=0.3, shuffled_std=0.05, draws=20)
+
+    setup_chapter(namespace())
+    runtime.preregister_similarity({"simH": ("sim(H, S~) high", 0.1, "A:Fig 1")},
+                                   controls={"simH": "S~ of shuffled supports"})
+    outcomes = runtime.compare_similarity("simH", rep(0.8, 0.4), control=rep(0.7, 0.05))
+    assert outcomes == (runtime.CANNOT_FAIL, "reproduced")
+    rows = runtime.current_record()["comparisons"]
+    assert [r["control_value"] for r in rows] == [0.7, 0.05]

@@ -66,7 +66,8 @@ def _states():
         "a05_ufm_training": {
             "comparisons": [
                 {"key": "gap", "claim": "CE - H small", "rule": "<= 0.001", "outcome": "reproduced",
-                 "measured": 2e-4, "items": ["A:Fig 5"]},
+                 "measured": 2e-4, "items": ["A:Fig 5"], "control": "the untrained model",
+                 "control_value": 0.7, "control_passes": False},
                 {"key": "sim", "claim": "sim above chance", "rule": ">= chance + 0.1", "outcome": "deviates",
                  "measured": 0.75, "chance": 0.70, "note": "short run", "items": ["A:Fig 6"]},
                 {"key": "big", "claim": "paper profile", "rule": ">= 0.9", "outcome": "not run",
@@ -94,7 +95,9 @@ def test_rendered_page_lists_all_items_with_reasons_and_flags_unknown_ids():
     assert len(rows) == len(CATALOGUE)
     assert "**deviates**" in page and "(short run)" in page and "[a05](a05_ufm_training.ipynb)" in page
     # the deviation, folded below the table: measured, chance, rule, outcome
-    assert "- sim above chance: 0.75 (chance 0.7), rule \\>= chance + 0.1: **deviates** (short run)" in page
+    assert ("- sim above chance: 0.75 (chance 0.7); control: no control; rule \\>= chance + 0.1: "
+            "**deviates** (short run)") in page
+    assert "- CE - H small: 0.0002; control: the untrained model: 0.7 (fails); rule" in page
     assert "1 reproduced, 1 deviates, 1 not run" not in page  # tallies are per item
     fig6 = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 6:"))
     assert "| 1 deviates; 1/1 checks |" in fig6
@@ -112,7 +115,8 @@ def test_unavailable_claims_list_the_item_as_not_reproduced_with_the_reason():
     page = render_scorecard(states, {"b07": "b07_gpt2_semantics"})
     row = next(line for line in page.splitlines() if "Fig. 7:" in line and line.startswith("|"))
     assert "**not reproduced**" in row
-    assert "GPT-2 grid: -, rule \\>= 0.5: **not reproduced** (GPT-2 weights not available offline)" in page
+    assert ("GPT-2 grid: -; control: no control; rule \\>= 0.5: **not reproduced** (GPT-2 weights not "
+            "available offline)") in page
 
 
 # ---------------------------------------------------------------- issue 26: failed, not executed, unscored
@@ -200,25 +204,62 @@ def _paper(outcome: str, stale: bool = False, item: str = "A:Fig 5") -> dict:
                     "provenance": {"git": "abcdef123", "finished": "2026-11-25T10:00:00"}}}
 
 
-def test_the_paper_profile_decides_with_the_cpu_run():
-    from ntputils.book.scorecard import combined_status
+def test_the_paper_profile_decides_where_it_ran():
+    from ntputils.book.scorecard import decided_claims
 
-    rows = lambda o, stale=False: [{"outcome": o, "stale": stale}]  # noqa: E731
-    assert combined_status("reproduced", rows("deviates")) == "deviates"
-    assert combined_status("reproduced", rows("deviates", stale=True)) == "reproduced"  # STALE: no say
-    assert combined_status("not run", rows("reproduced")) == "reproduced"  # only the paper run judged it
-    assert combined_status("deviates", rows("reproduced")) == "deviates"
-    assert combined_status("reproduced", rows("not run")) == "reproduced"
-    assert combined_status("failed", rows("deviates")) == "failed"  # a failed build is never hidden
+    ev = evidence(_states())["A:Fig 5"]
+    paper = lambda o, stale=False, control="fails": [  # noqa: E731
+        {"chapter": "a05", "key": "gap", "outcome": o, "stale": stale, "control": control}]
+    assert decided_claims(ev, paper("deviates"), [])[0] | {} == {
+        "chapter": "a05", "key": "gap", "kind": "compare", "outcome": "deviates", "by": "paper profile",
+        "control": "fails"}
+    deviating_cpu = [{**ev[0], "outcome": "deviates"}]
+    assert decided_claims(deviating_cpu, paper("reproduced"), [])[0]["outcome"] == "reproduced"  # a preview
+    stale = decided_claims(ev, paper("deviates", stale=True), [])
+    assert stale[0]["outcome"] == "reproduced"  # STALE: no say
+    assert decided_claims(ev, paper("not run"), [])[0]["by"] == "cpu run"
+    only_paper = decided_claims([], paper("reproduced", control="none"), [])
+    assert only_paper[0]["by"] == "paper profile" and only_paper[0]["control"] == "none"
+
     page = render_scorecard(_states(), {"a05": "a05_ufm_training"}, _paper("deviates"))
     fig5 = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 5 "))
-    assert "**deviates** (the seeds or the paper profile decide (cpu run: reproduced))" in fig5
+    assert "**deviates** (the paper profile decides 1 claim (cpu run: reproduced))" in fig5
     assert "| a05 (abcdef1, 2026-11-25): 1 deviates |" in fig5  # with the table's commit and date
-    assert ("- CE - H small: 0.0002, rule \\<= 0.001: **reproduced**; paper profile: 0.01, **deviates**"
-            in page)
+    assert "paper profile: 0.01, **deviates**" in page
     stale = render_scorecard(_states(), {"a05": "a05_ufm_training"}, _paper("deviates", stale=True))
     fig5 = next(line for line in stale.splitlines() if line.startswith("| Paper A Fig. 5 "))
     assert "| **reproduced** |" in fig5
+
+
+def test_a_claim_that_cannot_fail_or_has_no_control_makes_its_item_partial_at_best():
+    from ntputils.book.scorecard import caps, final_status
+
+    def claim(outcome="reproduced", control="fails"):
+        return {"kind": "compare", "outcome": outcome, "control": control}
+
+    check = {"kind": "check", "outcome": "reproduced", "control": "check"}
+    assert final_status("reproduced", [claim()], "A:Fig 5") == ("reproduced", [])
+    assert final_status("reproduced", [claim(), claim("cannot fail", "passes")], "A:Fig 5") == (
+        "partial", ["1 claim cannot fail (the negative control passes the same rule)"])
+    assert final_status("reproduced", [claim(control="none")] * 2, "A:Fig 5")[1] == [
+        "2 claims without a negative control"]
+    assert caps("A:Fig 2", [check]) == [
+        "checks only: a mathematical fact does not reproduce a figure's empirical content"]
+    assert caps("A:Thm 1", [check]) == []  # a theorem is reproduced by its checks
+    assert final_status("reproduced", [claim(), claim("deviates", "passes")], "A:Fig 5") == ("deviates", [])
+    assert final_status("reproduced", [claim("fragile")], "A:Fig 5") == ("fragile", [])
+    assert final_status("reproduced", [claim()], "A:Fig 5", partial="12 layers not run") == (
+        "partial", ["12 layers not run"])
+    assert final_status("failed", [claim()], "A:Fig 5") == ("failed", [])
+    states = {"a05_ufm_training": {"comparisons": [
+        {"key": "k", "claim": "keeps growing", "rule": ">= 1", "outcome": "cannot fail", "measured": 1.2,
+         "control": "a constant-rate path", "control_value": 1.0, "control_passes": True,
+         "items": ["A:Fig 5"]}]}}
+    page = render_scorecard(states, {"a05": "a05_ufm_training"})
+    fig5 = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 5 "))
+    assert "| **partial** |" in fig5 and "| 1 cannot fail |" in fig5
+    assert "- at best partial: 1 claim cannot fail" in page
+    assert "Judged claims: 0 with a negative control that fails their rule (evidence), 1 cannot fail" in page
 
 
 def test_the_build_reports_unknown_item_names_and_unscored_items():
@@ -242,17 +283,19 @@ def _seeds(outcomes: list[str], stale: bool = False) -> dict:
 
 
 def test_five_seeds_decide_too_a_fragile_claim_is_fragile():
-    from ntputils.book.scorecard import final_status
+    from ntputils.book.scorecard import decided_claims
 
-    seed_rows = lambda verdict, stale=False: [{"verdict": verdict, "stale": stale}]  # noqa: E731
-    assert final_status("reproduced", [], seed_rows("reproduced")) == "reproduced"
-    assert final_status("reproduced", [], seed_rows("fragile")) == "fragile"
-    assert final_status("reproduced", [], seed_rows("deviates")) == "deviates"
-    assert final_status("reproduced", [], seed_rows("fragile", stale=True)) == "reproduced"  # STALE: no say
-    assert final_status("deviates", [], seed_rows("fragile")) == "deviates"  # the worst of the evidence
-    assert final_status("reproduced", [], [], partial="12 layers not run") == "partial"
-    assert final_status("reproduced", [], seed_rows("fragile"), partial="x") == "fragile"
-    assert final_status("failed", [], seed_rows("reproduced"), partial="x") == "failed"
+    ev = evidence(_states())["A:Fig 5"]
+    seed_rows = lambda verdict, stale=False: [{"chapter": "a05", "key": "gap", "verdict": verdict,  # noqa: E731
+                                               "stale": stale}]
+    outcome = lambda seeds: decided_claims(ev, [], seeds)[0]["outcome"]  # noqa: E731
+    assert outcome(seed_rows("reproduced")) == "reproduced"
+    assert outcome(seed_rows("fragile")) == "fragile"
+    assert outcome(seed_rows("deviates")) == "deviates"
+    assert outcome(seed_rows("fragile", stale=True)) == "reproduced"  # STALE: no say
+    assert outcome(seed_rows("deterministic (seed not used)")) == "reproduced"  # one measurement, no say
+    assert decided_claims([{**ev[0], "outcome": "deviates"}], [], seed_rows("fragile"))[0]["outcome"] == \
+        "deviates"  # the worst of the evidence
 
     reproduced = ["reproduced"] * 4 + ["deviates"]
     page = render_scorecard(_states(), {"a05": "a05_ufm_training"}, seeds=_seeds(reproduced))
@@ -273,7 +316,7 @@ def test_a_partial_item_names_what_did_not_run(monkeypatch, tmp_path):
     page = render_scorecard(_states(), {"a05": "a05_ufm_training"})
     fig5 = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 5 "))
     assert "| **partial** |" in fig5
-    assert "- partial: the paper trained 30,000 steps, we train 200" in page
+    assert "- at best partial: the paper trained 30,000 steps, we train 200" in page
 
 
 def test_measured_mappings_and_baselines_read_as_text():

@@ -7,7 +7,7 @@ one last run with ``-p`` overrides makes its items :data:`NOT_BOOKS_RUN`.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import yaml
 from ntputils.book.execute import overrides_text
 from ntputils.book.project import Chapter, Project
 from ntputils.book.status import chapter_state, md_cell
-from ntputils.committed import SEEDS_REPRODUCED_AT
+from ntputils.committed import CANNOT_FAIL, SEED_NOT_USED, SEEDS_REPRODUCED_AT, control_text
 
 CATALOGUE_FILE = Path(__file__).resolve().parents[2] / "book" / "scorecard_items.yaml"
 
@@ -84,29 +84,22 @@ def item_status(rows: list[dict[str, Any]], chapters: tuple[str, ...],
 def paper_evidence(paper: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """item id -> the claims of the committed paper-profile runs (:func:`ntputils.committed.
     paper_tables`) that name it (the table's ``items`` column), each ``{"chapter", "key", "outcome",
-    "measured", "stale", "made"}`` (``made``: commit and date of the table)."""
+    "measured", "stale", "made", "control"}`` (``made``: commit and date of the table; ``control``: the
+    claim's negative control row, ``passes``/``fails``, or ``none`` in a table made without one)."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for prefix, pub in paper.items():
         table, prov = pub["table"], pub.get("provenance", {})
         made = f"{str(prov.get('git', '?'))[:7]}, {str(prov.get('finished', '?'))[:10]}"
-        rows = table[(table["kind"] == "compare") & (table["status"] == "ok")]
-        for row in rows.to_dict("records"):
+        ok = table[table["status"] == "ok"]
+        controls = dict(zip(ok[ok["kind"] == "control"]["metric"], ok[ok["kind"] == "control"]["outcome"],
+                            strict=True))
+        for row in ok[ok["kind"] == "compare"].to_dict("records"):
             items = row.get("items")
             for item in items.split(";") if isinstance(items, str) and items else []:
                 out[item].append({"chapter": prefix, "key": row["metric"], "outcome": row["outcome"],
-                                  "measured": row.get("value"), "stale": pub["stale"], "made": made})
+                                  "measured": row.get("value"), "stale": pub["stale"], "made": made,
+                                  "control": controls.get(row["metric"], "none")})
     return out
-
-
-def combined_status(cpu: str, paper_rows: list[dict[str, Any]]) -> str:
-    """One verdict from the cpu run and the committed paper-profile run: the worse of those that judged
-    the item (``deviates`` over ``reproduced``); a STALE paper table does not decide."""
-    judged = {r["outcome"] for r in paper_rows if not r["stale"]} & {"reproduced", "deviates"}
-    if cpu in ("failed", "not executed", NOT_BOOKS_RUN) or not judged:
-        return cpu
-    if "deviates" in judged or cpu == "deviates":
-        return "deviates"
-    return "reproduced" if cpu in ("reproduced", "not run", "unscored") else cpu
 
 
 def seed_evidence(seeds: dict[str, dict[str, Any]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -122,20 +115,89 @@ def seed_evidence(seeds: dict[str, dict[str, Any]], rows: list[dict[str, Any]]) 
     return out
 
 
-def final_status(cpu: str, paper_rows: list[dict[str, Any]], seed_rows: list[dict[str, Any]],
-                 partial: str = "") -> str:
-    """One verdict from all the evidence: the worst of the cpu run, the committed paper-profile run
-    (:func:`combined_status`) and the five seeds (a claim below :data:`ntputils.committed.SEEDS_REPRODUCED_AT`
-    seeds is ``fragile``, at none ``deviates``; a STALE table has no say); then ``partial`` for a
-    ``reproduced`` item whose paper-scale model or data did not run (``partial`` names what)."""
-    status = combined_status(cpu, paper_rows)
-    if status not in SEVERITY:
-        return status
-    verdicts = {r["verdict"] for r in seed_rows if not r["stale"]}
-    seeds = ("deviates" if "deviates" in verdicts else
-             "fragile" if "fragile" in verdicts else "reproduced")
-    status = max(status, seeds, key=SEVERITY.__getitem__)
-    return "partial" if partial and status == "reproduced" else status
+#: outcomes of a claim that judged it (the others: not run, not reproduced, failed)
+JUDGED = ("reproduced", "deviates", CANNOT_FAIL)
+CLAIM_SEVERITY = {"reproduced": 0, CANNOT_FAIL: 0, "fragile": 2, "deviates": 3}
+
+
+def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
+                   seed_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One verdict per claim and check of an item, each ``{"chapter", "key", "kind", "outcome", "by",
+    "control"}``. **The paper profile decides where it ran**: a claim its committed table judged takes
+    that outcome (the cpu run is a preview); else the cpu run's outcome, worsened by its five-seed verdict
+    (fragile or deviating seeds; a seed that touched nothing, :data:`SEED_NOT_USED`, has no say). A STALE
+    table has no say. ``control``: ``fails`` (the claim's negative control fails its rule: evidence),
+    ``passes`` (cannot fail), ``none`` (no control registered) or ``check`` (a mathematical fact)."""
+    paper_of = {(r["chapter"], r["key"]): r for r in paper_rows if not r["stale"] and r["outcome"] in JUDGED}
+    seeds_of = {(r["chapter"], r["key"]): r for r in seed_rows if not r["stale"]}
+    out = []
+    for r in rows:
+        prefix = r["chapter"].split("_")[0]
+        if r["kind"] == "check":
+            out.append({"chapter": prefix, "key": r.get("claim"), "kind": "check", "outcome": r["outcome"],
+                        "by": "cpu run", "control": "check"})
+            continue
+        control = ("none" if not r.get("control") else "passes" if r.get("control_passes") else "fails")
+        paper = paper_of.pop((prefix, r.get("key")), None)
+        if paper is not None:
+            out.append({"chapter": prefix, "key": r.get("key"), "kind": "compare",
+                        "outcome": paper["outcome"], "by": "paper profile",
+                        "control": paper.get("control", "none")})
+            continue
+        outcome, by = r["outcome"], "cpu run"
+        seeds = seeds_of.get((prefix, r.get("key")))
+        if seeds and outcome in JUDGED and seeds["verdict"] in CLAIM_SEVERITY:
+            outcome = max(outcome, seeds["verdict"], key=CLAIM_SEVERITY.__getitem__)
+            by = "cpu run and five seeds"
+        out.append({"chapter": prefix, "key": r.get("key"), "kind": "compare", "outcome": outcome, "by": by,
+                    "control": control})
+    for (prefix, key), p in paper_of.items():  # claims only the paper profile judged
+        out.append({"chapter": prefix, "key": key, "kind": "compare", "outcome": p["outcome"],
+                    "by": "paper profile", "control": p.get("control") or "none"})
+    return out
+
+
+def _claims(n: int) -> str:
+    return f"{n} claim{'s' if n != 1 else ''}"
+
+
+def caps(item: str, decided: list[dict[str, Any]], partial: str = "") -> list[str]:
+    """Why an item whose evidence holds is at best ``partial``: claims that cannot fail (their control
+    passes the same rule), claims registered without a negative control, a figure backed by checks alone
+    (a mathematical fact is not the figure's empirical content), and ``partial`` (what of the paper's
+    scale or data did not run)."""
+    claims = [d for d in decided if d["kind"] == "compare" and d["outcome"] in JUDGED]
+    out = []
+    cannot = sum(d["outcome"] == CANNOT_FAIL or d["control"] == "passes" for d in claims)
+    if cannot:
+        out.append(f"{_claims(cannot)} cannot fail (the negative control passes the same rule)")
+    bare = sum(d["control"] == "none" for d in claims)
+    if bare:
+        out.append(f"{_claims(bare)} without a negative control")
+    if "Fig" in item and not claims and any(d["kind"] == "check" for d in decided):
+        out.append("checks only: a mathematical fact does not reproduce a figure's empirical content")
+    if partial:
+        out.append(partial)
+    return out
+
+
+def final_status(cpu: str, decided: list[dict[str, Any]], item: str = "", partial: str = ""
+                 ) -> tuple[str, list[str]]:
+    """The item's status and why it is capped: ``cpu`` (:func:`item_status` of the book's run) stands when
+    the chapter failed, never ran or ran with overrides; else the worst of the claims' verdicts
+    (:func:`decided_claims`); an item whose verdicts all hold is ``reproduced`` only when no
+    :func:`caps` applies, else ``partial``."""
+    if cpu in ("failed", "not executed", NOT_BOOKS_RUN) or not decided:
+        return cpu, []
+    outcomes = {d["outcome"] for d in decided}
+    if "deviates" in outcomes:
+        return "deviates", []
+    if "fragile" in outcomes:
+        return "fragile", []
+    if outcomes & {"reproduced", CANNOT_FAIL}:
+        why = caps(item, decided, partial)
+        return ("partial" if why else "reproduced"), why
+    return ("not reproduced" if "not reproduced" in outcomes else "not run"), []
 
 
 def _seeds_cell(seed_rows: list[dict[str, Any]], rows: list[dict[str, Any]] = (),
@@ -150,18 +212,23 @@ def _seeds_cell(seed_rows: list[dict[str, Any]], rows: list[dict[str, Any]] = ()
         return f"- (no five-seed table of {', '.join(missing)})" if missing else "-"
     parts = []
     for chapter in dict.fromkeys(r["chapter"] for r in seed_rows):
-        mine = [r for r in seed_rows if r["chapter"] == chapter]
+        every = [r for r in seed_rows if r["chapter"] == chapter]
+        mine = [r for r in every if r["verdict"] != SEED_NOT_USED]
+        unused = len(every) - len(mine)
         held = sum(r["verdict"] == "reproduced" for r in mine)
-        weak = [f"{r['k']}/{r['n']}" for r in mine if r["verdict"] != "reproduced"]
-        parts.append(f"{chapter}{' (STALE)' if mine[0]['stale'] else ''}: {held}/{len(mine)} claims hold at "
-                     f">= {SEEDS_REPRODUCED_AT} of 5 seeds"
-                     + (f" (others: {', '.join(weak)})" if weak else ""))
+        weak = [f"{r['k']}/{r['n']}" + (" cannot fail" if r["verdict"] == CANNOT_FAIL else "")
+                for r in mine if r["verdict"] != "reproduced"]
+        said = (f"{held}/{len(mine)} claims hold at >= {SEEDS_REPRODUCED_AT} of 5 seeds"
+                + (f" (others: {', '.join(weak)})" if weak else "")) if mine else ""
+        if unused:
+            said += ("; " if said else "") + f"{_claims(unused)} {SEED_NOT_USED}"
+        parts.append(f"{chapter}{' (STALE)' if every[0]['stale'] else ''}: {said}")
     return md_cell("; ".join(parts)) if parts else "-"
 
 
 def _tally(rows: list[dict[str, Any]]) -> str:
-    tally = {o: sum(r["outcome"] == o for r in rows) for o in ("reproduced", "deviates", "not run",
-                                                              "not reproduced")}
+    tally = {o: sum(r["outcome"] == o for r in rows) for o in ("reproduced", "deviates", CANNOT_FAIL,
+                                                              "not run", "not reproduced")}
     return ", ".join(f"{n} {o}" for o, n in tally.items() if n)
 
 
@@ -210,9 +277,10 @@ def _chance(r: dict[str, Any]) -> str:
 
 def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any]],
                     paper_rows: list[dict[str, Any]], why: str, seed_rows: list[dict[str, Any]] = (),
-                    partial: str = "") -> list[str]:
+                    capped: list[str] = ()) -> list[str]:
     """The item's evidence, folded below the table: each claim and check of the cpu run (measured,
-    chance levels, rule, outcome), its five seeds, the paper profile's value, and why it differs."""
+    chance levels, negative control, rule, outcome), its five seeds, the paper profile's value, why the
+    item is at best partial (``capped``, :func:`caps`) and why it differs."""
     lines = [f":::{{dropdown}} {md_cell(title)} · {status}", ""]
     paper_of = {(r["chapter"], r["key"]): r for r in paper_rows}
     seeds_of = {(r["chapter"], r["key"]): r for r in seed_rows}
@@ -226,20 +294,25 @@ def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any
         at_paper = (f"; paper profile: {md_cell(paper['measured'])}, **{paper['outcome']}**"
                     if paper else "")
         seeds = seeds_of.get((r["chapter"].split("_")[0], r.get("key")))
-        at_seeds = (f"; seeds 0-4: {seeds['k']}/{seeds['n']} reproduced ("
-                    + ", ".join(md_cell(v) for v in seeds["values"].values()) + f"), **{seeds['verdict']}**"
-                    + (" (STALE)" if seeds["stale"] else "") if seeds else "")
+        if seeds and seeds["verdict"] == SEED_NOT_USED:
+            at_seeds = f"; seeds 0-4: {SEED_NOT_USED}" + (" (STALE)" if seeds["stale"] else "")
+        elif seeds:
+            at_seeds = (f"; seeds 0-4: {seeds['k']}/{seeds['n']} reproduced ("
+                        + ", ".join(md_cell(v) for v in seeds["values"].values())
+                        + f"), **{seeds['verdict']}**" + (" (STALE)" if seeds["stale"] else ""))
+        else:
+            at_seeds = ""
         rule = md_cell(r.get("rule", "-"))
-        lines.append(f"- {text}: {md_cell(r.get('measured'))}{_chance(r)}, rule {rule}: "
-                     f"**{r['outcome']}**{at_seeds}{at_paper}"
+        lines.append(f"- {text}: {md_cell(r.get('measured'))}{_chance(r)}; control: "
+                     f"{md_cell(control_text(r))}; rule {rule}: **{r['outcome']}**{at_seeds}{at_paper}"
                      + (f" ({md_cell(r['note'])})" if r.get("note") else ""))
     for r in paper_of.values():  # claims only the paper profile judged
         lines.append(f"- paper profile ({r['chapter']}, {r['made']}{', STALE' if r['stale'] else ''}): "
                      f"`{r['key']}` = {md_cell(r['measured'])}: **{r['outcome']}**")
     if note:
         lines.append(f"- {md_cell(note)}")
-    if partial:
-        lines.append(f"- partial: {md_cell(partial)}")
+    for why_partial in capped:
+        lines.append(f"- at best partial: {md_cell(why_partial)}")
     if why:
         lines.append(f"- why it differs: {md_cell(why)}")
     return lines + ["", ":::", ""]
@@ -262,6 +335,7 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
     unknown = sorted(set(ev) - {item for item, *_ in catalogue})
     overrides = overrides or {}
     counts: dict[str, int] = defaultdict(int)
+    claim_counts: Counter[str] = Counter()
     rows, blocks = [], []
     for item, title, chapters, why, partial in catalogue:
         rs, prs = ev.get(item, []), pev.get(item, [])
@@ -273,18 +347,24 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
             note = "; ".join([f"{c} ran with overrides {overrides[c]}" for c in changed]
                              + [f"that run's verdict: {cpu}"] + ([note] if note else []))
             cpu = NOT_BOOKS_RUN
-        decided = final_status(cpu, prs, srs)
-        status = final_status(cpu, prs, srs, partial)
-        if decided != cpu:
-            note = "; ".join([f"the seeds or the paper profile decide (cpu run: {cpu})"]
+        verdicts = decided_claims(rs, prs, srs)
+        status, capped = final_status(cpu, verdicts, item, partial)
+        by_paper = sum(d["by"] == "paper profile" for d in verdicts)
+        if by_paper and cpu not in ("failed", "not executed", NOT_BOOKS_RUN):
+            note = "; ".join([f"the paper profile decides {_claims(by_paper)} (cpu run: {cpu})"]
                              + ([note] if note else []))
+        elif status not in (cpu, "partial") and cpu in ("reproduced", "deviates", "not run"):
+            note = "; ".join([f"the five seeds decide (cpu run: {cpu})"] + ([note] if note else []))
         counts[status] += 1
+        claim_counts.update(d["outcome"] if d["outcome"] == CANNOT_FAIL else
+                            "no control" if d["control"] == "none" else "controlled"
+                            for d in verdicts if d["kind"] == "compare" and d["outcome"] in JUDGED)
         where = ", ".join(f"[{c}]({links[c]}.ipynb)" if c in links else c for c in chapters) or "-"
         shown_note = "; ".join(n for n in (note, "" if rs or prs else why) if n)
         rows.append(f"| {md_cell(title)} | **{status}**{f' ({md_cell(shown_note)})' if shown_note else ''} "
                     f"| {_cpu_cell(rs)} | {_seeds_cell(srs, rs, seeds)} | {_paper_cell(prs)} | {where} |")
         if rs or prs:
-            blocks += _evidence_block(title, status, note, rs, prs, why, srs, partial)
+            blocks += _evidence_block(title, status, note, rs, prs, why, srs, capped)
     made = (", ".join(f"{p} of {str(v['provenance'].get('finished', '?'))[:10]}"
                       + (" STALE" if v["stale"] else "") for p, v in sorted((paper or {}).items()))
             or "none committed")
@@ -298,8 +378,15 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
         f"chapter's committed five-seed run (seeds 0-4 of the cpu profile; a claim holding at fewer than "
         f"{SEEDS_REPRODUCED_AT} seeds is *fragile*, at none it deviates) and its committed paper-profile "
         f"run ({made}); a STALE table, made by code that has changed since, does not decide. An item "
-        "whose evidence holds but whose paper-scale model or data did not run is *partial* (its evidence "
-        "says what ran). Statuses: " + ", ".join(f"{s} {counts[s]}" for s in STATUSES) + ".",
+        "whose evidence holds is *partial* when its paper-scale model or data did not run, when one of its "
+        "claims *cannot fail* (its negative control, the same measurement with the paper's mechanism "
+        "absent, passes the same rule), when a claim has no negative control, or when a figure rests on "
+        "checks alone (its evidence says which). Where a claim's committed paper-profile run judged it, "
+        "that verdict decides and the cpu run is a preview. A claim whose five seeds measured the very same "
+        f"value is *{SEED_NOT_USED}* and its seeds do not count. Statuses: "
+        + ", ".join(f"{s} {counts[s]}" for s in STATUSES) + ". Judged claims: "
+        + f"{claim_counts['controlled']} with a negative control that fails their rule (evidence), "
+        + f"{claim_counts[CANNOT_FAIL]} cannot fail, {claim_counts['no control']} without a control.",
         "",
         "A chapter last run with `-p` overrides is not the book's run: its items say so, with the "
         "overrides and that run's verdict, until `python -m ntputils.book build --only CHAPTER` (no `-p`) "

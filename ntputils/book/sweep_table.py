@@ -84,6 +84,10 @@ def collect(project: Project, name: str):
                  for metric, entry in res.get("results", {}).items()]
         found += [("compare", comp.get("key", ""), comp.get("measured"), comp.get("outcome", ""),
                    {"items": ";".join(comp.get("items", []))}) for comp in res.get("comparisons", [])]
+        found += [("control", comp.get("key", ""), comp.get("control_value"),
+                   "passes" if comp.get("control_passes") else "fails",
+                   {"items": ";".join(comp.get("items", []))})
+                  for comp in res.get("comparisons", []) if comp.get("control_value") is not None]
         found += [("check", chk.get("claim", ""), chk.get("measured"),
                    "pass" if chk.get("passed") else "fail", {}) for chk in res.get("checks", [])]
         for kind, metric, measured, outcome, extra in found:
