@@ -756,6 +756,8 @@ def claims_table(*, all_rows: bool = False) -> Any:
 
 
 OFFDIAG = "_offdiag"
+#: the default negative control of a similarity claim (:func:`preregister_similarity`)
+SHUFFLED_CONTROL = "columns shuffled (same spectrum, pairs mismatched)"
 
 
 def preregister_similarity(claims: Mapping[str, tuple], *, controls: Mapping[str, str] | None = None
@@ -766,12 +768,16 @@ def preregister_similarity(claims: Mapping[str, tuple], *, controls: Mapping[str
     diagonals and ``key + "_offdiag"`` for the off-diagonal value (the diagonals of two correlation
     matrices are 1 and inflate ``sim``). Judge them with :func:`compare_similarity`; for a learned
     matrix the chance level is the larger of the Gaussian one and the untrained model's value.
-    ``controls``: ``{key: what the control is}`` (see :func:`preregister`), for both claims of the key.
+    Every such claim has a negative control: by default :data:`SHUFFLED_CONTROL`, the same similarity
+    with the learned matrix's columns permuted (the ``SimilarityWithChance``'s shuffled-column values,
+    which :func:`compare_similarity` takes); ``controls``: ``{key: what the control is}`` for another one,
+    for both claims of the key (its values then go to ``compare_similarity(..., control=)``).
     """
     out, both = {}, {}
     for key, (claim, margin, item, *paper) in claims.items():
         out[key] = (claim, above_chance(margin), item, *paper)
         out[key + OFFDIAG] = (f"{claim} (off-diagonal)", above_chance(margin), item, *paper)
+        both[key] = both[key + OFFDIAG] = SHUFFLED_CONTROL
     for key, what in (controls or {}).items():
         if key not in claims:
             raise ValueError(f"controls name a claim that is not registered here: {key!r}")
@@ -786,9 +792,12 @@ def compare_similarity(key: str | Claim, rep: Any, *, control: Any = None, **kw:
     A value that clears the Gaussian level but not the untrained model's deviates, and its note says so.
     ``key``: the claim's key or the :class:`Claim` (of :func:`preregister_similarity`). ``control``: the
     same similarity for the claim's negative control (a ``SimilarityWithChance`` or anything with
-    ``value`` and ``offdiagonal``), judged against the same chance levels. Returns both outcomes.
+    ``value`` and ``offdiagonal``), judged against the same chance levels; default: ``rep.control``, the
+    shuffled-column values (:data:`SHUFFLED_CONTROL`). Returns both outcomes.
     """
     key = key.key if isinstance(key, Claim) else key
+    if control is None and key in _RULES and _RULES[key].control == SHUFFLED_CONTROL:
+        control = rep.control
     outcomes = []
     for k, value, offdiagonal in ((key, rep.value, False), (key + OFFDIAG, rep.offdiagonal, True)):
         if control is not None:

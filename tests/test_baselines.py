@@ -57,3 +57,16 @@ def test_the_untrained_baseline_is_the_same_metric_on_the_initial_matrix(proxy):
     assert similarity_with_chance(proxy, proxy, draws=5).baseline == rep.random_mean
     with pytest.raises(ValueError, match="shape"):
         similarity_with_chance(proxy, proxy, draws=5, untrained=A0[:, :3])
+
+
+def test_the_shuffled_control_of_a_similarity_keeps_the_spectrum_and_breaks_the_pairing():
+    rng = np.random.default_rng(0)
+    B = rng.standard_normal((6, 30))
+    A = B + 0.05 * rng.standard_normal(B.shape)  # nearly B: high similarity
+    rep = similarity_with_chance(A, B, draws=10, seed=1)
+    assert rep.value > 0.9 and rep.offdiagonal > 0.9
+    control = rep.control
+    assert control.value == rep.shuffled_mean
+    # the pairing broken: the off-diagonal control sits near the random level, far below the value
+    assert abs(control.offdiagonal) < 0.3 < rep.offdiagonal
+    assert rep.shuffled_offdiagonal_mean == shuffled_sim(A, B, draws=10, seed=1, offdiagonal=True)[0]

@@ -480,7 +480,8 @@ def test_similarity_claims_are_judged_with_and_without_the_diagonal(capsys):
     runtime.preregister_similarity({"simH": ("sim(H, S~) high", 0.1, "A:Fig 6")})
     rep = SimilarityWithChance(value=0.75, offdiagonal=0.5, random_mean=0.70, random_std=0.01,
                                random_offdiagonal_mean=0.0, random_offdiagonal_std=0.01,
-                               shuffled_mean=0.3, shuffled_std=0.05, draws=20)
+                               shuffled_mean=0.3, shuffled_std=0.05, draws=20,
+                               shuffled_offdiagonal_mean=0.0)
     assert runtime.compare_similarity("simH", rep) == ("deviates", "reproduced")
     rows = runtime.current_record()["comparisons"]
     assert [r["key"] for r in rows] == ["simH", "simH_offdiag"] and rows[1]["chance"] == 0.0
@@ -545,7 +546,7 @@ def test_a_learned_similarity_is_judged_against_the_untrained_model(capsys):
     rep = SimilarityWithChance(value=0.75, offdiagonal=0.6, random_mean=0.30, random_std=0.01,
                                random_offdiagonal_mean=0.0, random_offdiagonal_std=0.01,
                                shuffled_mean=0.3, shuffled_std=0.05, draws=20,
-                               untrained=0.70, untrained_offdiagonal=0.2)
+                               untrained=0.70, untrained_offdiagonal=0.2, shuffled_offdiagonal_mean=0.01)
     assert rep.baseline == 0.70 and rep.baseline_offdiagonal == 0.2
     assert runtime.compare_similarity("simH", rep) == ("deviates", "reproduced")
     value_row, off_row = runtime.current_record()["comparisons"]
@@ -599,8 +600,8 @@ def test_unjudged_claims_are_the_registered_keys_never_compared():
     claims.a.judge(1)
     assert runtime.unjudged_claims(runtime.current_record()) == ["b", "s", "s_offdiag"]
     claims.b.judge(1)
-    runtime.compare("s", 1, chance=0)
-    runtime.compare("s_offdiag", 1, chance=0)
+    runtime.compare("s", 1, chance=0, control=0.5)
+    runtime.compare("s_offdiag", 1, chance=0, control=0.5)
     assert runtime.unjudged_claims(runtime.current_record()) == []
 
 
@@ -611,7 +612,8 @@ def test_similarity_claims_as_objects_with_the_paper_value_at_registration():
     sims = runtime.preregister_similarity({"simH": ("sim(H, S~) high", 0.1, "A:Fig 1", "near-identical")})
     rep = SimilarityWithChance(value=0.9, offdiagonal=0.8, random_mean=0.3, random_std=0.01,
                                random_offdiagonal_mean=0.0, random_offdiagonal_std=0.01,
-                               shuffled_mean=0.3, shuffled_std=0.05, draws=20)
+                               shuffled_mean=0.3, shuffled_std=0.05, draws=20,
+                               shuffled_offdiagonal_mean=0.0)
     assert runtime.compare_similarity(sims.simH, rep) == ("reproduced", "reproduced")
     assert [r["paper"] for r in runtime.current_record()["comparisons"]] == ["near-identical"] * 2
 
@@ -706,7 +708,8 @@ def test_similarity_claims_judge_their_control_on_both_values():
     def rep(value, off):
         return SimilarityWithChance(value=value, offdiagonal=off, random_mean=0.5, random_std=0.01,
                                     random_offdiagonal_mean=0.0, random_offdiagonal_std=0.01,
-                                    shuffled_mean=0.3, shuffled_std=0.05, draws=20)
+                                    shuffled_mean=0.3, shuffled_std=0.05, draws=20,
+                               shuffled_offdiagonal_mean=0.0)
 
     setup_chapter(namespace())
     runtime.preregister_similarity({"simH": ("sim(H, S~) high", 0.1, "A:Fig 1")},

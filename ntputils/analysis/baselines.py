@@ -21,6 +21,7 @@ only against its chance level. This module gives, for a pair ``(A, B)``:
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -86,6 +87,18 @@ class SimilarityWithChance:
     draws: int
     untrained: float | None = None
     untrained_offdiagonal: float | None = None
+    shuffled_offdiagonal_mean: float | None = None  # the shuffled-column control of the off-diagonal value
+
+    @property
+    def control(self) -> SimpleNamespace:
+        """The negative control of a similarity claim (:func:`ntputils.chapter.compare_similarity`): the
+        shuffled-column values, ``sim(A[:, pi], B)`` averaged over the draws, with and without the
+        diagonal. Permuting ``A``'s columns keeps its spectrum and its correlation values but mismatches
+        the pairs of columns, so a rule that this control passes too does not test the pairing."""
+        if self.shuffled_offdiagonal_mean is None:
+            raise ValueError("this SimilarityWithChance has no shuffled off-diagonal value: make it with "
+                             "similarity_with_chance")
+        return SimpleNamespace(value=self.shuffled_mean, offdiagonal=self.shuffled_offdiagonal_mean)
 
     @property
     def baseline(self) -> float:
@@ -129,7 +142,8 @@ class SimilarityWithChance:
 def similarity_with_chance(A: np.ndarray, B: np.ndarray, *, draws: int = 20, seed: int = 0,
                            untrained: np.ndarray | None = None) -> SimilarityWithChance:
     """``sim(A, B)`` reported with its off-diagonal value, the random-matrix baseline (same shape as
-    ``A``) and the shuffled-column control: what every similarity claim of the book shows.
+    ``A``) and the shuffled-column control (with and without the diagonal: the claim's negative control,
+    :attr:`SimilarityWithChance.control`): what every similarity claim of the book shows.
 
     ``untrained``: for a learned ``A``, the same matrix of the same model at initialization (``A``'s
     shape); its ``sim`` and off-diagonal value become the untrained baseline.
@@ -138,6 +152,7 @@ def similarity_with_chance(A: np.ndarray, B: np.ndarray, *, draws: int = 20, see
     rm, rs = random_sim(A.shape, B, draws=draws, seed=seed)
     om, os_ = random_sim(A.shape, B, draws=draws, seed=seed, offdiagonal=True)
     sm, ss = shuffled_sim(A, B, draws=draws, seed=seed)
+    som, _ = shuffled_sim(A, B, draws=draws, seed=seed, offdiagonal=True)
     u = uo = None
     if untrained is not None:
         A0 = np.asarray(untrained, dtype=np.float64)
@@ -145,4 +160,4 @@ def similarity_with_chance(A: np.ndarray, B: np.ndarray, *, draws: int = 20, see
             raise ValueError(f"the untrained matrix must have the trained one's shape {A.shape}, "
                              f"got {A0.shape}")
         u, uo = sim(A0, B), offdiagonal_sim(A0, B)
-    return SimilarityWithChance(sim(A, B), offdiagonal_sim(A, B), rm, rs, om, os_, sm, ss, draws, u, uo)
+    return SimilarityWithChance(sim(A, B), offdiagonal_sim(A, B), rm, rs, om, os_, sm, ss, draws, u, uo, som)
