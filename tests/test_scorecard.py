@@ -17,17 +17,19 @@ from ntputils.book.scorecard import (
 REPO = Path(__file__).resolve().parents[1]
 CATALOGUE = read_catalogue()
 ITEM_IDS = {item for item, *_ in CATALOGUE}
-#: the rendering tests run on the real catalogue without its partial notes (tested apart), so that the
-#: statuses they assert are those of the evidence alone
+#: the rendering tests run on the real catalogue without its partial notes and data sets (tested apart), so
+#: that the statuses they assert are those of the evidence alone
 @pytest.fixture(autouse=True)
 def test_catalogue(tmp_path, monkeypatch, request):
     if "real_catalogue" in request.keywords:
         return
     real = yaml.safe_load(CATALOGUE_FILE.read_text())
-    entries = [{k: v for k, v in e.items() if k != "partial"} for e in real]
+    entries = [{k: v for k, v in e.items() if k not in ("partial", "data")} for e in real]
     path = tmp_path / "items.yaml"
     path.write_text(yaml.safe_dump(entries))
     monkeypatch.setattr(scorecard, "read_catalogue", lambda: read_catalogue(path))
+    real_item_data = scorecard.item_data
+    monkeypatch.setattr(scorecard, "item_data", lambda: real_item_data(path))
 
 
 @pytest.mark.real_catalogue
@@ -47,7 +49,8 @@ def test_catalogue_file_has_only_known_fields_and_real_chapters(tmp_path):
     """``book/scorecard_items.yaml`` is edited by hand: a misspelt field (read as absent) or chapter fails."""
     entries = yaml.safe_load(CATALOGUE_FILE.read_text())
     for e in entries:
-        assert {"id", "title"} <= set(e) <= {"id", "title", "chapters", "why", "partial"}, e
+        assert {"id", "title"} <= set(e) <= {"id", "title", "chapters", "why", "partial", "data"}, e
+        assert set(e.get("data", [])) <= set(scorecard.read_datasets()), e  # every data set is catalogued
         # partial (what of the paper's scale did not run) needs evidence: an item no chapter reproduces
         # has only its why; with chapters, why says why the evidence differs from the paper
         assert not ("partial" in e and not e.get("chapters")), e
@@ -337,3 +340,39 @@ def test_an_empty_seeds_cell_says_why():
     assert _seeds_cell([], [check], {}) == "- (checks only)"
     assert _seeds_cell([], [check, claim], {}) == "- (no five-seed table of a07)"
     assert _seeds_cell([], [], {}) == "-"
+
+
+@pytest.mark.real_catalogue
+def test_an_item_on_a_rebuilt_or_sampled_data_set_is_partial_with_the_measured_differences():
+    from ntputils.book.scorecard import data_caps, item_data, read_datasets
+
+    datasets = read_datasets()
+    assert {d["kind"] for d in datasets.values()} <= {"paper", "rebuild", "sample"}
+    uses = item_data()
+    assert uses["A:Fig 1"] == ("STS",) and uses["B:Fig 9"] == ("MNIST",)
+    states = {"a05_ufm_training": {"comparisons": [
+        {"key": "a05_sts_m", "measured": 371, "paper": 403, "outcome": "deviates", "items": []}],
+        "results": {}}}
+    (cap,) = data_caps(("STS",), datasets, states)
+    assert cap.startswith("partial (data): Paper A's Simplified TinyStories is a rebuild: rebuilt from")
+    assert "a05_sts_m = 371 (paper 403)" in cap and "a05_sts_n: not measured in this build" in cap
+    assert data_caps(("MNIST",), datasets, states) == []  # the paper's own data caps nothing
+    with pytest.raises(ValueError, match="unknown data set 'nope'"):
+        data_caps(("nope",), datasets, states)
+    page = render_scorecard({"a05_ufm_training": {"comparisons": [
+        {"key": "g", "claim": "CE - H small", "rule": "<= 0.001", "outcome": "reproduced", "measured": 1e-4,
+         "items": ["A:Fig 4"], "control": "the untrained model", "control_value": 1.0,
+         "control_passes": False}]}}, {"a05": "a05_ufm_training"})
+    row = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 4"))
+    assert "| **partial** |" in row
+    assert "- at best partial: partial (data): Paper A's Synthetic data set is a rebuild" in page
+    assert "- at best partial: partial (data): Paper A's Simplified TinyStories is a rebuild" in page
+
+
+def test_a_data_set_of_unknown_kind_is_refused(tmp_path):
+    from ntputils.book.scorecard import read_datasets
+
+    path = tmp_path / "datasets.yaml"
+    path.write_text('- id: X\n  title: "x"\n  kind: "reconstructed"\n')
+    with pytest.raises(ValueError, match="'X' has kind 'reconstructed', not one of paper, rebuild, sample"):
+        read_datasets(path)

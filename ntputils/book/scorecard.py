@@ -28,6 +28,62 @@ def read_catalogue(path: Path = CATALOGUE_FILE) -> list[tuple[str, str, tuple[st
             for e in yaml.safe_load(path.read_text())]
 
 
+DATASETS_FILE = CATALOGUE_FILE.parent / "datasets.yaml"
+DATA_KINDS = ("paper", "rebuild", "sample")
+
+
+def read_datasets(path: Path = DATASETS_FILE) -> dict[str, dict[str, Any]]:
+    """The data catalogue ``book/datasets.yaml``: data set id -> ``{"title", "kind", "what", "shown"}``
+    (``kind``: one of :data:`DATA_KINDS`; ``shown``: claim keys or record names whose values show how the
+    data differ from the paper's)."""
+    out = {}
+    for e in yaml.safe_load(path.read_text()):
+        if e.get("kind") not in DATA_KINDS:
+            raise ValueError(f"{path.name}: data set {e.get('id')!r} has kind {e.get('kind')!r}, "
+                             f"not one of {', '.join(DATA_KINDS)}")
+        out[e["id"]] = {"title": e["title"], "kind": e["kind"], "what": e.get("what", ""),
+                        "shown": list(e.get("shown") or [])}
+    return out
+
+
+def item_data(path: Path = CATALOGUE_FILE) -> dict[str, tuple[str, ...]]:
+    """Item id -> the data sets (ids of :func:`read_datasets`) its evidence uses (the catalogue's
+    ``data``)."""
+    return {e["id"]: tuple(e.get("data") or ()) for e in yaml.safe_load(path.read_text())}
+
+
+def _data_value(key: str, states: dict[str, dict[str, Any]]) -> str:
+    """``key = measured (paper X)`` from the records: a claim key's measured value and the paper's, or a
+    recorded value; ``key: not measured`` when no executed chapter has it."""
+    for st in states.values():
+        for row in st.get("comparisons", []):
+            if row.get("key") == key and row.get("measured") is not None:
+                paper = f" (paper {md_cell(row['paper'])})" if row.get("paper") is not None else ""
+                return f"{key} = {md_cell(row['measured'])}{paper}"
+        entry = (st.get("results") or {}).get(key)
+        if entry is not None:
+            value = entry.get("value") if isinstance(entry, dict) else entry
+            return f"{key} = {md_cell(value)}"
+    return f"{key}: not measured in this build"
+
+
+def data_caps(data: tuple[str, ...], datasets: dict[str, dict[str, Any]],
+              states: dict[str, dict[str, Any]]) -> list[str]:
+    """Why an item is at best "partial (data)": each of its data sets that is a rebuild or a sample, what
+    differs, and the measured values that show it (:func:`_data_value`)."""
+    out = []
+    for d in data:
+        if d not in datasets:
+            raise ValueError(f"the scorecard catalogue names the unknown data set {d!r} (book/datasets.yaml)")
+        ds = datasets[d]
+        if ds["kind"] == "paper":
+            continue
+        shown = "; ".join(_data_value(k, states) for k in ds["shown"])
+        out.append(f"partial (data): {ds['title']} is a {ds['kind']}: {ds['what']}"
+                   + (f"; measured: {shown}" if shown else ""))
+    return out
+
+
 NOT_BOOKS_RUN = "not the book's run"
 STATUSES = ("reproduced", "partial", "fragile", "deviates", "not run", "unscored", "failed", "not executed",
             "not reproduced", NOT_BOOKS_RUN)
@@ -161,7 +217,7 @@ def _claims(n: int) -> str:
     return f"{n} claim{'s' if n != 1 else ''}"
 
 
-def caps(item: str, decided: list[dict[str, Any]], partial: str = "") -> list[str]:
+def caps(item: str, decided: list[dict[str, Any]], partial: str | list[str] = "") -> list[str]:
     """Why an item whose evidence holds is at best ``partial``: claims that cannot fail (their control
     passes the same rule), claims registered without a negative control, a figure backed by checks alone
     (a mathematical fact is not the figure's empirical content), and ``partial`` (what of the paper's
@@ -176,12 +232,11 @@ def caps(item: str, decided: list[dict[str, Any]], partial: str = "") -> list[st
         out.append(f"{_claims(bare)} without a negative control")
     if "Fig" in item and not claims and any(d["kind"] == "check" for d in decided):
         out.append("checks only: a mathematical fact does not reproduce a figure's empirical content")
-    if partial:
-        out.append(partial)
+    out += [partial] if isinstance(partial, str) and partial else list(partial or [])
     return out
 
 
-def final_status(cpu: str, decided: list[dict[str, Any]], item: str = "", partial: str = ""
+def final_status(cpu: str, decided: list[dict[str, Any]], item: str = "", partial: str | list[str] = ""
                  ) -> tuple[str, list[str]]:
     """The item's status and why it is capped: ``cpu`` (:func:`item_status` of the book's run) stands when
     the chapter failed, never ran or ran with overrides; else the worst of the claims' verdicts
@@ -332,6 +387,7 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
     ev = evidence(states)
     pev = paper_evidence(paper or {})
     catalogue = read_catalogue()
+    uses, datasets = item_data(), read_datasets()
     unknown = sorted(set(ev) - {item for item, *_ in catalogue})
     overrides = overrides or {}
     counts: dict[str, int] = defaultdict(int)
@@ -348,7 +404,9 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
                              + [f"that run's verdict: {cpu}"] + ([note] if note else []))
             cpu = NOT_BOOKS_RUN
         verdicts = decided_claims(rs, prs, srs)
-        status, capped = final_status(cpu, verdicts, item, partial)
+        status, capped = final_status(cpu, verdicts, item,
+                                      ([partial] if partial else []) + data_caps(uses.get(item, ()), datasets,
+                                                                                 states))
         by_paper = sum(d["by"] == "paper profile" for d in verdicts)
         if by_paper and cpu not in ("failed", "not executed", NOT_BOOKS_RUN):
             note = "; ".join([f"the paper profile decides {_claims(by_paper)} (cpu run: {cpu})"]
