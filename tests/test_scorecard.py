@@ -376,3 +376,41 @@ def test_a_data_set_of_unknown_kind_is_refused(tmp_path):
     path.write_text('- id: X\n  title: "x"\n  kind: "reconstructed"\n')
     with pytest.raises(ValueError, match="'X' has kind 'reconstructed', not one of paper, rebuild, sample"):
         read_datasets(path)
+
+
+def test_the_headline_counts_items_per_paper_and_reaches_the_readme(tmp_path):
+    from collections import Counter
+
+    from ntputils.book.project import Project
+    from ntputils.book.scorecard import README_MARKS, headline, write_readme_headline
+
+    statuses = {"A:Fig 1": "partial", "A:Fig 2": "reproduced", "A:Fig 7": "not reproduced",
+                "A:Fig 8": "unscored", "B:Fig 3": "deviates", "B:Fig 9": "fragile"}
+    top = headline(statuses, {"A": Counter({"controlled": 3, "cannot fail": 1, "no control": 2})})
+    assert top.startswith("**Paper A**, 4 numbered figures and results: 1 reproduced, 1 partial, 0 fragile, "
+                          "0 deviating, 1 not available, 1 not judged in this build; of its 6 judged claims, "
+                          "1 cannot fail")
+    assert ("**Paper B**, 2 numbered figures and results: 0 reproduced, 0 partial, 1 fragile, 1 deviating"
+            in top)
+    assert "of its 0 judged claims" in top
+    real = Path(__file__).resolve().parents[1] / "README.md"
+    assert real.read_text().count(README_MARKS[0]) == 1  # the README carries the marks the writer needs
+
+    root = tmp_path / "p"
+    (root / "book").mkdir(parents=True)
+    (root / "notebooks").mkdir()
+    project = Project(root)
+    readme = root / "README.md"
+    readme.write_text(f"# X\n\nintro\n{README_MARKS[0]}\nold\n{README_MARKS[1]}\n\nrest\n")
+    with pytest.raises(ValueError, match="build the book first"):
+        write_readme_headline(project)
+    project.headline_page.write_text(f"{top} [The scorecard](scorecard.md) gives each item's evidence.\n")
+    write_readme_headline(project)
+    text = readme.read_text()
+    assert "old" not in text and text.endswith("\n\nrest\n") and "](book/scorecard.md)" in text
+    assert "**Paper A**, 4 numbered figures" in text and "(Scorecard of the build at commit none" in text
+    write_readme_headline(project)  # idempotent: one block
+    assert readme.read_text() == text
+    readme.write_text("no marks")
+    with pytest.raises(ValueError, match="needs one pair of headline marks"):
+        write_readme_headline(project)

@@ -305,7 +305,9 @@ def parser() -> argparse.ArgumentParser:
                    help="seconds allowed per chapter, positive and finite (default: none)")
 
     sub.add_parser("list", help="chapters and whether their executed notebook is current")
-    sub.add_parser("status", help="regenerate book/status.md only")
+    stp = sub.add_parser("status", help="regenerate book/status.md, the scorecard and its headline only")
+    stp.add_argument("--readme", action="store_true",
+                     help="also write the scorecard's headline into README.md (between its headline marks)")
 
     sw = sub.add_parser("sweep", help="run a chapter over the cartesian product of parameter values on Dask")
     sw.add_argument("chapter", help="chapter (name or prefix, e.g. a05)")
@@ -408,6 +410,15 @@ def _main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         _write_pages(project, KeyCalculator(project), set())
         say(f"wrote {project.status_page}")
+        if args.readme:
+            from ntputils.book.scorecard import write_readme_headline
+
+            try:
+                write_readme_headline(project)
+            except ValueError as err:
+                say(f"error: {err}")
+                return EXIT_USAGE
+            say(f"wrote the headline into {project.root / 'README.md'}")
         return EXIT_OK
     if args.command == "sweep":
         from ntputils.book.sweep import sweep_command

@@ -119,6 +119,11 @@ class Project:
     def scorecard_page(self) -> Path:
         return self.book_dir / "scorecard.md"
 
+    @property
+    def headline_page(self) -> Path:
+        """The scorecard's headline (per paper: reproduced, partial, deviating, ...), for the intro."""
+        return self.book_dir / "headline.md"
+
     def in_toc(self, page: Path) -> bool:
         """Whether the generated page ``page`` (under the root) is an entry of the toc."""
         return strip_suffix(page.relative_to(self.root).as_posix()) in self.toc_files()

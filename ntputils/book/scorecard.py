@@ -373,17 +373,54 @@ def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any
     return lines + ["", ":::", ""]
 
 
+PAPERS = {"A": "Paper A", "B": "Paper B"}
+#: the headline's categories of an item status (the others: "not judged in this build")
+HEADLINE = (("reproduced", ("reproduced",)), ("partial", ("partial",)), ("fragile", ("fragile",)),
+            ("deviating", ("deviates",)), ("not available", ("not reproduced",)))
+
+
+def headline(statuses: dict[str, str], claims: dict[str, Counter[str]]) -> str:
+    """The book's headline, per paper: how many of its catalogued items are reproduced, partial, fragile,
+    deviating, not available (no chapter can judge them: no caption or statement, no weights) or not judged
+    in this build, and how many of its judged claims cannot fail or have no negative control.
+    ``statuses``: item id -> status (:func:`render_scorecard`); ``claims``: paper letter -> claim tally."""
+    parts = []
+    for letter, name in PAPERS.items():
+        mine = [st for item, st in statuses.items() if item.startswith(letter + ":")]
+        if not mine:
+            continue
+        said = [f"{sum(st in group for st in mine)} {label}" for label, group in HEADLINE]
+        other = len(mine) - sum(st in group for _label, group in HEADLINE for st in mine)
+        if other:
+            said.append(f"{other} not judged in this build")
+        tally = claims.get(letter, Counter())
+        judged = sum(tally.values())
+        parts.append(f"**{name}**, {len(mine)} numbered figures and results: {', '.join(said)}; of its "
+                     f"{judged} judged claims, {tally[CANNOT_FAIL]} cannot fail (their negative control "
+                     f"passes the same rule) and {tally['no control']} have no negative control yet.")
+    return " ".join(parts)
+
+
 def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
                      paper: dict[str, dict[str, Any]] | None = None,
                      runs: dict[str, str] | None = None, overrides: dict[str, str] | None = None,
                      seeds: dict[str, dict[str, Any]] | None = None) -> str:
+    """The markdown of the scorecard (:func:`score`)."""
+    return score(states, links, paper, runs, overrides, seeds)[0]
+
+
+def score(states: dict[str, dict[str, Any]], links: dict[str, str],
+          paper: dict[str, dict[str, Any]] | None = None,
+          runs: dict[str, str] | None = None, overrides: dict[str, str] | None = None,
+          seeds: dict[str, dict[str, Any]] | None = None) -> tuple[str, str]:
     """The markdown of the scorecard; ``states``: chapter stem -> notebook record (of a chapter whose
     latest run failed: its last good run); ``links``: chapter prefix (``a05``) -> page name; ``paper``:
     the committed paper-profile runs (chapter prefix -> ``{"table", "provenance", "stale"}``), which
     decide with the cpu run (:func:`combined_status`); ``runs``: chapter prefix -> its run state
     (:data:`RUN_STATES`; ``None``: all ok); ``overrides``: chapter prefix -> the ``-p`` overrides of its
     run (its items: :data:`NOT_BOOKS_RUN`); ``seeds``: the committed five-seed runs
-    (:func:`ntputils.committed.seed_tables`), which decide too (:func:`final_status`)."""
+    (:func:`ntputils.committed.seed_tables`), which decide too (:func:`final_status`). Returns the page
+    and its :func:`headline`."""
     ev = evidence(states)
     pev = paper_evidence(paper or {})
     catalogue = read_catalogue()
@@ -392,6 +429,8 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
     overrides = overrides or {}
     counts: dict[str, int] = defaultdict(int)
     claim_counts: Counter[str] = Counter()
+    per_paper: dict[str, Counter[str]] = defaultdict(Counter)
+    statuses: dict[str, str] = {}
     rows, blocks = [], []
     for item, title, chapters, why, partial in catalogue:
         rs, prs = ev.get(item, []), pev.get(item, [])
@@ -414,9 +453,12 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
         elif status not in (cpu, "partial") and cpu in ("reproduced", "deviates", "not run"):
             note = "; ".join([f"the five seeds decide (cpu run: {cpu})"] + ([note] if note else []))
         counts[status] += 1
-        claim_counts.update(d["outcome"] if d["outcome"] == CANNOT_FAIL else
-                            "no control" if d["control"] == "none" else "controlled"
-                            for d in verdicts if d["kind"] == "compare" and d["outcome"] in JUDGED)
+        statuses[item] = status
+        tally = Counter(d["outcome"] if d["outcome"] == CANNOT_FAIL else
+                        "no control" if d["control"] == "none" else "controlled"
+                        for d in verdicts if d["kind"] == "compare" and d["outcome"] in JUDGED)
+        claim_counts.update(tally)
+        per_paper[item.split(":")[0]].update(tally)
         where = ", ".join(f"[{c}]({links[c]}.ipynb)" if c in links else c for c in chapters) or "-"
         shown_note = "; ".join(n for n in (note, "" if rs or prs else why) if n)
         rows.append(f"| {md_cell(title)} | **{status}**{f' ({md_cell(shown_note)})' if shown_note else ''} "
@@ -426,8 +468,11 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
     made = (", ".join(f"{p} of {str(v['provenance'].get('finished', '?'))[:10]}"
                       + (" STALE" if v["stale"] else "") for p, v in sorted((paper or {}).items()))
             or "none committed")
+    top = headline(statuses, per_paper)
     lines = [
         "# Reproduction scorecard",
+        "",
+        top,
         "",
         "Generated by `python -m ntputils.book build` from the records of the executed chapters; do not "
         "edit. One row per figure and numbered result of both papers. A *claim* is an empirical statement "
@@ -461,7 +506,7 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
     ]
     if unknown:
         lines += [f"Records name unknown items: {', '.join(md_cell(u) for u in unknown)}.", ""]
-    return "\n".join(lines)
+    return "\n".join(lines), top
 
 
 def coverage_problems(states: dict[str, dict[str, Any]], runs: dict[str, str]) -> list[str]:
@@ -508,5 +553,29 @@ def write_scorecard(project: Project, chapters: list[Chapter], rendered: dict[st
 
     currency = currencies(project)
     paper, seeds = paper_tables(project.root, currency), seed_tables(project.root, currency)
-    project.scorecard_page.write_text(render_scorecard(states, links, paper, runs, overrides, seeds))
+    page, top = score(states, links, paper, runs, overrides, seeds)
+    project.scorecard_page.write_text(page)
+    project.headline_page.write_text(f"{top} [The scorecard](scorecard.md) gives each item's evidence.\n")
     return coverage_problems(states, runs)
+
+
+README_MARKS = ("<!-- headline: made by `python -m ntputils.book status --readme` from the scorecard; "
+                "do not edit -->", "<!-- /headline -->")
+
+
+def write_readme_headline(project: Project) -> None:
+    """Put the scorecard's headline (``book/headline.md``, written with the scorecard) into ``README.md``
+    between :data:`README_MARKS`, with the commit it was made at. ``ValueError`` when either is missing."""
+    from ntputils.book.environment import git_commit
+
+    readme = project.root / "README.md"
+    if not project.headline_page.exists():
+        raise ValueError(f"no headline yet ({project.headline_page}): build the book first")
+    text = readme.read_text()
+    start, end = README_MARKS
+    if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
+        raise ValueError(f"{readme} needs one pair of headline marks: {start} ... {end}")
+    top = project.headline_page.read_text().strip().replace("](scorecard.md)", "](book/scorecard.md)")
+    block = f"{start}\n{top} (Scorecard of the build at commit {git_commit(project.root)}.)\n{end}"
+    head, rest = text.split(start)
+    readme.write_text(head + block + rest.split(end, 1)[1])
