@@ -414,3 +414,31 @@ def test_the_headline_counts_items_per_paper_and_reaches_the_readme(tmp_path):
     readme.write_text("no marks")
     with pytest.raises(ValueError, match="needs one pair of headline marks"):
         write_readme_headline(project)
+
+
+def test_rule_changes_after_a_chapter_ran_are_read_from_git(tmp_path):
+    import subprocess
+
+    from ntputils.book.rule_history import registered, rule_calls, rule_changes
+
+    root = tmp_path / "repo"
+    (root / "notebooks").mkdir(parents=True)
+    chapter = root / "notebooks" / "z01_toy.py"
+
+    def commit(text: str, message: str) -> None:
+        chapter.write_text(text)
+        subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+        subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm",
+                        message], check=True)
+
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    commit('claims = preregister({"z01_gap": ("gap", at_most(0.95, "bar"))})\n', "first")
+    commit('claims = preregister({"z01_gap": ("gap", at_most(0.95, "bar"), "X:Fig 1")})\n', "re-wrap")
+    commit('claims = preregister({"z01_gap": ("gap", at_most(0.9, "bar"), "X:Fig 1")})\n', "move the bar")
+    (change,) = rule_changes(root, "z01_toy")  # the re-wrap kept the same rule call: not a change
+    assert change.subject == "move the bar" and not change.after_table
+    assert rule_calls(change.old) == ['at_most(0.95,"bar")']
+    assert rule_calls(change.new) == ['at_most(0.9,"bar")']
+    assert registered(root, "z01_gap")[0] and registered(root, "never_there") == ("", "")
+    page = render_scorecard({}, {}, root=root)
+    assert "## Rules changed after their chapter had run" in page  # no chapter ran here: the section is empty

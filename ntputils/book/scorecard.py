@@ -15,6 +15,7 @@ import yaml
 
 from ntputils.book.execute import overrides_text
 from ntputils.book.project import Chapter, Project
+from ntputils.book.rule_history import registered, rule_calls, rule_changes
 from ntputils.book.status import chapter_state, md_cell
 from ntputils.committed import CANNOT_FAIL, SEED_NOT_USED, SEEDS_REPRODUCED_AT, control_text
 
@@ -332,10 +333,12 @@ def _chance(r: dict[str, Any]) -> str:
 
 def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any]],
                     paper_rows: list[dict[str, Any]], why: str, seed_rows: list[dict[str, Any]] = (),
-                    capped: list[str] = ()) -> list[str]:
+                    capped: list[str] = (), when: dict[str, tuple[str, str]] | None = None) -> list[str]:
     """The item's evidence, folded below the table: each claim and check of the cpu run (measured,
-    chance levels, negative control, rule, outcome), its five seeds, the paper profile's value, why the
-    item is at best partial (``capped``, :func:`caps`) and why it differs."""
+    chance levels, negative control, rule, outcome, and ``when`` its key was registered: commit and date),
+    its five seeds, the paper profile's value, why the item is at best partial (``capped``, :func:`caps`)
+    and why it differs."""
+    when = when or {}
     lines = [f":::{{dropdown}} {md_cell(title)} · {status}", ""]
     paper_of = {(r["chapter"], r["key"]): r for r in paper_rows}
     seeds_of = {(r["chapter"], r["key"]): r for r in seed_rows}
@@ -358,8 +361,11 @@ def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any
         else:
             at_seeds = ""
         rule = md_cell(r.get("rule", "-"))
+        commit, date = when.get(r.get("key"), ("", ""))
+        since = (f"; registered {date[:10]} ({commit})" if commit else
+                 "; registered with its chapter (its key is built in code)" if r.get("key") in when else "")
         lines.append(f"- {text}: {md_cell(r.get('measured'))}{_chance(r)}; control: "
-                     f"{md_cell(control_text(r))}; rule {rule}: **{r['outcome']}**{at_seeds}{at_paper}"
+                     f"{md_cell(control_text(r))}; rule {rule}{since}: **{r['outcome']}**{at_seeds}{at_paper}"
                      + (f" ({md_cell(r['note'])})" if r.get("note") else ""))
     for r in paper_of.values():  # claims only the paper profile judged
         lines.append(f"- paper profile ({r['chapter']}, {r['made']}{', STALE' if r['stale'] else ''}): "
@@ -404,23 +410,45 @@ def headline(statuses: dict[str, str], claims: dict[str, Counter[str]]) -> str:
 def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
                      paper: dict[str, dict[str, Any]] | None = None,
                      runs: dict[str, str] | None = None, overrides: dict[str, str] | None = None,
-                     seeds: dict[str, dict[str, Any]] | None = None) -> str:
+                     seeds: dict[str, dict[str, Any]] | None = None, root: Path | None = None) -> str:
     """The markdown of the scorecard (:func:`score`)."""
-    return score(states, links, paper, runs, overrides, seeds)[0]
+    return score(states, links, paper, runs, overrides, seeds, root)[0]
+
+
+def rule_history_lines(root: Path, chapters: list[str]) -> list[str]:
+    """The scorecard's section on rules changed after their chapter had run (:mod:`rule_history`)."""
+    changes = [c for name in chapters for c in rule_changes(root, name)]
+    lines = ["## Rules changed after their chapter had run", "",
+             "Read from git: each commit that removed or rewrote a rule (or a check's threshold) of a "
+             "chapter that had been committed, and so executed, before it; such a rule may have been set "
+             "with its value in view. *after a table*: the change came after the chapter's first committed "
+             "table, a measurement the repository itself holds. Each claim's evidence above says when its "
+             "key was registered.", ""]
+    if not changes:
+        return lines + ["None.", ""]
+    lines += ["| chapter | commit | date | after a table | rules before | rules after |",
+              "|---|---|---|---|---|---|"]
+    for c in changes:
+        before = "; ".join(f"`{md_cell(x)}`" for x in rule_calls(c.old)) or "-"
+        after = "; ".join(f"`{md_cell(x)}`" for x in rule_calls(c.new)) or "- (removed)"
+        lines.append(f"| {c.chapter.split('_')[0]} | {c.commit} ({md_cell(c.subject[:60])}) | {c.date[:10]} "
+                     f"| {'yes' if c.after_table else 'no'} | {before} | {after} |")
+    return lines + [""]
 
 
 def score(states: dict[str, dict[str, Any]], links: dict[str, str],
           paper: dict[str, dict[str, Any]] | None = None,
           runs: dict[str, str] | None = None, overrides: dict[str, str] | None = None,
-          seeds: dict[str, dict[str, Any]] | None = None) -> tuple[str, str]:
+          seeds: dict[str, dict[str, Any]] | None = None, root: Path | None = None) -> tuple[str, str]:
     """The markdown of the scorecard; ``states``: chapter stem -> notebook record (of a chapter whose
     latest run failed: its last good run); ``links``: chapter prefix (``a05``) -> page name; ``paper``:
     the committed paper-profile runs (chapter prefix -> ``{"table", "provenance", "stale"}``), which
     decide with the cpu run (:func:`combined_status`); ``runs``: chapter prefix -> its run state
     (:data:`RUN_STATES`; ``None``: all ok); ``overrides``: chapter prefix -> the ``-p`` overrides of its
     run (its items: :data:`NOT_BOOKS_RUN`); ``seeds``: the committed five-seed runs
-    (:func:`ntputils.committed.seed_tables`), which decide too (:func:`final_status`). Returns the page
-    and its :func:`headline`."""
+    (:func:`ntputils.committed.seed_tables`), which decide too (:func:`final_status`); ``root``: the
+    project's git checkout, for when each claim was registered and which rules changed after their chapter
+    ran (:mod:`ntputils.book.rule_history`; ``None``: left out). Returns the page and its :func:`headline`."""
     ev = evidence(states)
     pev = paper_evidence(paper or {})
     catalogue = read_catalogue()
@@ -464,7 +492,8 @@ def score(states: dict[str, dict[str, Any]], links: dict[str, str],
         rows.append(f"| {md_cell(title)} | **{status}**{f' ({md_cell(shown_note)})' if shown_note else ''} "
                     f"| {_cpu_cell(rs)} | {_seeds_cell(srs, rs, seeds)} | {_paper_cell(prs)} | {where} |")
         if rs or prs:
-            blocks += _evidence_block(title, status, note, rs, prs, why, srs, capped)
+            when = {r.get("key"): registered(root, r["key"]) for r in rs if root and r.get("key")}
+            blocks += _evidence_block(title, status, note, rs, prs, why, srs, capped, when)
     made = (", ".join(f"{p} of {str(v['provenance'].get('finished', '?'))[:10]}"
                       + (" STALE" if v["stale"] else "") for p, v in sorted((paper or {}).items()))
             or "none committed")
@@ -506,6 +535,8 @@ def score(states: dict[str, dict[str, Any]], links: dict[str, str],
     ]
     if unknown:
         lines += [f"Records name unknown items: {', '.join(md_cell(u) for u in unknown)}.", ""]
+    if root is not None:
+        lines += rule_history_lines(root, sorted(states))
     return "\n".join(lines), top
 
 
@@ -553,7 +584,7 @@ def write_scorecard(project: Project, chapters: list[Chapter], rendered: dict[st
 
     currency = currencies(project)
     paper, seeds = paper_tables(project.root, currency), seed_tables(project.root, currency)
-    page, top = score(states, links, paper, runs, overrides, seeds)
+    page, top = score(states, links, paper, runs, overrides, seeds, project.root)
     project.scorecard_page.write_text(page)
     project.headline_page.write_text(f"{top} [The scorecard](scorecard.md) gives each item's evidence.\n")
     return coverage_problems(states, runs)
