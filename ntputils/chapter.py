@@ -469,12 +469,18 @@ def _finite(value: Any, what: str) -> float:
     return x
 
 
-def within(paper: float, *, abs_tol: float | None = None, rel_tol: float | None = None) -> Rule:
+def within(paper: float, *, abs_tol: float | None = None, rel_tol: float | None = None,
+           source: str = "paper") -> Rule:
     """``|measured - paper| <= abs_tol`` (or ``<= rel_tol * |paper|``): the paper's number, a tolerance.
 
     The paper's value and the tolerance must be finite and the tolerance ``>= 0`` (``0``: exactly the
-    paper's value, e.g. a count); anything else raises ``ValueError`` at registration.
+    paper's value, e.g. a count); anything else raises ``ValueError`` at registration. ``source`` names
+    where the number comes from when it is not the paper's: ``"reference run"`` (one of our own runs) or
+    ``"authors' logs"``; the rule then reads "0.13 (reference run, not the paper) within 0.05", and the
+    number is not shown as the paper's.
     """
+    if not isinstance(source, str) or not source.strip():
+        raise ValueError(f"within(): source must name where the number comes from, got {source!r}")
     if (abs_tol is None) == (rel_tol is None):
         raise ValueError("within() needs exactly one of abs_tol, rel_tol")
     paper = _finite(paper, "within(): the paper's value")
@@ -484,7 +490,9 @@ def within(paper: float, *, abs_tol: float | None = None, rel_tol: float | None 
                          f"{given!r} (a claim that can never pass)")
     tol = abs_tol if abs_tol is not None else rel_tol * abs(paper)
     what = f"{abs_tol:g}" if abs_tol is not None else f"{100 * rel_tol:g}% of it"
-    return Rule("within", f"paper's {paper:g} within {what}", low=paper - tol, high=paper + tol, paper=paper)
+    text = f"paper's {paper:g}" if source == "paper" else f"{paper:g} ({source}, not the paper)"
+    return Rule("within", f"{text} within {what}", low=paper - tol, high=paper + tol,
+                paper=paper if source == "paper" else None)
 
 
 def at_least(bound: float, why: str = "") -> Rule:

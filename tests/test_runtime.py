@@ -718,3 +718,14 @@ def test_similarity_claims_judge_their_control_on_both_values():
     assert outcomes == (runtime.CANNOT_FAIL, "reproduced")
     rows = runtime.current_record()["comparisons"]
     assert [r["control_value"] for r in rows] == [0.7, 0.05]
+
+
+def test_a_reference_value_of_our_own_run_is_never_printed_as_the_papers():
+    rule = runtime.within(0.13, abs_tol=0.05, source="reference run")
+    assert rule.text == "0.13 (reference run, not the paper) within 0.05" and rule.paper is None
+    assert runtime.within(0.13, abs_tol=0.05).text == "paper's 0.13 within 0.05"
+    with pytest.raises(ValueError, match="source must name"):
+        runtime.within(0.13, abs_tol=0.05, source="")
+    setup_chapter(namespace())
+    claims = runtime.preregister({"c": ("c over lambda", rule)}, controls={"c": "random instance"})
+    assert claims.c.paper is None
