@@ -74,7 +74,10 @@ def test_scorecard_tallies_the_paper_run_per_item(project):
     md = render_scorecard({"t01_tiny": CPU_RECORD}, {"t01": "t01_tiny"}, paper)
     (row,) = [line for line in md.splitlines() if line.startswith("| Paper A Fig. 1:")]
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1] == "**deviates**"  # the worse of the cpu run (deviates) and the paper run (reproduced)
+    # the paper profile decides where it ran (reproduced; the cpu run deviates, a preview); the item is
+    # at best partial: the claim has no negative control, and A Fig. 1's data and scale are not the paper's
+    assert cells[1] == "**partial** (the paper profile decides 1 claim (cpu run: deviates))"
+    assert "- at best partial: 1 claim without a negative control" in md
     assert cells[3] == "- (no five-seed table of t01)"  # the reason the column is empty
     assert cells[4].startswith("t01 (") and cells[4].endswith("): 1 reproduced")  # by its scorecard item
     assert "t01 of 20" in md and "(STALE)" not in md
