@@ -296,6 +296,18 @@ def test_a_checkpoint_that_does_not_fit_never_half_loads_the_model(data, tmp_pat
     assert_same_history(h_straight, hist)
 
 
+def test_the_thread_count_is_part_of_the_run(data, tmp_path):
+    """Mini-batch results differ with the torch thread count, so a checkpoint written under one count is
+    not reloaded under another."""
+    kw = dict(steps=3, batch_size=6, checkpoint_dir=tmp_path, **FAST)
+    train_ntp(model(), data, num_threads=1, **kw)
+    with pytest.raises(ValueError, match=f"checkpoint {re.escape(str(tmp_path / CHECKPOINT_NAME))} belongs "
+                                         "to another run"):
+        train_ntp(model(), data, num_threads=2, **kw)
+    again = train_ntp(model(), data, num_threads=1, **kw)
+    assert again.meta["resumed_from"] == 3 and again.meta["num_threads"] == 1
+
+
 def test_a_full_disk_names_the_checkpoint_and_keeps_the_previous_one(data, tmp_path, monkeypatch):
     """A checkpoint written on a full disk: an OSError (ENOSPC) that names the file and says no space is
     left; the previous checkpoint stays intact and resumes once there is space (the write is simulated:

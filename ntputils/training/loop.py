@@ -376,7 +376,7 @@ def _resume(path: Path, config_hash: str, model: NTPModel,
     if state.get("config_hash") != config_hash:
         raise ValueError(
             f"checkpoint {path} belongs to another run (hash {state.get('config_hash')} != {config_hash}: "
-            "model, data, initial weights, or training arguments differ); "
+            "model, data, initial weights, training arguments or thread count differ); "
             "delete it, pass resume=False or use another checkpoint_dir"
         )
     try:
@@ -520,7 +520,9 @@ def train_ntp(
         ``ValueError``; a finished run is returned as saved. A damaged or altered checkpoint is trained
         again from the start (a ``CacheWarning`` names it); a full disk is an ``OSError`` naming it.
     stop_after: stop (after checkpointing) once this step is done -- simulates an interruption.
-    num_threads: torch CPU threads during training (restored afterwards); ``None`` keeps the setting.
+    num_threads: torch CPU threads during training (restored afterwards); ``None`` keeps the setting. The
+        thread count is part of the run's key (with mini-batches it changes the result in the third
+        decimal), so a checkpoint written under another count is refused, not reloaded.
     progress: tqdm progress bar.
 
     In classification mode (integer labels) the loop also logs ``accuracy`` and stores the
@@ -541,6 +543,8 @@ def train_ntp(
     log_list = _steps_list(log_steps, steps, log_spaced_steps(steps, 40))
     snap_list = _steps_list(snapshot_steps, steps, log_list)
     snap_cols = _snapshot_columns(snapshot_contexts, ts.m)
+    threads_before = torch.get_num_threads()
+    threads = num_threads or threads_before  # part of the run: mini-batch results differ with it
     config = {
         **model.describe(), "steps": steps, "lr": lr, "weight_decay": weight_decay, "optimizer": optimizer,
         "betas": list(betas), "schedule": schedule if isinstance(schedule, str) else schedule.__qualname__,
@@ -548,6 +552,7 @@ def train_ntp(
         "batch_size": batch_size, "reduction": reduction, "dtype": str(dtype), "amp": amp, "seed": seed,
         "log_steps": log_list, "snapshot_steps": snap_list,
         "snapshot_contexts": None if snapshot_contexts is None else snap_cols.tolist(),
+        "num_threads": threads,
     }
     config_hash = _config_hash(config, ts, model)
 
@@ -602,10 +607,9 @@ def train_ntp(
     ckpt_every = checkpoint_every or max(1, steps // 10)
     scale = float(ts.n) if reduction == "sum" else 1.0
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if amp and dev.type == "cuda" else nullcontext()
-    threads_before = torch.get_num_threads()
     bar = tqdm(total=steps, initial=start, disable=None if progress else True, desc=type(model).__name__)
     with deterministic(), torch.random.fork_rng(devices=[dev.index or 0] if dev.type == "cuda" else []):
-        torch.set_num_threads(num_threads or threads_before)
+        torch.set_num_threads(threads)
         if rng_state is not None:
             torch.set_rng_state(rng_state)
         else:
