@@ -327,7 +327,7 @@ def _decode_state(tree, arrays: dict[str, np.ndarray]):
 
 
 def read_checkpoint(path: Path) -> dict | None:
-    """The state saved at ``path`` by :func:`_save_checkpoint`, or ``None`` when there is none -- or, with a
+    """The checkpoint state :func:`train_ntp` saved at ``path``, or ``None`` when there is none -- or, with a
     :class:`~ntputils.data.corpora.cache.CacheWarning` naming it, when it cannot be read, does not match
     the checksum saved with it (truncated, altered) or does not decode."""
     arrays = load_verified(path, required=(STATE_TREE,))
