@@ -279,21 +279,26 @@ def test_a_damaged_or_altered_checkpoint_is_trained_again_with_a_warning(data, t
 
 
 def test_a_checkpoint_that_does_not_fit_never_half_loads_the_model(data, tmp_path):
-    """A checkpoint with its checksum intact but one weight missing: torch's load_state_dict would copy the
-    other weights before it raises. The model keeps its own weights, and the run trains from them."""
+    """A checkpoint with its checksum intact but one weight missing (torch's load_state_dict would copy the
+    other weights before it raises), or no optimizer or history (a raw KeyError before): a warning names it,
+    the model keeps its own weights and the run trains from them."""
     kw = dict(steps=6, checkpoint_dir=tmp_path, num_threads=1, **FAST)
     straight = model()
     h_straight = train_ntp(straight, data, **kw)
     path = tmp_path / CHECKPOINT_NAME
     state = loop.read_checkpoint(path)
-    names = sorted(state["model"])
-    state["model"] = {k: torch.zeros_like(v) for k, v in state["model"].items() if k != names[-1]}
-    loop._save_checkpoint(path, state)
-    again = model()
-    with pytest.warns(CacheWarning, match=f"checkpoint {re.escape(str(path))} does not fit the run"):
-        hist = train_ntp(again, data, **kw)
-    assert hist.meta["resumed_from"] == 0
-    assert_same_history(h_straight, hist)
+    last = sorted(state["model"])[-1]
+    zeroed = {k: torch.zeros_like(v) for k, v in state["model"].items() if k != last}
+    damages = {"a weight missing": {**state, "model": zeroed},
+               "no optimizer": {k: v for k, v in state.items() if k != "optimizer"},
+               "no history": {k: v for k, v in state.items() if k != "history"}}
+    for what, damaged in damages.items():
+        loop._save_checkpoint(path, damaged)
+        again = model()
+        with pytest.warns(CacheWarning, match=f"checkpoint {re.escape(str(path))} does not fit the run"):
+            hist = train_ntp(again, data, **kw)
+        assert hist.meta["resumed_from"] == 0, what
+        assert_same_history(h_straight, hist)
 
 
 def test_the_thread_count_is_part_of_the_run(data, tmp_path):

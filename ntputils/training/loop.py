@@ -379,16 +379,15 @@ def _resume(path: Path, config_hash: str, model: NTPModel,
             "model, data, initial weights, training arguments or thread count differ); "
             "delete it, pass resume=False or use another checkpoint_dir"
         )
-    try:
-        hist = _history_from_state(state["history"])
-    except TrainingCodeChanged as err:
-        raise TrainingCodeChanged(f"checkpoint {path}: {err}") from None
     probe = copy.deepcopy(model)  # a partial load must not leave ``model`` half overwritten
     try:
+        hist = _history_from_state(state["history"])
         probe.load_state_dict(state["model"])
         opt = make_optimizer(probe)
         opt.load_state_dict(state["optimizer"])
         step, elapsed, rng = int(state["step"]), float(state["elapsed"]), state["rng_cpu"]
+    except TrainingCodeChanged as err:
+        raise TrainingCodeChanged(f"checkpoint {path}: {err}") from None
     except (KeyError, RuntimeError, TypeError, ValueError) as err:
         warnings.warn(f"checkpoint {path} does not fit the run ({type(err).__name__}: "
                       f"{' '.join(str(err).split())[:200]}); training again", CacheWarning, stacklevel=3)
