@@ -63,8 +63,8 @@
 # otherwise idle, two threads made the largest model here somewhat faster per step, but as soon as
 # anything else runs (another chapter with `make book JOBS=2`, a test) two spinning threads made every step several
 # times slower; one thread per chapter is the robust choice. Set `num_threads=2` (or 0 for torch's default) to change it.
-# The thread count is not part of a trained run's cache key, and with mini-batches it changes the numbers slightly:
-# a run trained and cached at one thread count is reloaded at another, so clear `.cache/runs` after changing it.
+# With mini-batches the thread count changes the numbers slightly, so it is part of a trained run's cache key: a run
+# trained and cached at one thread count is trained again, not reloaded, at another.
 
 # %% tags=["parameters"]
 profile = "cpu"  # these values; "paper": the values of a07_tinystories_transformer.paper.yaml

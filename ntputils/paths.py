@@ -67,7 +67,9 @@ def data_digest(root: Path | None = None, folders: tuple[str, ...] = CORPUS_FOLD
 
     The corpus caches (:mod:`ntputils.data.corpora.cache`) and the book runner's chapter cache keys use
     it, so editing a data file rebuilds what depends on it (the path of the data root plays no role).
-    Missing folders contribute nothing (the readers then fall back to the online datasets).
+    Missing folders contribute nothing (the readers then fall back to the online datasets). Symlinked
+    folders inside a corpus folder are followed (their files are data like any other); a link back to
+    a folder that contains it is a ``ValueError`` naming it (see :func:`_files_below`).
     """
     root = data_dir() if root is None else root
     h = hashlib.sha256()
@@ -75,6 +77,24 @@ def data_digest(root: Path | None = None, folders: tuple[str, ...] = CORPUS_FOLD
         base = root / folder
         if not base.is_dir():
             continue
-        for path in sorted(p for p in base.rglob("*") if p.is_file() and not p.name.startswith("README")):
+        for path in sorted(p for p in _files_below(base) if not p.name.startswith("README")):
             h.update(f"{path.relative_to(root).as_posix()}\0{file_sha256(path)}\n".encode())
     return h.hexdigest()
+
+
+def _files_below(folder: Path, inside: tuple[str, ...] = ()) -> list[Path]:
+    """Every file below ``folder``, following symlinked folders (``Path.rglob`` does not before Python
+    3.13, so an edit behind such a link went unseen); ``inside`` holds the real paths of the folders
+    that contain ``folder``. A folder whose real path is one of them is a symlink cycle: ``ValueError``
+    naming it."""
+    real = os.path.realpath(folder)
+    if real in inside:
+        raise ValueError(f"data folder {folder} links back to {real}, a folder that contains it (a symlink "
+                         f"cycle under {DATA_ENV}); remove or retarget the link")
+    files: list[Path] = []
+    for entry in folder.iterdir():
+        if entry.is_dir():
+            files += _files_below(entry, (*inside, real))
+        elif entry.is_file():
+            files.append(entry)
+    return files

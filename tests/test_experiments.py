@@ -96,6 +96,20 @@ def test_fingerprints_change_with_the_data_and_the_configuration():
     assert key != run_key("lstm", 0, {"d": 4}, {"steps": 4}, data)
 
 
+def test_the_thread_count_is_part_of_the_run_key(cache):
+    """Two torch threads change a mini-batch run in the third decimal: a run cached under one thread count is
+    trained again, in a directory of its own, under another (it was reloaded as the other's)."""
+    data = grouped_data()
+    assert run_key("lstm", 0, {"d": 4}, {"steps": 3}, data, num_threads=1) != run_key(
+        "lstm", 0, {"d": 4}, {"steps": 3}, data, num_threads=2)
+    args = dict(model_config={"d": 8}, train_config={"steps": 3, "batch_size": 4, "log_steps": 2}, seed=0,
+                device="cpu", progress=False)
+    one = train_and_compare("lstm", data, num_threads=1, **args)
+    two = train_and_compare("lstm", data, num_threads=2, **args)
+    assert not one.cached and not two.cached and one.checkpoint_dir != two.checkpoint_dir
+    assert train_and_compare("lstm", data, num_threads=1, **args).cached
+
+
 def test_geometry_reference_theory_factors_reproduce_a_feasible_lmm(cache):
     data = grouped_data()
     ref = geometry_reference(data)

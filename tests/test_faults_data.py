@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import lzma
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -53,6 +54,25 @@ def _edit(file: Path, old: str, new: str) -> None:
 
 
 # ---------------------------------------------------------------- content-addressed caches
+def test_data_digest_sees_edits_behind_a_symlinked_folder_and_refuses_a_cycle(tmp_path):
+    """A folder linked into a corpus folder is data like any other: editing a file behind the link changes
+    the digest (rglob did not follow the link, so the caches and chapter keys missed the edit). A link
+    back to a folder that contains it is an error naming the link, not an endless walk."""
+    root, elsewhere = tmp_path / "data", tmp_path / "elsewhere"
+    (root / "tinystories").mkdir(parents=True)
+    elsewhere.mkdir()
+    (root / "tinystories" / "a.txt").write_text("one")
+    (elsewhere / "b.txt").write_text("two")
+    (root / "tinystories" / "linked").symlink_to(elsewhere, target_is_directory=True)
+    before = paths.data_digest(root)
+    _edit(elsewhere / "b.txt", "two", "three")
+    assert paths.data_digest(root) != before
+    (elsewhere / "again").symlink_to(elsewhere, target_is_directory=True)
+    named = re.escape(str(root / "tinystories" / "linked" / "again"))
+    with pytest.raises(ValueError, match=f"data folder {named} links back to .*symlink cycle"):
+        paths.data_digest(root)
+
+
 def test_corpus_cache_follows_data_content_not_path(data_root, tmp_path, monkeypatch):
     from ntputils.data.corpora import paper_a_synthetic
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import gzip
+import re
 
 import numpy as np
 import pytest
 
 from ntputils import paths
+from ntputils.data.corpora.readers import CorruptDataError
 from ntputils.data.mnist import (
     MNIST_FILES,
     MNISTChecksumError,
@@ -66,3 +68,18 @@ def test_real_mnist_test_split():
     assert x.shape == (10000, 28, 28) and x.dtype == np.uint8
     assert y[:10].tolist() == [7, 2, 1, 0, 4, 1, 4, 9, 5, 9]
     assert np.bincount(y).tolist() == [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not gzip", "not IDX"])
+def test_a_corrupt_file_names_itself_and_the_data_setting(tmp_path, damage):
+    """Without the md5 check, a truncated gzip (EOFError), a file that is no gzip (BadGzipFile) or a gzip of
+    something else is an error naming the file and NTP_DATA_DIR, not a bare error from gzip."""
+    img_name, lab_name = MNIST_FILES["test"]
+    packed = gzip.compress(_idx(np.zeros((2, 28, 28), dtype=np.uint8)))
+    damaged = {"truncated": packed[: len(packed) // 2], "not gzip": b"not a gzip file" * 8,
+               "not IDX": gzip.compress(b"hello world")}[damage]
+    (tmp_path / img_name).write_bytes(damaged)
+    (tmp_path / lab_name).write_bytes(gzip.compress(_idx(np.zeros(2, dtype=np.uint8))))
+    with pytest.raises(CorruptDataError, match=f"MNIST file {re.escape(str(tmp_path / img_name))} .*"
+                                              f"{paths.DATA_ENV}"):
+        load_mnist("test", tmp_path, verify=False)

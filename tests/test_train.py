@@ -1,9 +1,11 @@
 """Tests of ntputils.training.loop: objective, convergence, determinism, checkpoint/resume, snapshots,
 classifier."""
 
+import errno
 import json
 import os
 import pickle
+import re
 import signal
 import subprocess
 import sys
@@ -17,6 +19,7 @@ import torch.nn.functional as F
 
 from ntputils import tracing
 from ntputils.data import from_counts
+from ntputils.data.corpora.cache import CacheWarning
 from ntputils.training import loop
 from ntputils.training.loop import (
     CHECKPOINT_NAME,
@@ -197,11 +200,12 @@ def test_a_killed_training_process_resumes_to_a_bit_identical_end(data, tmp_path
                        "train": {**kw, "checkpoint_dir": str(run_dir), "checkpoint_every": every}}, tmp_path)
     ckpt = run_dir / CHECKPOINT_NAME
     if last_complete:
-        assert torch.load(ckpt, weights_only=True)["step"] == last_complete, f"killed at step {at}"
+        assert loop.read_checkpoint(ckpt)["step"] == last_complete, f"killed at step {at}"
     else:
         assert not ckpt.exists()
     if pause == "save":  # the interrupted write left its temporary file behind, never a torn checkpoint
-        assert torch.load(ckpt.with_suffix(".tmp"), weights_only=True)["step"] == at
+        (tmp,) = run_dir.glob(f".{CHECKPOINT_NAME}.*.tmp.npz")
+        assert loop.read_checkpoint(tmp)["step"] == at
 
     straight = model()
     h_straight = train_ntp(straight, data, **kw)
@@ -224,7 +228,7 @@ def test_checkpoint_of_another_run_is_refused(data, tmp_path):
 
 def test_checkpoint_of_other_training_code_is_refused(data, tmp_path, monkeypatch):
     train_ntp(model(), data, steps=4, checkpoint_dir=tmp_path, **FAST)
-    state = torch.load(tmp_path / CHECKPOINT_NAME, weights_only=True)
+    state = loop.read_checkpoint(tmp_path / CHECKPOINT_NAME)
     stored = json.loads(state["history"]["meta"])["training_code"]
     assert stored == training_code() and "training/loop.py:lr_factor" in stored
     assert any(k.startswith("training/models/transformer.py:") for k in stored)
@@ -236,10 +240,101 @@ def test_checkpoint_of_other_training_code_is_refused(data, tmp_path, monkeypatc
     meta = json.loads(state["history"]["meta"])
     del meta["training_code"]  # a checkpoint written before checkpoints recorded their code
     state["history"]["meta"] = json.dumps(meta)
-    torch.save(state, tmp_path / CHECKPOINT_NAME)
+    loop._save_checkpoint(tmp_path / CHECKPOINT_NAME, state)
     with pytest.raises(TrainingCodeChanged, match="does not record"):
         train_ntp(model(), data, steps=4, checkpoint_dir=tmp_path, **FAST)
     train_ntp(model(), data, steps=4, checkpoint_dir=tmp_path, resume=False, **FAST)  # trains again
+
+
+def test_a_damaged_or_altered_checkpoint_is_trained_again_with_a_warning(data, tmp_path):
+    """A truncated file, one that is no zip, or a valid one whose weights were altered (the checksum saved
+    with them kept) is never reloaded as the finished run: a CacheWarning names it and the run trains
+    again from the start, to the uninterrupted run's weights and history, and replaces it."""
+    kw = dict(steps=6, checkpoint_dir=tmp_path, num_threads=1, **FAST)
+    straight = model()
+    h_straight = train_ntp(straight, data, **kw)
+    path = tmp_path / CHECKPOINT_NAME
+    intact = path.read_bytes()
+
+    def altered() -> None:  # a valid file whose arrays no longer match the checksum saved with them
+        with np.load(path) as f:
+            arrays = {k: f[k] for k in f.files}
+        weight = next(k for k, v in arrays.items() if v.dtype.kind == "f" and v.ndim == 2)
+        with open(path, "wb") as fh:
+            np.savez(fh, **{**arrays, weight: arrays[weight] + 1.0})
+
+    damages = {"truncated": lambda: path.write_bytes(intact[: len(intact) // 2]),
+               "not a zip": lambda: path.write_bytes(b"not a checkpoint\n" * 64), "altered": altered}
+    for what, damage in damages.items():
+        path.write_bytes(intact)
+        damage()
+        again = model()
+        with pytest.warns(CacheWarning, match=re.escape(str(path))):
+            hist = train_ntp(again, data, **kw)
+        assert hist.meta["resumed_from"] == 0, what
+        assert_same_history(h_straight, hist)
+        for pa, pb in zip(params(straight), params(again), strict=True):
+            assert torch.equal(pa, pb), what
+        assert loop.read_checkpoint(path)["step"] == 6, what  # replaced by an intact one
+
+
+def test_a_checkpoint_that_does_not_fit_never_half_loads_the_model(data, tmp_path):
+    """A checkpoint with its checksum intact but one weight missing (torch's load_state_dict would copy the
+    other weights before it raises), or no optimizer or history (a raw KeyError before): a warning names it,
+    the model keeps its own weights and the run trains from them."""
+    kw = dict(steps=6, checkpoint_dir=tmp_path, num_threads=1, **FAST)
+    straight = model()
+    h_straight = train_ntp(straight, data, **kw)
+    path = tmp_path / CHECKPOINT_NAME
+    state = loop.read_checkpoint(path)
+    last = sorted(state["model"])[-1]
+    zeroed = {k: torch.zeros_like(v) for k, v in state["model"].items() if k != last}
+    damages = {"a weight missing": {**state, "model": zeroed},
+               "no optimizer": {k: v for k, v in state.items() if k != "optimizer"},
+               "no history": {k: v for k, v in state.items() if k != "history"}}
+    for what, damaged in damages.items():
+        loop._save_checkpoint(path, damaged)
+        again = model()
+        with pytest.warns(CacheWarning, match=f"checkpoint {re.escape(str(path))} does not fit the run"):
+            hist = train_ntp(again, data, **kw)
+        assert hist.meta["resumed_from"] == 0, what
+        assert_same_history(h_straight, hist)
+
+
+def test_the_thread_count_is_part_of_the_run(data, tmp_path):
+    """Mini-batch results differ with the torch thread count, so a checkpoint written under one count is
+    not reloaded under another."""
+    kw = dict(steps=3, batch_size=6, checkpoint_dir=tmp_path, **FAST)
+    train_ntp(model(), data, num_threads=1, **kw)
+    with pytest.raises(ValueError, match=f"checkpoint {re.escape(str(tmp_path / CHECKPOINT_NAME))} belongs "
+                                         "to another run"):
+        train_ntp(model(), data, num_threads=2, **kw)
+    again = train_ntp(model(), data, num_threads=1, **kw)
+    assert again.meta["resumed_from"] == 3 and again.meta["num_threads"] == 1
+
+
+def test_a_full_disk_names_the_checkpoint_and_keeps_the_previous_one(data, tmp_path, monkeypatch):
+    """A checkpoint written on a full disk: an OSError (ENOSPC) that names the file and says no space is
+    left; the previous checkpoint stays intact and resumes once there is space (the write is simulated:
+    it puts a few bytes down, then fails as a full disk does)."""
+    kw = dict(steps=6, checkpoint_every=3, checkpoint_dir=tmp_path, num_threads=1, **FAST)
+    train_ntp(model(), data, stop_after=3, **kw)
+    path = tmp_path / CHECKPOINT_NAME
+    before = path.read_bytes()
+
+    def full_disk(file, *args, **kwargs):
+        Path(file).write_bytes(b"PK\x03\x04")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(np, "savez_compressed", full_disk)
+    monkeypatch.setattr(torch, "save", full_disk)
+    with pytest.raises(OSError) as err:
+        train_ntp(model(), data, **kw)
+    assert err.value.errno == errno.ENOSPC
+    assert "no space left" in str(err.value) and str(path) in str(err.value)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == [CHECKPOINT_NAME]
+    monkeypatch.undo()
+    assert train_ntp(model(), data, **kw).meta["resumed_from"] == 3
 
 
 def test_reloaded_run_counts_the_training_code_as_run(data, tmp_path):

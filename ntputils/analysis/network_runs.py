@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from ntputils.analysis.convergence import ConvergenceCurves, GeometryReference, convergence_curves
 from ntputils.data.ntp import NTPData
@@ -37,7 +38,7 @@ from ntputils.geometry import max_margin_cached
 from ntputils.hashing import digest
 from ntputils.paths import cache_dir
 from ntputils.training.history import History
-from ntputils.training.loop import TrainingCodeChanged, train_ntp
+from ntputils.training.loop import train_ntp
 from ntputils.training.models import NTPModel, build_model
 
 #: arguments of :func:`ntputils.training.loop.train_ntp` that a run configuration may set
@@ -61,12 +62,15 @@ def data_fingerprint(data: NTPData) -> str:
 
 
 def run_key(kind: str, seed: int, model_config: Mapping[str, Any], train_config: Mapping[str, Any],
-            data: NTPData) -> str:
+            data: NTPData, num_threads: int | None = None) -> str:
     """A stable key (16 hex digits, :func:`ntputils.hashing.digest`) of one training run: model kind/config,
-    seed, training arguments and data (:func:`data_fingerprint`); it names the run's checkpoint directory.
+    seed, training arguments, data (:func:`data_fingerprint`) and the torch CPU thread count it trains with
+    (``num_threads``, default torch's current setting: with mini-batches it changes the result); it names
+    the run's checkpoint directory.
     """
+    threads = num_threads or torch.get_num_threads()
     return digest({"kind": kind, "seed": seed, "model": dict(model_config), "train": dict(train_config),
-                   "data": data_fingerprint(data)})
+                   "data": data_fingerprint(data), "num_threads": threads})
 
 
 def run_directory(label: str, key: str) -> Path:
@@ -156,11 +160,10 @@ def train_and_compare(kind: str, data: NTPData, ref: GeometryReference | None = 
     cache: keep checkpoints under ``cache_dir("runs", "<label>-<key>")`` with the key of
         :func:`run_key`; a finished run with the same key is reloaded instead of retrained, an
         interrupted one is resumed (bit-identical on CPU).
-    device, num_threads, progress: passed to :func:`ntputils.training.loop.train_ntp`, and not part of the
-        key. ``num_threads`` can change the result: with mini-batches (``batch_size``) two torch threads
-        gave a final CE that differs from one thread's in the third decimal (each reproducible), while
-        full-batch runs matched. A run cached under one thread count is reloaded under another, so a
-        chapter that changes it should clear ``cache_dir("runs")``.
+    device, num_threads, progress: passed to :func:`ntputils.training.loop.train_ntp`. ``num_threads``
+        (default: torch's current setting) is part of the key: with mini-batches (``batch_size``) two
+        torch threads gave a final CE that differs from one thread's in the third decimal (each
+        reproducible), so a run cached under one thread count is not reloaded under another.
     """
     unknown = sorted(set(train_config) - set(TRAIN_ARGUMENTS))
     if unknown:
@@ -171,15 +174,12 @@ def train_and_compare(kind: str, data: NTPData, ref: GeometryReference | None = 
         if reserved in model_config:
             raise ValueError(f"model_config must not set {reserved!r}: it is taken from the data")
     mconf = {**_vocab_sizes(data), **model_config}
-    key = run_key(kind, seed, mconf, train_config, data)
+    key = run_key(kind, seed, mconf, train_config, data, num_threads)
     ckpt = run_directory(label or kind, key) if cache else None
     t0, c0 = time.perf_counter(), time.process_time()
     model = build_model(kind, seed=seed, **mconf)
-    try:
-        hist = train_ntp(model, data, seed=seed, device=device, checkpoint_dir=ckpt, num_threads=num_threads,
-                         progress=progress, **train_config)
-    except TrainingCodeChanged as err:
-        raise TrainingCodeChanged(f"{ckpt}: {err}") from None
+    hist = train_ntp(model, data, seed=seed, device=device, checkpoint_dir=ckpt, num_threads=num_threads,
+                     progress=progress, **train_config)
     series = convergence_curves(hist, ref, label=label) if ref is not None else None
     cached = int(hist.meta.get("resumed_from", 0)) >= int(train_config["steps"])
     return NetworkRun(label=label or kind, kind=kind, model=model, history=hist, series=series,

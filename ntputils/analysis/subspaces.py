@@ -24,8 +24,8 @@ import numpy as np
 from ntputils.geometry.spectral import require_finite
 
 
-def _orthonormal(A: np.ndarray, name: str) -> np.ndarray:
-    A = require_finite(np.asarray(A, dtype=np.float64), f"the basis {name}")
+def _orthonormal(A: np.ndarray, name: str, func: str) -> np.ndarray:
+    A = require_finite(np.asarray(A, dtype=np.float64), f"{func}: the basis {name}")
     if A.ndim != 2:
         raise ValueError(f"{name} must be a 2-D basis (n x k), got shape {A.shape}")
     G = A.T @ A
@@ -39,7 +39,7 @@ def principal_cosines(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     r"""Cosines of the principal angles between span(A) and span(B), largest first (orthonormal columns,
     same number of rows): the singular values of $\boldsymbol A^\top\boldsymbol B$, clipped to [0, 1].
     """
-    A, B = _orthonormal(A, "A"), _orthonormal(B, "B")
+    A, B = _orthonormal(A, "A", "principal_cosines"), _orthonormal(B, "B", "principal_cosines")
     if A.shape[0] != B.shape[0]:
         raise ValueError(f"A and B live in different spaces: {A.shape[0]} vs {B.shape[0]} rows")
     return np.clip(np.linalg.svd(A.T @ B, compute_uv=False), 0.0, 1.0)
@@ -64,7 +64,7 @@ def subspace_overlap(A: np.ndarray, B: np.ndarray, ks: Sequence[int], ambient_di
     (default: the number of rows; ``n - 1`` for vectors orthogonal to $\mathbb 1$, e.g. the word analyzers
     of a centered matrix).
     """
-    A, B = _orthonormal(A, "A"), _orthonormal(B, "B")
+    A, B = _orthonormal(A, "A", "subspace_overlap"), _orthonormal(B, "B", "subspace_overlap")
     n = A.shape[0]
     dim = n if ambient_dim is None else int(ambient_dim)
     ks = np.asarray(list(ks), dtype=int)

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ntputils import paths
+from ntputils.data.corpora.readers import CorruptDataError
 
 MNIST_DIR = "mnist"
 #: md5 of the gzip files (the official values; ``shared/data/mnist/README.md``).
@@ -62,12 +64,21 @@ def read_idx(data: bytes) -> np.ndarray:
 
 
 def _read_file(path: Path, verify: bool) -> np.ndarray:
-    raw = path.read_bytes()
-    if verify and path.name in MNIST_MD5:
-        got = hashlib.md5(raw).hexdigest()  # noqa: S324 - a checksum, the official MNIST digest
-        if got != MNIST_MD5[path.name]:
-            raise MNISTChecksumError(f"{path}: md5 {got} differs from the official {MNIST_MD5[path.name]}")
-    return read_idx(gzip.decompress(raw))
+    """The IDX array of one gzip file; a file that cannot be read, decompressed or parsed is a
+    :class:`~ntputils.data.corpora.readers.CorruptDataError` naming it and ``NTP_DATA_DIR``."""
+    try:
+        raw = path.read_bytes()
+        expected = MNIST_MD5.get(path.name) if verify else None
+        got = hashlib.md5(raw).hexdigest() if expected else None  # noqa: S324 - the official MNIST digest
+        if got != expected:
+            raise MNISTChecksumError(f"{path}: md5 {got} differs from the official {expected}")
+        return read_idx(gzip.decompress(raw))
+    except MNISTChecksumError:
+        raise
+    except (OSError, EOFError, zlib.error, ValueError) as err:  # BadGzipFile is an OSError
+        raise CorruptDataError(f"MNIST file {path} cannot be read ({type(err).__name__}: {err}); restore it "
+                               "from the official release (mnist/README.md), or set "
+                               f"{paths.DATA_ENV} to an intact copy of the data folder") from err
 
 
 def load_mnist(split: str = "train", folder: str | Path | None = None, verify: bool = True
@@ -76,7 +87,8 @@ def load_mnist(split: str = "train", folder: str | Path | None = None, verify: b
 
     ``folder`` defaults to ``$NTP_DATA_DIR/mnist``. Both files of the split must exist (a missing one
     raises :class:`MNISTFileError` naming it, before anything is read); with ``verify`` their md5 is
-    checked against the official values (:class:`MNISTChecksumError`).
+    checked against the official values (:class:`MNISTChecksumError`). A file that cannot be decompressed
+    or parsed (without ``verify``) is a :class:`~ntputils.data.corpora.readers.CorruptDataError` naming it.
 
     The imbalanced MNIST of Paper B, App. A.4, Fig. 9.
     """

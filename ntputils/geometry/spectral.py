@@ -82,7 +82,7 @@ def require_finite(A: np.ndarray, what: str) -> np.ndarray:
     return arr
 
 
-def _as_matrix(S: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray | sp.csc_array:
+def _as_matrix(S: np.ndarray | sp.sparray | sp.spmatrix, func: str) -> np.ndarray | sp.csc_array:
     if sp.issparse(S):
         if len(S.shape) != 2:
             raise ValueError(f"S must be 2-D (V x m), got shape {S.shape}")
@@ -99,8 +99,7 @@ def _as_matrix(S: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray | sp.csc_
         data = A
     if min(A.shape) < 1:
         raise ValueError(f"S is empty: shape {A.shape}")
-    if not np.all(np.isfinite(data)):
-        raise ValueError("S has non-finite entries (NaN/inf)")
+    require_finite(data, f"{func}: S")
     return A
 
 
@@ -109,7 +108,7 @@ def centered_operator(S: np.ndarray | sp.sparray | sp.spmatrix) -> spla.LinearOp
 
     Paper B, Eq. (2).
     """
-    A = _as_matrix(S)
+    A = _as_matrix(S, "centered_operator")
     V, m = A.shape
     At = A.T.tocsr() if sp.issparse(A) else A.T  # CSR of S^T for fast S^T y
 
@@ -225,7 +224,7 @@ def centered_topk_svd(
     """
     if method not in SVD_METHODS:
         raise ValueError(f"unknown method {method!r}; valid: {SVD_METHODS}")
-    A = _as_matrix(S)
+    A = _as_matrix(S, "centered_topk_svd")
     V, m = A.shape
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= min(V, m):
         raise ValueError(f"k must be an integer in [1, min(V, m)] = [1, {min(V, m)}], got {k!r}")

@@ -20,16 +20,23 @@ snapshot steps it stores ``W`` (V x d), ``H`` (d x m) and ``L`` in a
 
 Checkpoints (model, optimizer, RNG state, step, history) go to ``checkpoint_dir``; calling again with
 the same configuration resumes from the last one and reproduces the uninterrupted run bit for bit on
-CPU (tested); a finished run is returned from its final checkpoint without training.
+CPU (tested); a finished run is returned from its final checkpoint without training. They are written
+through the project's checksummed cache (:func:`ntputils.data.corpora.cache.save_verified`: plain arrays
+plus a sha256 of them, a temporary file renamed into place): a truncated, unreadable or altered
+checkpoint is trained again from the start with a :class:`~ntputils.data.corpora.cache.CacheWarning`
+naming it, and a failed load never touches the model.
 """
 
 from __future__ import annotations
 
 import bisect
+import copy
+import errno
 import json
 import math
 import os
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -41,13 +48,15 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from ntputils import tracing
+from ntputils.data.corpora.cache import CacheWarning, load_verified, save_verified
 from ntputils.device import resolve_device
 from ntputils.hashing import digest
 from ntputils.training.history import History, log_spaced_steps
 from ntputils.training.models.common import NTPModel, left_pad
 
 SCHEDULES = ("constant", "multistep", "cosine")
-CHECKPOINT_NAME = "checkpoint.pt"
+CHECKPOINT_NAME = "checkpoint.npz"
+STATE_TREE = "state_tree"  # the JSON structure of a checkpoint; its tensors are the other arrays
 MAX_DENSE_TARGETS = 2**28  # entries of the dense m x V target matrix Q (2 GiB in float64)
 
 
@@ -281,10 +290,113 @@ def _history_from_state(state: dict) -> History:
     return hist
 
 
+def _encode_state(obj, arrays: dict[str, np.ndarray]):
+    """JSON-able tree of a checkpoint state; every tensor goes to ``arrays`` (named ``t<i>``) and is
+    replaced by ``{"tensor": name, "dtype": ...}``. Dicts, lists and tuples are tagged, so integer keys
+    (an optimizer's parameter ids) and tuples (Adam's betas) come back as they were."""
+    if isinstance(obj, torch.Tensor):
+        t = obj.detach().cpu().contiguous()
+        name = f"t{len(arrays)}"
+        try:
+            arrays[name] = t.numpy()
+        except TypeError:  # no numpy dtype (bfloat16): its bits, viewed back on reading
+            arrays[name] = t.view({1: torch.uint8, 2: torch.int16, 4: torch.int32}[t.element_size()]).numpy()
+        return {"tensor": name, "dtype": str(t.dtype).removeprefix("torch.")}
+    if isinstance(obj, dict):
+        return {"dict": [[_encode_state(k, arrays), _encode_state(v, arrays)] for k, v in obj.items()]}
+    if isinstance(obj, (list, tuple)):
+        return {type(obj).__name__: [_encode_state(v, arrays) for v in obj]}
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    raise TypeError(f"a checkpoint cannot hold a {type(obj).__name__}")
+
+
+def _decode_state(tree, arrays: dict[str, np.ndarray]):
+    """Inverse of :func:`_encode_state`."""
+    if not isinstance(tree, dict):
+        return tree
+    if "tensor" in tree:
+        t = torch.from_numpy(arrays[tree["tensor"]])
+        dtype = getattr(torch, tree["dtype"])
+        return t if t.dtype == dtype else t.view(dtype)
+    if "dict" in tree:
+        return {_decode_state(k, arrays): _decode_state(v, arrays) for k, v in tree["dict"]}
+    if "tuple" in tree:
+        return tuple(_decode_state(v, arrays) for v in tree["tuple"])
+    return [_decode_state(v, arrays) for v in tree["list"]]
+
+
+def read_checkpoint(path: Path) -> dict | None:
+    """The checkpoint state :func:`train_ntp` saved at ``path``, or ``None`` when there is none -- or, with a
+    :class:`~ntputils.data.corpora.cache.CacheWarning` naming it, when it cannot be read, does not match
+    the checksum saved with it (truncated, altered) or does not decode."""
+    arrays = load_verified(path, required=(STATE_TREE,))
+    if arrays is None:
+        return None
+    try:
+        state = _decode_state(json.loads(str(arrays.pop(STATE_TREE))), arrays)
+        if not isinstance(state, dict):
+            raise TypeError(f"the state is a {type(state).__name__}, not a dict")
+        return state
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        warnings.warn(f"checkpoint {path} does not decode ({type(err).__name__}: {err}); training again",
+                      CacheWarning, stacklevel=2)
+        return None
+
+
 def _save_checkpoint(path: Path, state: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)  # atomic: an interruption never leaves a half-written checkpoint
+    """Write ``state`` to ``path`` with its checksum, atomically (a temporary file renamed into place, so an
+    interruption or a full disk keeps the previous checkpoint); a full disk is an ``OSError`` (``ENOSPC``)
+    naming ``path``."""
+    arrays: dict[str, np.ndarray] = {}
+    tree = json.dumps(_encode_state(state, arrays))
+    try:
+        save_verified(path, {**arrays, STATE_TREE: np.asarray(tree)})
+    except OSError as err:
+        if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise OSError(err.errno, f"no space left on the device to write the checkpoint {path} ({err}); free "
+                      "some space or pass another checkpoint_dir (the previous checkpoint there is kept)"
+                      ) from err
+
+
+def _resume(path: Path, config_hash: str, model: NTPModel,
+            make_optimizer: Callable[[NTPModel], torch.optim.Optimizer]
+            ) -> tuple[History, torch.optim.Optimizer, int, float, torch.Tensor] | None:
+    """Load the checkpoint at ``path`` of the run ``config_hash`` into ``model``: ``(history, optimizer, step,
+    elapsed seconds, CPU RNG state)``, or ``None`` (``model`` untouched) when there is none or it is damaged
+    (a :class:`~ntputils.data.corpora.cache.CacheWarning` names it; the run trains again from the start).
+
+    A checkpoint of another run (``config_hash`` differs) or of other training code is refused with an error
+    naming it: retraining would overwrite a result this call does not own.
+    """
+    state = read_checkpoint(path)
+    if state is None:
+        return None
+    if state.get("config_hash") != config_hash:
+        raise ValueError(
+            f"checkpoint {path} belongs to another run (hash {state.get('config_hash')} != {config_hash}: "
+            "model, data, initial weights, training arguments or thread count differ); "
+            "delete it, pass resume=False or use another checkpoint_dir"
+        )
+    probe = copy.deepcopy(model)  # a partial load must not leave ``model`` half overwritten
+    try:
+        hist = _history_from_state(state["history"])
+        probe.load_state_dict(state["model"])
+        opt = make_optimizer(probe)
+        opt.load_state_dict(state["optimizer"])
+        step, elapsed, rng = int(state["step"]), float(state["elapsed"]), state["rng_cpu"]
+    except TrainingCodeChanged as err:
+        raise TrainingCodeChanged(f"checkpoint {path}: {err}") from None
+    except (KeyError, RuntimeError, TypeError, ValueError) as err:
+        warnings.warn(f"checkpoint {path} does not fit the run ({type(err).__name__}: "
+                      f"{' '.join(str(err).split())[:200]}); training again", CacheWarning, stacklevel=3)
+        return None
+    model.load_state_dict(probe.state_dict())
+    opt_state = opt.state_dict()
+    opt = make_optimizer(model)
+    opt.load_state_dict(opt_state)
+    return hist, opt, step, elapsed, rng
 
 
 class _EpochBatches:
@@ -404,9 +516,12 @@ def train_ntp(
     checkpoint_dir, checkpoint_every, resume: periodic checkpoints (default every ~10% of the steps)
         and the final one; with ``resume`` a checkpoint of the same run (same arguments, data and
         initial weights -- so pass a freshly built model) is continued, a different one raises
-        ``ValueError``; a finished run is returned as saved.
+        ``ValueError``; a finished run is returned as saved. A damaged or altered checkpoint is trained
+        again from the start (a ``CacheWarning`` names it); a full disk is an ``OSError`` naming it.
     stop_after: stop (after checkpointing) once this step is done -- simulates an interruption.
-    num_threads: torch CPU threads during training (restored afterwards); ``None`` keeps the setting.
+    num_threads: torch CPU threads during training (restored afterwards); ``None`` keeps the setting. The
+        thread count is part of the run's key (with mini-batches it changes the result in the third
+        decimal), so a checkpoint written under another count is refused, not reloaded.
     progress: tqdm progress bar.
 
     In classification mode (integer labels) the loop also logs ``accuracy`` and stores the
@@ -427,6 +542,8 @@ def train_ntp(
     log_list = _steps_list(log_steps, steps, log_spaced_steps(steps, 40))
     snap_list = _steps_list(snapshot_steps, steps, log_list)
     snap_cols = _snapshot_columns(snapshot_contexts, ts.m)
+    threads_before = torch.get_num_threads()
+    threads = num_threads or threads_before  # part of the run: mini-batch results differ with it
     config = {
         **model.describe(), "steps": steps, "lr": lr, "weight_decay": weight_decay, "optimizer": optimizer,
         "betas": list(betas), "schedule": schedule if isinstance(schedule, str) else schedule.__qualname__,
@@ -434,34 +551,28 @@ def train_ntp(
         "batch_size": batch_size, "reduction": reduction, "dtype": str(dtype), "amp": amp, "seed": seed,
         "log_steps": log_list, "snapshot_steps": snap_list,
         "snapshot_contexts": None if snapshot_contexts is None else snap_cols.tolist(),
+        "num_threads": threads,
     }
     config_hash = _config_hash(config, ts, model)
 
     model.to(device=dev, dtype=dtype)
     inputs = ts.inputs.to(dev, dtype) if ts.inputs.is_floating_point() else ts.inputs.to(dev)
     ts = TrainingSet(inputs, ts.Q.to(dev, dtype), ts.entropy, ts.n, ts.labels)
-    if optimizer == "adamw":
-        opt: torch.optim.Optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=betas,
-                                                       weight_decay=weight_decay)
-    else:
-        opt = torch.optim.SGD(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+    def make_optimizer(net: NTPModel) -> torch.optim.Optimizer:
+        if optimizer == "adamw":
+            return torch.optim.AdamW(net.parameters(), lr=lr, betas=betas, weight_decay=weight_decay)
+        return torch.optim.SGD(net.parameters(), lr=lr, weight_decay=weight_decay)
+
+    opt = make_optimizer(model)
 
     hist = History(meta={**config, "config_hash": config_hash, "device": str(dev), "entropy": ts.entropy,
                          "m": ts.m, "V": V, "n": ts.n})
     ckpt_path = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir is not None else None
     start, elapsed, rng_state = 0, 0.0, None
-    if ckpt_path is not None and resume and ckpt_path.exists():
-        state = torch.load(ckpt_path, map_location="cpu", weights_only=True)  # load_state_dict moves to dev
-        if state["config_hash"] != config_hash:
-            raise ValueError(
-                f"checkpoint {ckpt_path} belongs to another run (hash {state['config_hash']} != "
-                f"{config_hash}: model, data, initial weights or training arguments differ); "
-                "delete it, pass resume=False or use another checkpoint_dir"
-            )
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        hist = _history_from_state(state["history"])
-        start, elapsed, rng_state = int(state["step"]), float(state["elapsed"]), state["rng_cpu"]
+    resumed = _resume(ckpt_path, config_hash, model, make_optimizer) if ckpt_path and resume else None
+    if resumed is not None:
+        hist, opt, start, elapsed, rng_state = resumed
     hist.meta["resumed_from"] = start
     t0 = time.perf_counter()
 
@@ -495,10 +606,9 @@ def train_ntp(
     ckpt_every = checkpoint_every or max(1, steps // 10)
     scale = float(ts.n) if reduction == "sum" else 1.0
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if amp and dev.type == "cuda" else nullcontext()
-    threads_before = torch.get_num_threads()
     bar = tqdm(total=steps, initial=start, disable=None if progress else True, desc=type(model).__name__)
     with deterministic(), torch.random.fork_rng(devices=[dev.index or 0] if dev.type == "cuda" else []):
-        torch.set_num_threads(num_threads or threads_before)
+        torch.set_num_threads(threads)
         if rng_state is not None:
             torch.set_rng_state(rng_state)
         else:
