@@ -222,3 +222,20 @@ def test_verify_default_follows_the_environment(monkeypatch):
     assert readers.verify_default(None) is True
     monkeypatch.setenv(readers.VERIFY_ENV, "0")
     assert readers.verify_default(None) is False and readers.verify_default(True) is True
+
+
+def test_an_uncompressed_verified_entry_reads_back_and_an_alteration_is_still_caught(tmp_path):
+    import warnings
+
+    path = tmp_path / "c.npz"
+    arrays = {"w": np.arange(12.0).reshape(3, 4)}
+    save_verified(path, arrays, compress=False)
+    np.testing.assert_array_equal(load_verified(path)["w"], arrays["w"])
+    raw = bytearray(path.read_bytes())
+    i = raw.find(np.float64(5.0).tobytes())  # uncompressed: the stored float is in the file as is
+    raw[i:i + 8] = np.float64(6.0).tobytes()
+    path.write_bytes(bytes(raw))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert load_verified(path) is None
+    assert any(issubclass(w.category, CacheWarning) and "c.npz" in str(w.message) for w in seen)

@@ -351,7 +351,7 @@ def _save_checkpoint(path: Path, state: dict) -> None:
     arrays: dict[str, np.ndarray] = {}
     tree = json.dumps(_encode_state(state, arrays))
     try:
-        save_verified(path, {**arrays, STATE_TREE: np.asarray(tree)})
+        save_verified(path, {**arrays, STATE_TREE: np.asarray(tree)}, compress=False)
     except OSError as err:
         if err.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
