@@ -327,6 +327,7 @@ def test_a_full_disk_names_the_checkpoint_and_keeps_the_previous_one(data, tmp_p
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(np, "savez_compressed", full_disk)
+    monkeypatch.setattr(np, "savez", full_disk)
     monkeypatch.setattr(torch, "save", full_disk)
     with pytest.raises(OSError) as err:
         train_ntp(model(), data, **kw)
