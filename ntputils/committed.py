@@ -456,6 +456,28 @@ def paper_tables(root: Path | None = None, currency: dict[str, Any] | None = Non
             for prefix, pub in _tables(PAPER_SUFFIX, root, currency).items()}
 
 
+def other_tables(root: Path | None = None, currency: dict[str, Any] | None = None) -> dict[str, dict]:
+    """Table name -> ``{"table", "provenance", "stale", "prefix"}`` for every committed sweep that is
+    neither a ``-paper`` nor a ``-seeds`` table (a07's ladder toward the paper's model, parameter sweeps):
+    the scorecard counts their claims too. ``prefix``: the chapter's (from the provenance)."""
+    root = default_root() if root is None else root
+    base = root / RESULTS_DIR / "sweeps"
+    currency = handed_currency() if currency is None else currency
+    out: dict[str, dict[str, Any]] = {}
+    for folder in sorted(base.iterdir()) if base.is_dir() else []:
+        if folder.name.startswith(".") or folder.name.endswith((PAPER_SUFFIX, SEEDS_SUFFIX)) \
+                or not folder.is_dir():
+            continue
+        try:
+            pub = published(folder.name, root, currency)
+        except (FileNotFoundError, KeyError, ValueError) as err:
+            print(f"warning: committed table {folder.name}: {err}", file=sys.stderr)
+            continue
+        out[folder.name] = {k: pub[k] for k in ("table", "provenance", "stale")} | {
+            "prefix": str(pub["provenance"].get("chapter", "")).split("_")[0]}
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 # five seeds: does a claim hold at other seeds than the one the page ran?
 # ----------------------------------------------------------------------------------------------

@@ -442,3 +442,27 @@ def test_rule_changes_after_a_chapter_ran_are_read_from_git(tmp_path):
     assert registered(root, "z01_gap")[0] and registered(root, "never_there") == ("", "")
     page = render_scorecard({}, {}, root=root)
     assert "## Rules changed after their chapter had run" in page  # no chapter ran here: the section is empty
+
+
+def test_every_committed_run_that_judged_a_claim_reaches_its_row():
+    import pandas as pd
+
+    from ntputils.book.scorecard import decided_claims, other_evidence
+
+    table = pd.DataFrame([{"kind": "compare", "status": "ok", "metric": "gap", "value": v, "outcome": o,
+                           "items": "A:Fig 5", "point_id": p}
+                          for p, (v, o) in enumerate([(0.5, "deviates"), (0.3, "deviates"),
+                                                      (1e-4, "reproduced")])])
+    others = {"a05-ladder": {"table": table, "stale": False, "prefix": "a05",
+                             "provenance": {"git": "abc1234", "finished": "2026-11-26T00:00:00"}}}
+    ors = other_evidence(others)["A:Fig 5"]
+    assert {r["table"] for r in ors} == {"a05-ladder"} and len(ors) == 3
+    ev = evidence(_states())["A:Fig 5"]
+    (claim,) = decided_claims(ev, [], [], ors)
+    assert claim["outcome"] == "deviates" and claim["by"] == "cpu run and a05-ladder"
+    stale = [{**r, "stale": True} for r in ors]
+    assert decided_claims(ev, [], [], stale)[0]["outcome"] == "reproduced"  # STALE: no say
+    page = render_scorecard(_states(), {"a05": "a05_ufm_training"}, others=others)
+    fig5 = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 5 "))
+    assert "**deviates**" in fig5 and "a05-ladder (abc1234, 2026-11-26): 1 reproduced, 2 deviates" in fig5
+    assert "; a05-ladder: 1 reproduced, 2 deviates" in page  # the claim's evidence names the run

@@ -159,6 +159,17 @@ def paper_evidence(paper: dict[str, dict[str, Any]]) -> dict[str, list[dict[str,
     return out
 
 
+def other_evidence(others: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Item id -> the claims of the other committed runs (:func:`ntputils.committed.other_tables`: a07's
+    ladder, parameter sweeps), like :func:`paper_evidence`, each also naming its ``table``; a claim judged
+    at several points of a table has one row per point."""
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for name, pub in others.items():
+        for item, rows in paper_evidence({pub["prefix"]: pub}).items():
+            out[item] += [{**r, "table": name} for r in rows]
+    return out
+
+
 def seed_evidence(seeds: dict[str, dict[str, Any]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The five-seed verdicts (:func:`ntputils.committed.seed_tables`) of the claims among an item's cpu
     evidence ``rows``: each ``{"chapter", "key", "k", "n", "outcomes", "values", "verdict", "stale"}``."""
@@ -178,15 +189,23 @@ CLAIM_SEVERITY = {"reproduced": 0, CANNOT_FAIL: 0, "fragile": 2, "deviates": 3}
 
 
 def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
-                   seed_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+                   seed_rows: list[dict[str, Any]], other_rows: list[dict[str, Any]] = ()
+                   ) -> list[dict[str, Any]]:
     """One verdict per claim and check of an item, each ``{"chapter", "key", "kind", "outcome", "by",
     "control"}``. **The paper profile decides where it ran**: a claim its committed table judged takes
     that outcome (the cpu run is a preview); else the cpu run's outcome, worsened by its five-seed verdict
     (fragile or deviating seeds; a seed that touched nothing, :data:`SEED_NOT_USED`, has no say). A STALE
-    table has no say. ``control``: ``fails`` (the claim's negative control fails its rule: evidence),
-    ``passes`` (cannot fail), ``none`` (no control registered) or ``check`` (a mathematical fact)."""
+    table has no say. ``other_rows``: the claims of the chapter's other committed runs (a07's ladder toward
+    the paper's model, parameter sweeps: :func:`other_evidence`); where the paper profile did not decide,
+    a claim's verdict is the worst of the cpu run, its seeds and these runs. ``control``: ``fails`` (the
+    claim's negative control fails its rule: evidence), ``passes`` (cannot fail), ``none`` (no control
+    registered) or ``check`` (a mathematical fact)."""
     paper_of = {(r["chapter"], r["key"]): r for r in paper_rows if not r["stale"] and r["outcome"] in JUDGED}
     seeds_of = {(r["chapter"], r["key"]): r for r in seed_rows if not r["stale"]}
+    others_of: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in other_rows:
+        if not r["stale"] and r["outcome"] in JUDGED:
+            others_of[(r["chapter"], r["key"])].append(r)
     out = []
     for r in rows:
         prefix = r["chapter"].split("_")[0]
@@ -206,6 +225,10 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
         if seeds and outcome in JUDGED and seeds["verdict"] in CLAIM_SEVERITY:
             outcome = max(outcome, seeds["verdict"], key=CLAIM_SEVERITY.__getitem__)
             by = "cpu run and five seeds"
+        others = others_of.pop((prefix, r.get("key")), [])
+        if others and outcome in JUDGED:
+            outcome = max([outcome] + [o["outcome"] for o in others], key=CLAIM_SEVERITY.__getitem__)
+            by += " and " + ", ".join(dict.fromkeys(o["table"] for o in others))
         out.append({"chapter": prefix, "key": r.get("key"), "kind": "compare", "outcome": outcome, "by": by,
                     "control": control})
     for (prefix, key), p in paper_of.items():  # claims only the paper profile judged
@@ -297,17 +320,26 @@ def _cpu_cell(rows: list[dict[str, Any]]) -> str:
     return "; ".join(parts) or "-"
 
 
-def _paper_cell(rows: list[dict[str, Any]]) -> str:
+def _by_table(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        out[r["table"]].append(r)
+    return out
+
+
+def _paper_cell(rows: list[dict[str, Any]], other_rows: list[dict[str, Any]] = ()) -> str:
     """The scorecard's paper-profile cell: outcome tallies per chapter with the table's commit and date,
-    marked when stale."""
+    marked when stale; then the tallies of the chapters' other committed runs (``other_rows``)."""
+    others = [f"{name} ({mine[0]['made']}{', STALE' if mine[0]['stale'] else ''}): {_tally(mine)}"
+              for name, mine in _by_table(list(other_rows)).items()]
     if not rows:
-        return "-"
+        return md_cell("; ".join(others)) if others else "-"
     parts = []
     for chapter in dict.fromkeys(r["chapter"] for r in rows):
         mine = [r for r in rows if r["chapter"] == chapter]
         made = f"{mine[0]['made']}{', STALE' if mine[0]['stale'] else ''}"
         parts.append(f"{chapter} ({made}): {_tally(mine)}")
-    return md_cell("; ".join(parts))
+    return md_cell("; ".join(parts + others))
 
 
 def _run_note(chapters: tuple[str, ...], runs: dict[str, str], rows: list[dict[str, Any]]) -> str:
@@ -333,12 +365,16 @@ def _chance(r: dict[str, Any]) -> str:
 
 def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any]],
                     paper_rows: list[dict[str, Any]], why: str, seed_rows: list[dict[str, Any]] = (),
-                    capped: list[str] = (), when: dict[str, tuple[str, str]] | None = None) -> list[str]:
+                    capped: list[str] = (), when: dict[str, tuple[str, str]] | None = None,
+                    other_rows: list[dict[str, Any]] = ()) -> list[str]:
     """The item's evidence, folded below the table: each claim and check of the cpu run (measured,
     chance levels, negative control, rule, outcome, and ``when`` its key was registered: commit and date),
     its five seeds, the paper profile's value, why the item is at best partial (``capped``, :func:`caps`)
     and why it differs."""
     when = when or {}
+    others_of: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for o in other_rows:
+        others_of[(o["chapter"], o["key"])].append(o)
     lines = [f":::{{dropdown}} {md_cell(title)} · {status}", ""]
     paper_of = {(r["chapter"], r["key"]): r for r in paper_rows}
     seeds_of = {(r["chapter"], r["key"]): r for r in seed_rows}
@@ -364,9 +400,12 @@ def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any
         commit, date = when.get(r.get("key"), ("", ""))
         since = (f"; registered {date[:10]} ({commit})" if commit else
                  "; registered with its chapter (its key is built in code)" if r.get("key") in when else "")
+        at_others = "".join(f"; {name}: {_tally(rows_)}" + (" (STALE)" if rows_[0]["stale"] else "")
+                            for name, rows_ in _by_table(others_of.get((r["chapter"].split("_")[0],
+                                                                        r.get("key")), [])).items())
         lines.append(f"- {text}: {md_cell(r.get('measured'))}{_chance(r)}; control: "
                      f"{md_cell(control_text(r))}; rule {rule}{since}: **{r['outcome']}**{at_seeds}{at_paper}"
-                     + (f" ({md_cell(r['note'])})" if r.get("note") else ""))
+                     + at_others + (f" ({md_cell(r['note'])})" if r.get("note") else ""))
     for r in paper_of.values():  # claims only the paper profile judged
         lines.append(f"- paper profile ({r['chapter']}, {r['made']}{', STALE' if r['stale'] else ''}): "
                      f"`{r['key']}` = {md_cell(r['measured'])}: **{r['outcome']}**")
@@ -410,9 +449,10 @@ def headline(statuses: dict[str, str], claims: dict[str, Counter[str]]) -> str:
 def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
                      paper: dict[str, dict[str, Any]] | None = None,
                      runs: dict[str, str] | None = None, overrides: dict[str, str] | None = None,
-                     seeds: dict[str, dict[str, Any]] | None = None, root: Path | None = None) -> str:
+                     seeds: dict[str, dict[str, Any]] | None = None, root: Path | None = None,
+                     others: dict[str, dict[str, Any]] | None = None) -> str:
     """The markdown of the scorecard (:func:`score`)."""
-    return score(states, links, paper, runs, overrides, seeds, root)[0]
+    return score(states, links, paper, runs, overrides, seeds, root, others)[0]
 
 
 def rule_history_lines(root: Path, chapters: list[str]) -> list[str]:
@@ -439,7 +479,8 @@ def rule_history_lines(root: Path, chapters: list[str]) -> list[str]:
 def score(states: dict[str, dict[str, Any]], links: dict[str, str],
           paper: dict[str, dict[str, Any]] | None = None,
           runs: dict[str, str] | None = None, overrides: dict[str, str] | None = None,
-          seeds: dict[str, dict[str, Any]] | None = None, root: Path | None = None) -> tuple[str, str]:
+          seeds: dict[str, dict[str, Any]] | None = None, root: Path | None = None,
+          others: dict[str, dict[str, Any]] | None = None) -> tuple[str, str]:
     """The markdown of the scorecard; ``states``: chapter stem -> notebook record (of a chapter whose
     latest run failed: its last good run); ``links``: chapter prefix (``a05``) -> page name; ``paper``:
     the committed paper-profile runs (chapter prefix -> ``{"table", "provenance", "stale"}``), which
@@ -448,9 +489,11 @@ def score(states: dict[str, dict[str, Any]], links: dict[str, str],
     run (its items: :data:`NOT_BOOKS_RUN`); ``seeds``: the committed five-seed runs
     (:func:`ntputils.committed.seed_tables`), which decide too (:func:`final_status`); ``root``: the
     project's git checkout, for when each claim was registered and which rules changed after their chapter
-    ran (:mod:`ntputils.book.rule_history`; ``None``: left out). Returns the page and its :func:`headline`."""
+    ran (:mod:`ntputils.book.rule_history`; ``None``: left out); ``others``: the chapters' other committed
+    runs (:func:`ntputils.committed.other_tables`), which decide too (:func:`decided_claims`). Returns the
+    page and its :func:`headline`."""
     ev = evidence(states)
-    pev = paper_evidence(paper or {})
+    pev, oev = paper_evidence(paper or {}), other_evidence(others or {})
     catalogue = read_catalogue()
     uses, datasets = item_data(), read_datasets()
     unknown = sorted(set(ev) - {item for item, *_ in catalogue})
@@ -470,7 +513,8 @@ def score(states: dict[str, dict[str, Any]], links: dict[str, str],
             note = "; ".join([f"{c} ran with overrides {overrides[c]}" for c in changed]
                              + [f"that run's verdict: {cpu}"] + ([note] if note else []))
             cpu = NOT_BOOKS_RUN
-        verdicts = decided_claims(rs, prs, srs)
+        ors = oev.get(item, [])
+        verdicts = decided_claims(rs, prs, srs, ors)
         status, capped = final_status(cpu, verdicts, item,
                                       ([partial] if partial else []) + data_caps(uses.get(item, ()), datasets,
                                                                                  states))
@@ -490,10 +534,11 @@ def score(states: dict[str, dict[str, Any]], links: dict[str, str],
         where = ", ".join(f"[{c}]({links[c]}.ipynb)" if c in links else c for c in chapters) or "-"
         shown_note = "; ".join(n for n in (note, "" if rs or prs else why) if n)
         rows.append(f"| {md_cell(title)} | **{status}**{f' ({md_cell(shown_note)})' if shown_note else ''} "
-                    f"| {_cpu_cell(rs)} | {_seeds_cell(srs, rs, seeds)} | {_paper_cell(prs)} | {where} |")
-        if rs or prs:
+                    f"| {_cpu_cell(rs)} | {_seeds_cell(srs, rs, seeds)} | {_paper_cell(prs, ors)} "
+                    f"| {where} |")
+        if rs or prs or ors:
             when = {r.get("key"): registered(root, r["key"]) for r in rs if root and r.get("key")}
-            blocks += _evidence_block(title, status, note, rs, prs, why, srs, capped, when)
+            blocks += _evidence_block(title, status, note, rs, prs, why, srs, capped, when, ors)
     made = (", ".join(f"{p} of {str(v['provenance'].get('finished', '?'))[:10]}"
                       + (" STALE" if v["stale"] else "") for p, v in sorted((paper or {}).items()))
             or "none committed")
@@ -525,7 +570,7 @@ def score(states: dict[str, dict[str, Any]], links: dict[str, str],
         "restores the profile's defaults. The evidence of each item (every claim with its measured "
         "value, chance level and rule, and the paper profile's value) is folded below the table.",
         "",
-        "| item | status | cpu run | seeds | paper profile | chapter |",
+        "| item | status | cpu run | seeds | paper profile, other committed runs | chapter |",
         "|---|---|---|---|---|---|",
         *rows,
         "",
@@ -580,11 +625,12 @@ def write_scorecard(project: Project, chapters: list[Chapter], rendered: dict[st
         if c.name in states and overrides_text(st):
             overrides[prefix] = overrides_text(st)
     from ntputils.book.sweep_table import currencies
-    from ntputils.committed import paper_tables, seed_tables
+    from ntputils.committed import other_tables, paper_tables, seed_tables
 
     currency = currencies(project)
     paper, seeds = paper_tables(project.root, currency), seed_tables(project.root, currency)
-    page, top = score(states, links, paper, runs, overrides, seeds, project.root)
+    others = other_tables(project.root, currency)
+    page, top = score(states, links, paper, runs, overrides, seeds, project.root, others)
     project.scorecard_page.write_text(page)
     project.headline_page.write_text(f"{top} [The scorecard](scorecard.md) gives each item's evidence.\n")
     return coverage_problems(states, runs)
