@@ -104,7 +104,8 @@ import torch
 from IPython.display import display
 
 from ntputils import plots
-from ntputils.analysis.baselines import similarity_with_chance
+from ntputils.analysis.baselines import shuffled_sim, similarity_with_chance
+from ntputils.analysis.controls import permuted_labels
 from ntputils.analysis.convergence import convergence_curves, word_order
 from ntputils.analysis.metrics import group_contrast, normalized_distance, sim
 from ntputils.analysis.network_runs import (
@@ -388,6 +389,14 @@ measured.style.format("{:.3f}", na_rep="-")
 #    $>$ chance $+\,0.1$ (value and off-diagonal, the same two baselines), judged on the tokens that occur as a next token (non-zero rows of
 #    $\boldsymbol S$; {glue:text}`a07_never_next` tokens never do, and their rows of $\widetilde{\boldsymbol S}$ are all
 #    equal, so they agree with any embedding that puts them together). The value over all $V$ tokens is shown too.
+#
+# **Negative controls, fixed before the numbers below** (judged by the same rule and chance level; a control that
+# passes makes its claim read "cannot fail"): for claim 1, the same transformer untrained (step 0); for claim 2, the
+# same contrast of the trained $\boldsymbol H$ with the support-group labels of the heatmap contexts permuted (group
+# sizes kept: the groups then share no support, so subspace collapse predicts no contrast); for claim 4, the same
+# rise with the heatmap contexts shuffled against $\widetilde{\boldsymbol S}$ (the mean over `chance_draws`
+# permutations, the same permutations at both ends), which keeps the embeddings' spectrum and breaks which context
+# has which support. The similarity claims keep their default control, the shuffled-column similarity.
 
 # %%
 sim_keys = {"H_proxy_heat": "sim(H, S~) heatmap contexts", "H_mm_heat": "sim(H, H^mm) heatmap contexts",
@@ -400,7 +409,10 @@ fig3 = preregister({
     "contrast": ("within- minus between-group cos(H) on the heatmap (subspace collapse)",
                  above_chance(sim_margin), "A:Fig 3"),
     "rise": ("sim(H, S~) on the heatmap contexts rose during training",
-             at_least(sim_margin, "rises (SSIM curves)"), "A:Fig 3", "rises (SSIM curves)")})
+             at_least(sim_margin, "rises (SSIM curves)"), "A:Fig 3", "rises (SSIM curves)")},
+    controls={"ce": "the same transformer untrained (step 0)",
+              "contrast": "the same contrast with the support-group labels permuted (group sizes kept)",
+              "rise": "the same rise with the heatmap contexts shuffled against S~"})
 fig3_sims = preregister_similarity({key: (f"{label} high (Fig. 3)", sim_margin, "A:Fig 3")
                                     for key, label in sim_keys.items()})
 
@@ -410,16 +422,23 @@ check("L^mm of the full support matrix: certified relative gap <= 1e-5", lmm["re
 check("L^mm feasible (max margin-constraint violation <= 1e-6)", lmm["max_violation"] <= 1e-6,
       measured=lmm["max_violation"], tol=1e-6, item="A:proxy")
 ce_gap = hist.scalars["ce_minus_H"][-1]
-fig3.ce.judge(ce_gap)
+fig3.ce.judge(ce_gap, control=float(hist.scalars["ce_minus_H"][0]))
 rng = np.random.default_rng(seed)
 contrast_chance = np.array([np.subtract(*group_contrast(rng.standard_normal(sub.H[-1].shape), sel.group))
                             for _ in range(chance_draws)])
+contrast_ctrl = record("a07_contrast_control",
+                       float(np.subtract(*group_contrast(sub.H[-1], permuted_labels(sel.group, seed=seed)))))
 fig3.contrast.judge(within - between, baselines={"Gaussian": contrast_chance.mean(), "untrained": within0 - between0},
-                    paper=f"proxy: {within_px - between_px:.3f}")
+                    paper=f"proxy: {within_px - between_px:.3f}", control=contrast_ctrl)
 print(f"within - between: TF {within - between:.3f}, untrained TF {within0 - between0:.3f}, random "
       f"{contrast_chance.mean():.3f} ± {contrast_chance.std(ddof=1):.3f}, proxy {within_px - between_px:.3f}, "
       f"theory {within_mm - between_mm:.3f}")
-fig3.rise.judge(heat.sim_H_proxy[-1] - heat.sim_H_proxy[0], note=f"{heat.sim_H_proxy[0]:.3f} -> {heat.sim_H_proxy[-1]:.3f}")
+S_heat = ref.S_tilde[:, sel.columns]
+rise_ctrl = record("a07_rise_control",  # the same permutations at both ends (same seed)
+                   shuffled_sim(sub.H[-1], S_heat, draws=chance_draws, seed=seed)[0]
+                   - shuffled_sim(sub.H[0], S_heat, draws=chance_draws, seed=seed)[0])
+fig3.rise.judge(heat.sim_H_proxy[-1] - heat.sim_H_proxy[0], note=f"{heat.sim_H_proxy[0]:.3f} -> {heat.sim_H_proxy[-1]:.3f}",
+                control=rise_ctrl)
 sub_first = history_subset(hist, first)
 # (trained matrix, target, the same matrix of the untrained transformer at step 0)
 pairs = {"H_proxy_heat": (sub.H[-1], ref.S_tilde[:, sel.columns], sub.H[0]),
