@@ -17,7 +17,7 @@ from ntputils.book.execute import overrides_text
 from ntputils.book.project import Chapter, Project
 from ntputils.book.rule_history import registered, rule_calls, rule_changes
 from ntputils.book.status import chapter_state, md_cell
-from ntputils.committed import CANNOT_FAIL, SEED_NOT_USED, SEEDS_REPRODUCED_AT, control_text
+from ntputils.committed import CANNOT_FAIL, MACHINE_FRAGILE, SEED_NOT_USED, SEEDS_REPRODUCED_AT, control_text
 
 CATALOGUE_FILE = Path(__file__).resolve().parents[2] / "book" / "scorecard_items.yaml"
 
@@ -141,8 +141,9 @@ def item_status(rows: list[dict[str, Any]], chapters: tuple[str, ...],
 def paper_evidence(paper: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """item id -> the claims of the committed paper-profile runs (:func:`ntputils.committed.
     paper_tables`) that name it (the table's ``items`` column), each ``{"chapter", "key", "outcome",
-    "measured", "stale", "made", "control"}`` (``made``: commit and date of the table; ``control``: the
-    claim's negative control row, ``passes``/``fails``, or ``none`` in a table made without one)."""
+    "measured", "stale", "made", "control", "machine_fragile"}`` (``made``: commit and date of the table;
+    ``control``: the claim's negative control row, ``passes``/``fails``, or ``none`` in a table made without
+    one; ``machine_fragile``: a rule bound lies inside the value's measured spread across CPU code paths)."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for prefix, pub in paper.items():
         table, prov = pub["table"], pub.get("provenance", {})
@@ -155,7 +156,8 @@ def paper_evidence(paper: dict[str, dict[str, Any]]) -> dict[str, list[dict[str,
             for item in items.split(";") if isinstance(items, str) and items else []:
                 out[item].append({"chapter": prefix, "key": row["metric"], "outcome": row["outcome"],
                                   "measured": row.get("value"), "stale": pub["stale"], "made": made,
-                                  "control": controls.get(row["metric"], "none")})
+                                  "control": controls.get(row["metric"], "none"),
+                                  "machine_fragile": bool(row.get("machine_fragile", False))})
     return out
 
 
@@ -174,7 +176,7 @@ def seed_evidence(seeds: dict[str, dict[str, Any]], rows: list[dict[str, Any]]) 
 
 #: outcomes of a claim that judged it (the others: not run, not reproduced, failed)
 JUDGED = ("reproduced", "deviates", CANNOT_FAIL)
-CLAIM_SEVERITY = {"reproduced": 0, CANNOT_FAIL: 0, "fragile": 2, "deviates": 3}
+CLAIM_SEVERITY = {"reproduced": 0, CANNOT_FAIL: 0, "fragile": 2, MACHINE_FRAGILE: 2, "deviates": 3}
 
 
 def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
@@ -183,8 +185,10 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
     "control"}``. **The paper profile decides where it ran**: a claim its committed table judged takes
     that outcome (the cpu run is a preview); else the cpu run's outcome, worsened by its five-seed verdict
     (fragile or deviating seeds; a seed that touched nothing, :data:`SEED_NOT_USED`, has no say). A STALE
-    table has no say. ``control``: ``fails`` (the claim's negative control fails its rule: evidence),
-    ``passes`` (cannot fail), ``none`` (no control registered) or ``check`` (a mathematical fact)."""
+    table has no say. A claim whose outcome may flip on another CPU (a rule bound inside its value's
+    measured spread, in the deciding table) is :data:`MACHINE_FRAGILE`. ``control``: ``fails`` (the claim's
+    negative control fails its rule: evidence), ``passes`` (cannot fail), ``none`` (no control registered)
+    or ``check`` (a mathematical fact)."""
     paper_of = {(r["chapter"], r["key"]): r for r in paper_rows if not r["stale"] and r["outcome"] in JUDGED}
     seeds_of = {(r["chapter"], r["key"]): r for r in seed_rows if not r["stale"]}
     out = []
@@ -198,7 +202,8 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
         paper = paper_of.pop((prefix, r.get("key")), None)
         if paper is not None:
             out.append({"chapter": prefix, "key": r.get("key"), "kind": "compare",
-                        "outcome": paper["outcome"], "by": "paper profile",
+                        "outcome": MACHINE_FRAGILE if paper.get("machine_fragile") else paper["outcome"],
+                        "by": "paper profile",
                         "control": paper.get("control", "none")})
             continue
         outcome, by = r["outcome"], "cpu run"
@@ -206,10 +211,13 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
         if seeds and outcome in JUDGED and seeds["verdict"] in CLAIM_SEVERITY:
             outcome = max(outcome, seeds["verdict"], key=CLAIM_SEVERITY.__getitem__)
             by = "cpu run and five seeds"
+            if seeds.get("machine_fragile"):
+                outcome = MACHINE_FRAGILE
         out.append({"chapter": prefix, "key": r.get("key"), "kind": "compare", "outcome": outcome, "by": by,
                     "control": control})
     for (prefix, key), p in paper_of.items():  # claims only the paper profile judged
-        out.append({"chapter": prefix, "key": key, "kind": "compare", "outcome": p["outcome"],
+        out.append({"chapter": prefix, "key": key, "kind": "compare",
+                    "outcome": MACHINE_FRAGILE if p.get("machine_fragile") else p["outcome"],
                     "by": "paper profile", "control": p.get("control") or "none"})
     return out
 
@@ -248,7 +256,7 @@ def final_status(cpu: str, decided: list[dict[str, Any]], item: str = "", partia
     outcomes = {d["outcome"] for d in decided}
     if "deviates" in outcomes:
         return "deviates", []
-    if "fragile" in outcomes:
+    if outcomes & {"fragile", MACHINE_FRAGILE}:
         return "fragile", []
     if outcomes & {"reproduced", CANNOT_FAIL}:
         why = caps(item, decided, partial)
@@ -350,14 +358,16 @@ def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any
             continue
         paper = paper_of.pop((r["chapter"].split("_")[0], r.get("key")), None)
         at_paper = (f"; paper profile: {md_cell(paper['measured'])}, **{paper['outcome']}**"
-                    if paper else "")
+                    + (f" ({MACHINE_FRAGILE})" if paper.get("machine_fragile") else "") if paper else "")
         seeds = seeds_of.get((r["chapter"].split("_")[0], r.get("key")))
         if seeds and seeds["verdict"] == SEED_NOT_USED:
             at_seeds = f"; seeds 0-4: {SEED_NOT_USED}" + (" (STALE)" if seeds["stale"] else "")
         elif seeds:
             at_seeds = (f"; seeds 0-4: {seeds['k']}/{seeds['n']} reproduced ("
                         + ", ".join(md_cell(v) for v in seeds["values"].values())
-                        + f"), **{seeds['verdict']}**" + (" (STALE)" if seeds["stale"] else ""))
+                        + f"), **{seeds['verdict']}**" + (" (STALE)" if seeds["stale"] else "")
+                        + (f" ({MACHINE_FRAGILE}: seeds {', '.join(map(str, seeds['machine']))})"
+                           if seeds.get("machine_fragile") else ""))
         else:
             at_seeds = ""
         rule = md_cell(r.get("rule", "-"))
