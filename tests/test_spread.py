@@ -215,3 +215,18 @@ def test_spread_measures_the_code_paths_in_the_kernel_and_recertify_uses_it(tmp_
     out = book("recertify", "t01-s", "--force", "--no-progress")
     assert out.returncode == 1 and "no spread recorded" in out.stdout, out.stdout
     (folder / "table.csv").write_text(text)
+
+
+def test_the_scorecard_page_shows_a_machine_fragile_claim_and_its_item_as_fragile():
+    from test_scorecard import _states
+
+    from ntputils.book.scorecard import render_scorecard
+
+    table = table_of([{"point_id": "p", "kind": "compare", "metric": "gap", "value": 2e-4,
+                       "outcome": "reproduced", "items": "A:Fig 5", "machine_fragile": True}])
+    paper = {"a05": {"table": table, "stale": False, "provenance": {"git": "abcdef1", "finished": "2026"}}}
+    page = render_scorecard(_states(), {"a05": "a05_ufm_training"}, paper)
+    fig5 = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 5 "))
+    assert "| **fragile** (1 claim fragile (machine): a bound of the rule lies inside" in fig5
+    assert f"1 reproduced (1 {MACHINE_FRAGILE})" in fig5
+    assert f"paper profile: 0.0002, **reproduced** ({MACHINE_FRAGILE})" in page

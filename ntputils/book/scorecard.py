@@ -314,7 +314,9 @@ def _paper_cell(rows: list[dict[str, Any]]) -> str:
     for chapter in dict.fromkeys(r["chapter"] for r in rows):
         mine = [r for r in rows if r["chapter"] == chapter]
         made = f"{mine[0]['made']}{', STALE' if mine[0]['stale'] else ''}"
-        parts.append(f"{chapter} ({made}): {_tally(mine)}")
+        machine = sum(bool(r.get("machine_fragile")) for r in mine)
+        parts.append(f"{chapter} ({made}): {_tally(mine)}"
+                     + (f" ({machine} {MACHINE_FRAGILE})" if machine else ""))
     return md_cell("; ".join(parts))
 
 
@@ -490,6 +492,9 @@ def score(states: dict[str, dict[str, Any]], links: dict[str, str],
                              + ([note] if note else []))
         elif status not in (cpu, "partial") and cpu in ("reproduced", "deviates", "not run"):
             note = "; ".join([f"the five seeds decide (cpu run: {cpu})"] + ([note] if note else []))
+        if machine := sum(d["outcome"] == MACHINE_FRAGILE for d in verdicts):
+            note = "; ".join([f"{_claims(machine)} {MACHINE_FRAGILE}: a bound of the rule lies inside the "
+                              "value's spread across CPU code paths"] + ([note] if note else []))
         counts[status] += 1
         statuses[item] = status
         tally = Counter(d["outcome"] if d["outcome"] == CANNOT_FAIL else
