@@ -153,15 +153,17 @@ def test_variants_take_the_chapters_thread_parameter_else_the_environment():
     assert not any("OPENBLAS" in k for v in variants({}, []) for k in v.env)
 
 
-def test_a_values_spread_is_its_largest_relative_difference_over_variants_and_points():
+def test_a_values_spread_is_its_largest_relative_difference_over_the_variants_and_points():
     assert relative_spread([1.0, 1.001, 1.002]) == pytest.approx(0.002 / 1.002)
     assert relative_spread([[1.0, 2.0], [1.0, 2.002]]) == pytest.approx(0.001, rel=1e-3)
     assert relative_spread([1.0, math.nan]) is None and relative_spread([2.0, 2.0]) == 0.0
-    committed = {("compare", "c"): (1.0, "", "deviates"), ("record", "r"): (5.0, "", "")}
-    runs = {"a": {("compare", "c"): (1.01, "", "reproduced"), ("record", "r"): (5.0, "", "")},
-            "b": {("compare", "c"): (1.0, "", "deviates")}}
-    spread, flipped = measure(committed, runs)
+    committed = {("compare", "c"): (0.9, "", "deviates"), ("record", "r"): (5.0, "", "")}
+    runs = {"native": {("compare", "c"): (1.0, "", "deviates"), ("record", "r"): (5.0, "", "")},
+            "b": {("compare", "c"): (1.01, "", "reproduced")}}
+    spread, gaps, flipped = measure(committed, runs)
+    # the committed value is not in the spread (recertify compares it within the spread)
     assert spread == {"compare": {"c": pytest.approx(0.01 / 1.01)}, "record": {"r": None}}  # r: not in b
+    assert gaps == {"compare": {"c": pytest.approx(0.1)}, "record": {"r": 0.0}}
     assert flipped == ["compare c"]
     assert merge([{"compare": {"c": 0.1}}, {"compare": {"c": 0.2, "d": None}}]) == {
         "compare": {"c": 0.2, "d": None}}
@@ -193,6 +195,7 @@ def test_spread_measures_the_code_paths_in_the_kernel_and_recertify_uses_it(tmp_
     assert record["spread"]["compare"]["near"] == pytest.approx(0.002 / 1.002)  # the env reached the kernel
     assert record["spread"]["record"]["value"] == pytest.approx(0.002 / 1.002)
     assert record["outcomes_differ"] == ["compare near"] and record["points"] == [{"seed": 0}]
+    assert record["committed_gap"]["compare"]["near"] == 0.0 and record["table_stale"] is False
     scratch = json.loads((root / "sweeps" / "spread-t01-s-capability-default" / "sweep.json").read_text())
     assert scratch["env"] == {"ATEN_CPU_CAPABILITY": "default"}
 

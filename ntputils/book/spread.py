@@ -6,9 +6,10 @@ the sweep machinery as ``recertify`` does (scratch sweeps ``spread-NAME-<variant
 this one machine: torch's native vector kernels (as the table ran), torch without them
 (``ATEN_CPU_CAPABILITY=default``) and the other torch thread count (the chapter's thread parameter, else
 ``OMP_NUM_THREADS``). The machine's ``OPENBLAS_*`` settings are left alone (they guard against wrong BLAS
-results on some CPUs). Each value's spread, its largest relative difference over the variants and the
-committed value, goes to ``results/sweeps/NAME/spread.json``, which ``recertify`` and the committed views
-read (:func:`ntputils.committed.value_tolerance`, :func:`ntputils.committed.machine_fragile`).
+results on some CPUs). Each value's spread, its largest relative difference over the variants, goes to
+``results/sweeps/NAME/spread.json`` (with the committed value's difference from the native re-run,
+``committed_gap``, for information), which ``recertify`` and the committed views read
+(:func:`ntputils.committed.value_tolerance`, :func:`ntputils.committed.machine_fragile`).
 """
 
 from __future__ import annotations
@@ -88,19 +89,26 @@ def relative_spread(values: list[Any]) -> float | None:
     return None if None in gaps else max(gaps, default=0.0)
 
 
-def measure(committed: dict[str, Any], runs: dict[str, dict[str, Any]]) -> tuple[dict, list[str]]:
-    """(kind -> metric -> spread, values whose outcome differs) of one point: ``committed`` and each
-    variant's ``runs`` as :func:`~ntputils.book.recertify.row_values` of its rows."""
+def measure(committed: dict[str, Any], runs: dict[str, dict[str, Any]]) -> tuple[dict, dict, list[str]]:
+    """(kind -> metric -> spread over the variants' ``runs``, kind -> metric -> the committed value's
+    relative difference from the ``native`` run, values whose outcome differs between variants) of one
+    point; values as :func:`~ntputils.book.recertify.row_values` of its rows. The spread leaves the
+    committed value out: recertify compares it within the spread, and a spread that held it would accept it
+    by construction (and, for a STALE table, fold in what the code changed)."""
     spread: dict[str, dict[str, float | None]] = {}
+    gaps: dict[str, dict[str, float | None]] = {}
     flipped = []
     for key, entry in committed.items():
         kind, metric = key
-        found = [entry, *(run[key] for run in runs.values() if key in run)]
+        found = [run[key] for run in runs.values() if key in run]
         spread.setdefault(kind, {})[metric] = (relative_spread([_parsed(e) for e in found])
-                                               if len(found) == len(runs) + 1 else None)
+                                               if len(found) == len(runs) else None)
+        native = runs.get("native", {}).get(key)
+        gaps.setdefault(kind, {})[metric] = (relative_spread([_parsed(entry), _parsed(native)])
+                                             if native else None)
         if len({e[2] for e in found}) > 1:
             flipped.append(f"{kind} {metric}")
-    return spread, flipped
+    return spread, gaps, flipped
 
 
 def merge(spreads: list[dict]) -> dict[str, dict[str, float | None]]:
@@ -131,10 +139,11 @@ def spread(project: Project, name: str, *, points: int = 1, workers: int = 2, pr
         say("error: --points and --workers must be >= 1")
         return EXIT_USAGE
     try:
-        prov = checked(project, name)["provenance"]
+        pub = checked(project, name)
     except (FileNotFoundError, KeyError, ValueError) as err:
         say(f"error: {name}: cannot read the committed table: {err}")
         return EXIT_USAGE
+    prov = pub["provenance"]
     table = read_committed_table(folder / "table.csv")
     sample = fastest_points(table, points)
     if not sample:
@@ -164,13 +173,15 @@ def spread(project: Project, name: str, *, points: int = 1, workers: int = 2, pr
         return EXIT_USAGE
     rows = {pid: table[table["point_id"] == pid] for pid in sample}
     measured = [measure(row_values(rows[pid], SPREAD_KINDS), runs[pid]) for pid in sample]
-    flipped = sorted({f for _, flips in measured for f in flips})
+    flipped = sorted({f for *_, flips in measured for f in flips})
     cols = axes_of(table)
-    record = {"spread": merge([s for s, _ in measured]), "multiple": SPREAD_MULTIPLE, "variants": shown,
+    record = {"spread": merge([m[0] for m in measured]), "committed_gap": merge([m[1] for m in measured]),
+              "multiple": SPREAD_MULTIPLE, "variants": shown,
               "points": [{k: _plain(rows[pid].iloc[0][k]) for k in cols} for pid in sample],
               "outcomes_differ": flipped, "machine": machine(), "commit": git_commit(project.root),
               "date": datetime.now(UTC).isoformat(timespec="seconds"),
-              "table": (prov.get("fingerprint") or {}).get("digest") or prov.get("code_hash")}
+              "table": (prov.get("fingerprint") or {}).get("digest") or prov.get("code_hash"),
+              "table_stale": bool(pub["stale"])}
     try:  # as recertify: no publish of the table while its folder gains a file
         with driver_lock(sweep_dir(project, name)):
             write_text_atomic(folder / SPREAD_FILE, json.dumps(record, indent=1) + "\n")
