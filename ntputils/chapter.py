@@ -702,15 +702,29 @@ def compare(key: str, measured: Any, *, chance: Any = None, paper: Any = None, n
             why = (f"the control ({registered.control}: {_fmt(control)}) passes the same rule, so this rule "
                    "cannot tell the paper's mechanism from its absence")
             note = f"{why}; {note}" if note else why
+    low, high = _rule_bounds(rule, chance, (baselines or {}).get(UNTRAINED))
     row = {"key": key, "claim": claim, "rule": rule.text, "outcome": outcome, "measured": _jsonable(measured),
            "chance": _jsonable(chance), "paper": _jsonable(paper), "note": note, "items": items,
            "control": registered.control, "control_value": _jsonable(control),
-           "control_passes": control_passes}
+           "control_passes": control_passes, "low": low, "high": high}
     if baselines is not None:
         row["baselines"] = baselines
     _RECORD.setdefault("comparisons", []).append(row)
     _write_record()
     return outcome
+
+
+def _rule_bounds(rule: Rule, chance: Any = None, untrained: float | None = None
+                ) -> tuple[float | None, float | None]:
+    """The numbers where ``rule``'s outcome changes, as recorded beside a judged claim (``low``, ``high``;
+    ``None``: open): an ``above_chance`` rule's threshold is ``chance + margin`` (``None`` without a chance
+    level), an ``at_least`` rule judged against an untrained baseline also needs more than it."""
+    low = (float(chance) + rule.margin if chance is not None else None) if rule.kind == "above_chance" \
+        else rule.low
+    if rule.kind == "at_least" and untrained is not None:
+        low = max(low, float(untrained))
+    shown = [b if b is not None and math.isfinite(b) else None for b in (low, rule.high)]
+    return shown[0], shown[1]
 
 
 def _chance_text(row: Mapping[str, Any]) -> str:

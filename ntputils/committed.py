@@ -155,6 +155,12 @@ def read_committed(name: str, root: Path | None = None) -> tuple[Any, dict[str, 
                 raise ValueError("a seed table needs a column seed of whole numbers")
     except (OSError, ValueError) as err:
         raise unreadable("table.csv", err) from None
+    try:
+        spread = read_spread(folder)
+    except ValueError as err:
+        raise unreadable(SPREAD_FILE, err) from None
+    if spread:
+        table["machine_fragile"] = machine_fragile(table, spread)
     return table, prov
 
 
@@ -397,9 +403,10 @@ def beside_cpu(prefix: str, record: dict[str, Any], root: Path | None = None,
         claims.append({"key": key, "claim": c.get("claim", ""), "rule": c.get("rule", ""),
                        "cpu": _shown(c.get("measured")) if c else "-", "cpu outcome": c.get("outcome", "-"),
                        "paper": _shown(_paper_value(r)) if r else "-",
-                       "paper outcome": r["outcome"] if r else "not in the paper run"})
+                       "paper outcome": (r["outcome"] + (f" ({MACHINE_FRAGILE})" if r.get("machine_fragile")
+                                                         else "")) if r else "not in the paper run"})
         last = claims[-1]
-        last["same outcome"] = "yes" if last["cpu outcome"] == last["paper outcome"] else "NO"
+        last["same outcome"] = "yes" if r is not None and last["cpu outcome"] == r["outcome"] else "NO"
     cpu_rec = record.get("results", {})
     records = []
     for name in [*cpu_rec, *(k for k in rec_rows if k not in cpu_rec)]:
@@ -545,9 +552,21 @@ def seed_claims(table: Any) -> dict[str, dict[str, Any]]:
         outcomes = {s: by_seed[s]["outcome"] if s in by_seed else "failed" for s in sorted({*seeds.values()})}
         values = {s: _paper_value(by_seed[s]) if s in by_seed else None for s in outcomes}
         listed = list(outcomes.values())
+        machine = [s for s in outcomes if s in by_seed and bool(by_seed[s].get("machine_fragile", False))]
         out[key] = {"k": listed.count("reproduced"), "n": len(listed), "outcomes": outcomes, "values": values,
-                    "verdict": seed_verdict(listed, list(values.values()))}
+                    "verdict": seed_verdict(listed, list(values.values())), "machine": machine,
+                    "machine_fragile": verdict_may_flip(outcomes, machine)}
     return out
+
+
+def verdict_may_flip(outcomes: dict[int, str], machine: list[int]) -> bool:
+    """Whether the five-seed verdict changes when the seeds ``machine`` (their claim :data:`MACHINE_FRAGILE`)
+    all reproduce or all deviate: the verdict then depends on the CPU."""
+    if not machine:
+        return False
+    ends = [[o if s not in machine else flipped for s, o in outcomes.items()]
+            for flipped in ("reproduced", "deviates")]
+    return seed_verdict(ends[0]) != seed_verdict(ends[1])
 
 
 #: cross-machine tolerance of a value measured twice by the same code and seed (other CPUs' BLAS kernels
@@ -557,22 +576,98 @@ FLOAT_RTOL, FLOAT_ATOL = 1e-4, 1e-9
 SEED_TABLE_PARAMETERS = {"profile", "seed", "device"}
 
 
-def value_gap(u: Any, v: Any) -> float | None:
+def value_gap(u: Any, v: Any, rtol: float = FLOAT_RTOL) -> float | None:
     """The largest relative difference of two values of one shape (numbers, or JSON lists and dicts of
-    them) whose numbers are all within :data:`FLOAT_RTOL` / :data:`FLOAT_ATOL`, else ``None``."""
+    them) whose numbers are all within ``rtol`` (default :data:`FLOAT_RTOL`) / :data:`FLOAT_ATOL`, else
+    ``None`` (``rtol=math.inf``: the difference of any two finite values of one shape)."""
     if isinstance(u, dict) and isinstance(v, dict):
-        gaps = [value_gap(u[k], v[k]) for k in u] if u.keys() == v.keys() else [None]
+        gaps = [value_gap(u[k], v[k], rtol) for k in u] if u.keys() == v.keys() else [None]
     elif isinstance(u, list) and isinstance(v, list):
-        gaps = [value_gap(p, q) for p, q in zip(u, v, strict=True)] if len(u) == len(v) else [None]
+        gaps = [value_gap(p, q, rtol) for p, q in zip(u, v, strict=True)] if len(u) == len(v) else [None]
     elif isinstance(u, (int, float)) and isinstance(v, (int, float)) and not isinstance(u, bool):
         if u == v or (math.isnan(u) and math.isnan(v)):
             return 0.0
-        if not math.isclose(u, v, rel_tol=FLOAT_RTOL, abs_tol=FLOAT_ATOL):
+        if not (math.isfinite(u) and math.isfinite(v)) or not math.isclose(u, v, rel_tol=rtol,
+                                                                            abs_tol=FLOAT_ATOL):
             return None
         return abs(u - v) / max(abs(u), abs(v), FLOAT_ATOL)
     else:
         return 0.0 if u == v else None
     return None if None in gaps else max(gaps, default=0.0)
+
+
+# ----------------------------------------------------------------------------------------------
+# a value's spread across CPU code paths (``python -m ntputils.book spread``)
+# ----------------------------------------------------------------------------------------------
+
+#: beside a committed table: each value's measured spread across CPU code paths of one machine
+SPREAD_FILE = "spread.json"
+#: a value with a recorded spread ``s`` matches within ``max(FLOAT_RTOL, SPREAD_MULTIPLE * s)``: other
+#: CPUs take other paths than the ones measured, so the band is wider than what one machine showed
+SPREAD_MULTIPLE = 3.0
+#: a claim whose rule bound lies inside its value's band: its outcome may flip on another CPU
+MACHINE_FRAGILE = "fragile (machine)"
+
+
+def read_spread(folder: Path) -> dict[str, Any]:
+    """The ``spread.json`` beside a committed table (``{}``: none); ``ValueError`` naming the file when it is
+    not a spread record."""
+    path = folder / SPREAD_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or not isinstance(data.get("spread"), dict):
+            raise ValueError("no 'spread' mapping")
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{path.parent.name}/{SPREAD_FILE} is not a spread record ({err})") from None
+    return data
+
+
+def spread_of(spread: dict[str, Any], kind: str, metric: str) -> float | None:
+    """The recorded spread of value ``kind``/``metric`` (``None``: not measured or not comparable)."""
+    value = ((spread.get("spread") or {}).get(kind) or {}).get(metric)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def value_tolerance(spread: float | None) -> float:
+    """The relative tolerance of a value of recorded ``spread`` (``None``: :data:`FLOAT_RTOL`)."""
+    return FLOAT_RTOL if spread is None else max(FLOAT_RTOL, SPREAD_MULTIPLE * spread)
+
+
+def crosses_bound(value: Any, rtol: float, low: Any, high: Any) -> bool:
+    """Whether a rule bound (``low``/``high``; ``None`` or NaN: open) lies inside ``value``'s band
+    ``[value - rtol |value|, value + rtol |value|]``: the claim's outcome may differ on another CPU."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return False
+    if not math.isfinite(x):
+        return False
+    band = rtol * max(abs(x), FLOAT_ATOL)
+    bounds = [float(b) for b in (low, high) if isinstance(b, (int, float)) and not isinstance(b, bool)]
+    return any(math.isfinite(b) and x - band <= b <= x + band for b in bounds)
+
+
+def machine_fragile(table: Any, spread: dict[str, Any]) -> list[bool]:
+    """Per row of a committed table: a judged claim (``compare``) whose value, or its negative control's
+    value, has a recorded spread whose band (:func:`value_tolerance`) holds a bound of its rule (columns
+    ``low``, ``high``). Without bounds or a spread: ``False``."""
+    if not spread or "low" not in table or "high" not in table:
+        return [False] * len(table)
+    controls = {(r["point_id"], r["metric"]): r["value"] for r in table[table["kind"] == "control"]
+                .to_dict("records")}
+    out = []
+    for r in table.to_dict("records"):
+        fragile = False
+        if r["kind"] == "compare":
+            control = controls.get((r["point_id"], r["metric"]))
+            for kind, value in (("compare", r["value"]), ("control", control)):
+                s = spread_of(spread, kind, r["metric"])
+                fragile = fragile or (s is not None and crosses_bound(value, value_tolerance(s), r["low"],
+                                                                      r["high"]))
+        out.append(fragile)
+    return out
 
 
 def _as_value(value: Any) -> Any:
@@ -669,8 +764,10 @@ def seeds_view(prefix: str, record: dict[str, Any] | None = None, root: Path | N
         if cpu or rules:
             row["rule"] = cpu.get(key, {}).get("rule") or rules.get(key, "")
         row["reproduced"] = "seed not used" if c["verdict"] == SEED_NOT_USED else f"{c['k']}/{c['n']}"
-        row |= {f"seed {s}": f"{_shown(c['values'][s])} ({o})" for s, o in c["outcomes"].items()}
-        rows.append(row | {"verdict": c["verdict"]})
+        row |= {f"seed {s}": f"{_shown(c['values'][s])} ({o}"
+                + (f", {MACHINE_FRAGILE})" if s in c["machine"] else ")") for s, o in c["outcomes"].items()}
+        flip = f"; {MACHINE_FRAGILE}" if c["machine_fragile"] else ""
+        rows.append(row | {"verdict": c["verdict"] + flip})
     return SeedsView(prefix, True, stale=pub["stale"], state=state_line(name, pub), rows=pd.DataFrame(rows),
                      same_seed=same_seed_line(claims, record))
 

@@ -87,7 +87,7 @@ RUNNER = [(cmd, args) for cmd in ALL if (args := cli_args(cmd)) is not None]
 
 def test_the_readme_has_runner_commands():
     subcommands = {args[0] for _, args in RUNNER if args}
-    assert {"build", "list", "sweep", "sweep-table", "recertify"} <= subcommands
+    assert {"build", "list", "sweep", "sweep-table", "recertify", "spread"} <= subcommands
 
 
 @pytest.mark.parametrize("args", [a for _, a in RUNNER], ids=[" ".join(a)[:60] for _, a in RUNNER])

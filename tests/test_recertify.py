@@ -165,11 +165,11 @@ def rows_of(values: dict[str, float], outcome: str = "") -> pd.DataFrame:
 
 def test_differences_accept_bit_identity_stated_tolerances_and_float_noise_only():
     a = rows_of({"x": 0.5, "t": 12.0, "n": math.nan})
-    assert differences(a, rows_of({"x": 0.5, "t": 12.0, "n": math.nan}), {}) == ([], 0.0, 0)
-    moved, _, _ = differences(a, rows_of({"x": 0.5, "t": 30.0, "n": math.nan}), {})
+    assert differences(a, rows_of({"x": 0.5, "t": 12.0, "n": math.nan}), {}) == ([], 0.0, 0, [])
+    moved, _, _, _ = differences(a, rows_of({"x": 0.5, "t": 30.0, "n": math.nan}), {})
     assert moved and "t" in moved[0]
     assert differences(a, rows_of({"x": 0.5, "t": 30.0, "n": math.nan}), {"t": math.inf})[0] == []
-    moved, largest, inexact = differences(a, rows_of({"x": 0.5 + 1e-9, "t": 12.0, "n": math.nan}), {})
+    moved, largest, inexact, _ = differences(a, rows_of({"x": 0.5 + 1e-9, "t": 12.0, "n": math.nan}), {})
     assert moved == [] and inexact == 1 and 0 < largest < 1e-8
     assert differences(a, rows_of({"x": 0.51, "t": 12.0, "n": math.nan}), {})[0]
     assert differences(a, rows_of({"x": 0.5, "t": 12.0}), {})[0] == ["record n: missing in the re-run"]

@@ -1,4 +1,4 @@
-"""Command line: ``python -m ntputils.book build|list|status|browser|sweep|sweep-*|recertify``.
+"""Command line: ``python -m ntputils.book build|list|status|browser|sweep|sweep-*|recertify|spread``.
 
 ``build`` executes the chapters whose cache key changed, writes the status page and runs jupyter-book.
 Exit codes: 0 ok, 1 a chapter or the HTML build failed, 2 bad usage, 3 a selected chapter's lock is
@@ -353,6 +353,14 @@ def parser() -> argparse.ArgumentParser:
     rc.add_argument("--force", action="store_true", help="re-run even a table that is current")
     rc.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
 
+    sp = sub.add_parser("spread", help="re-run a committed table's fastest point(s) under other CPU code "
+                                       "paths (torch's scalar kernels, another thread count) and write each "
+                                       "value's spread beside the table (spread.json) for recertify")
+    sp.add_argument("names", nargs="*", metavar="NAME", help="committed tables (results/sweeps/NAME)")
+    sp.add_argument("--points", type=int, default=1, help="the N fastest points (default 1)")
+    sp.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    sp.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+
     br = sub.add_parser("browser", help="check the built HTML in headless Chromium")
     br.add_argument("--screenshot", default="a01", help="chapter (prefix) to screenshot")
     br.add_argument("--chromium", default=None, help="chromium binary (default: chromium on PATH)")
@@ -444,6 +452,11 @@ def _main(argv: list[str] | None = None) -> int:
 
         return recertify_command(project, args.names, all_tables=args.all_tables, extra=args.points,
                                  workers=args.workers, force=args.force, progress=args.progress)
+    if args.command == "spread":
+        from ntputils.book.spread import spread_command
+
+        return spread_command(project, args.names, points=args.points, workers=args.workers,
+                              progress=args.progress)
     if args.command == "browser":
         from ntputils.book.browser import run_browser_check
 

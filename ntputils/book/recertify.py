@@ -17,7 +17,7 @@ from typing import Any
 from ntputils.book.environment import git_commit, machine
 from ntputils.book.project import Project, read_json, write_text_atomic
 from ntputils.book.sweep import run_sweep, say
-from ntputils.book.sweep_spec import SweepSpecError, axis_pairs, plan_sweep
+from ntputils.book.sweep_spec import Point, SweepPlan, SweepSpecError, axis_pairs, plan_sweep
 from ntputils.book.sweep_store import RESULT, DriverRunning, driver_lock, point_dir, sweep_dir, sweep_plan
 from ntputils.book.sweep_table import (
     RESULTS_DIR,
@@ -28,7 +28,16 @@ from ntputils.book.sweep_table import (
     sample_points,
     table_fingerprint,
 )
-from ntputils.committed import value_gap
+from ntputils.committed import (
+    FLOAT_RTOL,
+    MACHINE_FRAGILE,
+    SPREAD_MULTIPLE,
+    crosses_bound,
+    read_spread,
+    spread_of,
+    value_gap,
+    value_tolerance,
+)
 
 EXIT_OK, EXIT_MOVED, EXIT_USAGE = 0, 1, 2
 COMPARED_KINDS = ("record", "compare", "check")
@@ -53,12 +62,12 @@ def read_committed_table(path):
     return table
 
 
-def _values(df) -> dict[tuple[str, str], tuple[float, str, str]]:
-    """(kind, metric) -> (value, value_text, outcome) of one point's rows."""
+def row_values(df, kinds: tuple[str, ...] = COMPARED_KINDS) -> dict[tuple[str, str], tuple[float, str, str]]:
+    """(kind, metric) -> (value, value_text, outcome) of one point's rows of ``kinds``."""
     out = {}
     for kind, metric, value, text, outcome in zip(df["kind"], df["metric"], df["value"], df["value_text"],
                                                   df["outcome"], strict=True):
-        if kind in COMPARED_KINDS:
+        if kind in kinds:
             out[(kind, str(metric))] = (float(value), "" if text != text else str(text),
                                         "" if outcome != outcome else str(outcome))
     return out
@@ -70,26 +79,53 @@ def _tolerances(result: dict[str, Any]) -> dict[str, float]:
     return {m: float(e["tol"]) for m, e in entries if isinstance(e, dict) and e.get("tol") is not None}
 
 
-def differences(old, new, tolerances: dict[str, float]) -> tuple[list[str], float, int]:
-    """(what moved, largest relative difference accepted, values not bit-identical) between two points'
-    rows: outcomes match exactly, values bit for bit, within their record's ``tol`` or
-    :func:`~ntputils.committed.value_gap`."""
-    a, b = _values(old), _values(new)
-    moved, largest, inexact = [], 0.0, 0
+def _bounds(df) -> dict[str, tuple[Any, Any]]:
+    """Claim key -> its rule's (low, high) in one point's rows (tables made before bounds were recorded:
+    none)."""
+    if "low" not in df or "high" not in df:
+        return {}
+    rows = df[df["kind"] == "compare"]
+    return {str(m): (lo, hi) for m, lo, hi in zip(rows["metric"], rows["low"], rows["high"], strict=True)}
+
+
+def differences(old, new, tolerances: dict[str, float], spread: dict[str, Any] | None = None
+                ) -> tuple[list[str], float, int, list[str]]:
+    """(what moved, largest relative difference accepted, values not bit-identical, claims whose outcome
+    flipped inside their value's spread) between two points' rows: outcomes match exactly, values bit for
+    bit, within their record's ``tol``, or within :func:`~ntputils.committed.value_gap` of their own
+    tolerance: ``max(FLOAT_RTOL, SPREAD_MULTIPLE * spread)`` where ``spread`` (a table's ``spread.json``)
+    records one, else ``FLOAT_RTOL``. A claim whose outcome flips while a bound of its rule lies inside
+    its value's band (or its control's) is :data:`~ntputils.committed.MACHINE_FRAGILE`: reported, not
+    moved."""
+    spread = spread or {}
+    a, b = row_values(old), row_values(new)
+    controls = row_values(old, ("control",)) | row_values(new, ("control",))
+    bounds = _bounds(old) | _bounds(new)
+    moved, largest, inexact, fragile = [], 0.0, 0, []
     for key in sorted(set(a) | set(b)):
         kind, metric = key
         if key not in a or key not in b:
             moved.append(f"{kind} {metric}: {'only in the re-run' if key in b else 'missing in the re-run'}")
             continue
         (va, ta, oa), (vb, tb, ob) = a[key], b[key]
+        s = spread_of(spread, kind, metric)
+        rtol = value_tolerance(s)
         if oa != ob:
-            moved.append(f"{kind} {metric}: outcome {oa!r} -> {ob!r}")
+            low, high = bounds.get(metric, (None, None))
+            control = (controls.get(("control", metric)) or (math.nan,))[0]
+            banded = [(s, va), (s, vb), (spread_of(spread, "control", metric), control)]
+            if kind == "compare" and any(crosses_bound(v, value_tolerance(sv), low, high)
+                                         for sv, v in banded if sv is not None):
+                fragile.append(f"{kind} {metric}: outcome {oa!r} -> {ob!r}, {MACHINE_FRAGILE} (a bound of "
+                               "its rule lies inside its value's spread)")
+            else:
+                moved.append(f"{kind} {metric}: outcome {oa!r} -> {ob!r}")
         if ta == tb and (va == vb or (math.isnan(va) and math.isnan(vb))):
             continue
         tol = tolerances.get(metric, -1.0) if kind == "record" else -1.0
         diff = abs(va - vb) if math.isfinite(va) and math.isfinite(vb) else math.inf
         try:  # text values (e.g. a dict of residuals per d) element by element
-            gap = value_gap(va, vb) if ta == tb else value_gap(json.loads(ta), json.loads(tb))
+            gap = value_gap(va, vb, rtol) if ta == tb else value_gap(json.loads(ta), json.loads(tb), rtol)
         except ValueError:
             gap = None
         if ta == tb and (diff <= tol or math.isinf(tol)):
@@ -97,11 +133,37 @@ def differences(old, new, tolerances: dict[str, float]) -> tuple[list[str], floa
         if gap is None:
             shown = (f"{va!r} -> {vb!r} (difference {diff:.3g})" if not (ta or tb)
                      else f"{ta or va!r} -> {tb or vb!r}")
-            moved.append(f"{kind} {metric}: {shown}")
+            within = (f"its spread {s:.3g} x {SPREAD_MULTIPLE:g}" if s is not None
+                      else f"FLOAT_RTOL {FLOAT_RTOL:g}, no spread recorded")
+            moved.append(f"{kind} {metric}: {shown}, beyond {rtol:.3g} ({within})")
         else:
             inexact += 1
             largest = max(largest, gap)
-    return moved, largest, inexact
+    return moved, largest, inexact, fragile
+
+
+def plan_points(project: Project, name: str, prov: dict[str, Any], table, sample: list[str], *,
+                swap: dict[str, Any] | None = None) -> tuple[SweepPlan, dict[str, Point]]:
+    """The committed sweep's plan under the current code (named ``name``) and, per sampled committed point
+    id, its point in it; ``swap``: parameters set to one value in every point (e.g. a thread count).
+    Raises :class:`SweepSpecError` naming what cannot be planned or matched."""
+    swap = swap or {}
+    axes = dict(prov["axes"]) | {k: [v] for k, v in swap.items()}
+    profile = prov.get("profile") if "profile" not in prov["axes"] else None
+    try:
+        plan = plan_sweep(project, prov["chapter"], axis_pairs(axes), profile=profile, name=name)
+    except SweepSpecError as err:
+        raise SweepSpecError(f"the committed sweep cannot be planned under the current code: {err}") from None
+    cols = [c for c in axes_of(table) if c not in swap]
+    matched: dict[str, Point] = {}
+    for pid in sample:
+        row = table[table["point_id"] == pid].iloc[0]
+        hit = [p for p in plan.points if all(same_value(p.overrides.get(k), row[k]) for k in cols)]
+        if len(hit) != 1:
+            raise SweepSpecError(f"committed point {pid} ({', '.join(f'{k}={row[k]}' for k in cols)}) "
+                                 "matches no point of the current plan")
+        matched[pid] = hit[0]
+    return plan, matched
 
 
 def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, force: bool = False,
@@ -119,23 +181,13 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
         say(f"{name}: current (run-time fingerprint); nothing to re-run")
         return EXIT_OK
     table = read_committed_table(folder / "table.csv")
-    profile = prov.get("profile") if "profile" not in prov["axes"] else None
-    try:
-        plan = plan_sweep(project, prov["chapter"], axis_pairs(prov["axes"]), profile=profile, name=name)
-    except SweepSpecError as err:
-        say(f"error: {name}: the committed sweep cannot be planned under the current code: {err}")
-        return EXIT_USAGE
     sample = sample_points(table, extra=extra, name=name)
-    cols = axes_of(table)
-    matched: dict[str, Any] = {}
-    for pid in sample:
-        row = table[table["point_id"] == pid].iloc[0]
-        hit = [p for p in plan.points if all(same_value(p.overrides.get(k), row[k]) for k in cols)]
-        if len(hit) != 1:
-            say(f"error: {name}: committed point {pid} ({', '.join(f'{k}={row[k]}' for k in cols)}) "
-                "matches no point of the current plan")
-            return EXIT_USAGE
-        matched[pid] = hit[0]
+    try:
+        spread = read_spread(folder)
+        plan, matched = plan_points(project, name, prov, table, sample)
+    except (SweepSpecError, ValueError) as err:
+        say(f"error: {name}: {err}")
+        return EXIT_USAGE
     scratch = f"recertify-{name}"
     sub = dataclasses.replace(plan, name=scratch, points=list(matched.values()))
     n = table["point_id"].nunique()
@@ -148,13 +200,17 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
         return EXIT_MOVED
     new = collect(project, scratch)
     moved: list[str] = []
+    fragile: list[str] = []
     largest, inexact, compared, seconds = 0.0, 0, 0, 0.0
     for pid, point in matched.items():
         result = read_json(point_dir(project, scratch, point.id) / RESULT)
         seconds += float(result.get("seconds") or 0)  # the sampled points' run time
         old_rows = table[table["point_id"] == pid]
-        diff, big, off = differences(old_rows, new[new["point_id"] == point.id], _tolerances(result))
-        moved += [f"[{', '.join(f'{k}={v}' for k, v in point.overrides.items())}] {d}" for d in diff]
+        diff, big, off, flips = differences(old_rows, new[new["point_id"] == point.id], _tolerances(result),
+                                            spread)
+        where = f"[{', '.join(f'{k}={v}' for k, v in point.overrides.items())}]"
+        moved += [f"{where} {d}" for d in diff]
+        fragile += [f"{where} {d}" for d in flips]
         largest, inexact = max(largest, big), inexact + off
         compared += int(old_rows["kind"].isin(COMPARED_KINDS).sum())
     if moved:
@@ -168,6 +224,8 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
         if len(moved) > 40:
             say(f"  ... and {len(moved) - 40} more")
         return EXIT_MOVED
+    for line in fragile:
+        say(f"  {line}")
     seconds = round(seconds, 1)
     fingerprint = table_fingerprint(project, sweep_plan(project, scratch))
     if fingerprint is None:
@@ -177,7 +235,7 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
              "date": datetime.now(UTC).isoformat(timespec="seconds"), "points": len(sample), "of": n,
              "sample": [p.overrides for p in matched.values()], "values": compared,
              "not_bit_identical": inexact, "max_relative_difference": largest,
-             "seconds": seconds,
+             "tolerance": _tolerance_text(spread), "fragile_machine": fragile, "seconds": seconds,
              "previous": (prov.get("fingerprint") or {}).get("digest") or prov.get("code_hash")}
     new_prov = dict(prov) | {"fingerprint": fingerprint, "code_hash": plan.code_hash,
                              "history": [*prov.get("history", []), entry]}
@@ -195,8 +253,20 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
     say(f"{name}: re-certified at {entry['commit']} by re-running {len(sample)} of {n} point(s) "
         f"({seconds} s of point time; the full run took {prov.get('wall_s')} s wall); "
         f"{compared - inexact} of {compared} values bit-identical, the rest within tolerance (largest "
-        f"relative difference {largest:.3g})")
+        f"relative difference {largest:.3g}; tolerance: {_tolerance_text(spread)})"
+        + (f"; {len(fragile)} outcome(s) flipped inside their value's spread ({MACHINE_FRAGILE})"
+           if fragile else ""))
     return EXIT_OK
+
+
+def _tolerance_text(spread: dict[str, Any]) -> str:
+    """Which tolerance re-certification used: each value's own (its recorded spread) or the global one."""
+    if spread:
+        return (f"each value within max({FLOAT_RTOL:g}, {SPREAD_MULTIPLE:g} x its spread measured "
+                f"{str(spread.get('date', '?'))[:10]} on {spread.get('machine', '?')}; {FLOAT_RTOL:g} where "
+                "none was measured)")
+    return (f"one relative tolerance {FLOAT_RTOL:g} (no spread.json: `python -m ntputils.book spread` "
+            "measures each value's)")
 
 
 def recertify_command(project: Project, names: list[str], *, all_tables: bool = False, extra: int = 1,

@@ -17,7 +17,7 @@ from ntputils.book.execute import overrides_text
 from ntputils.book.project import Chapter, Project
 from ntputils.book.rule_history import registered, rule_calls, rule_changes
 from ntputils.book.status import chapter_state, md_cell
-from ntputils.committed import CANNOT_FAIL, SEED_NOT_USED, SEEDS_REPRODUCED_AT, control_text
+from ntputils.committed import CANNOT_FAIL, MACHINE_FRAGILE, SEED_NOT_USED, SEEDS_REPRODUCED_AT, control_text
 
 CATALOGUE_FILE = Path(__file__).resolve().parents[2] / "book" / "scorecard_items.yaml"
 
@@ -141,8 +141,9 @@ def item_status(rows: list[dict[str, Any]], chapters: tuple[str, ...],
 def paper_evidence(paper: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """item id -> the claims of the committed paper-profile runs (:func:`ntputils.committed.
     paper_tables`) that name it (the table's ``items`` column), each ``{"chapter", "key", "outcome",
-    "measured", "stale", "made", "control"}`` (``made``: commit and date of the table; ``control``: the
-    claim's negative control row, ``passes``/``fails``, or ``none`` in a table made without one)."""
+    "measured", "stale", "made", "control", "machine_fragile"}`` (``made``: commit and date of the table;
+    ``control``: the claim's negative control row, ``passes``/``fails``, or ``none`` in a table made without
+    one; ``machine_fragile``: a rule bound lies inside the value's measured spread across CPU code paths)."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for prefix, pub in paper.items():
         table, prov = pub["table"], pub.get("provenance", {})
@@ -155,7 +156,8 @@ def paper_evidence(paper: dict[str, dict[str, Any]]) -> dict[str, list[dict[str,
             for item in items.split(";") if isinstance(items, str) and items else []:
                 out[item].append({"chapter": prefix, "key": row["metric"], "outcome": row["outcome"],
                                   "measured": row.get("value"), "stale": pub["stale"], "made": made,
-                                  "control": controls.get(row["metric"], "none")})
+                                  "control": controls.get(row["metric"], "none"),
+                                  "machine_fragile": bool(row.get("machine_fragile", False))})
     return out
 
 
@@ -185,7 +187,7 @@ def seed_evidence(seeds: dict[str, dict[str, Any]], rows: list[dict[str, Any]]) 
 
 #: outcomes of a claim that judged it (the others: not run, not reproduced, failed)
 JUDGED = ("reproduced", "deviates", CANNOT_FAIL)
-CLAIM_SEVERITY = {"reproduced": 0, CANNOT_FAIL: 0, "fragile": 2, "deviates": 3}
+CLAIM_SEVERITY = {"reproduced": 0, CANNOT_FAIL: 0, "fragile": 2, MACHINE_FRAGILE: 2, "deviates": 3}
 
 
 def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
@@ -197,9 +199,11 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
     (fragile or deviating seeds; a seed that touched nothing, :data:`SEED_NOT_USED`, has no say). A STALE
     table has no say. ``other_rows``: the claims of the chapter's other committed runs (a07's ladder toward
     the paper's model, parameter sweeps: :func:`other_evidence`); where the paper profile did not decide,
-    a claim's verdict is the worst of the cpu run, its seeds and these runs. ``control``: ``fails`` (the
-    claim's negative control fails its rule: evidence), ``passes`` (cannot fail), ``none`` (no control
-    registered) or ``check`` (a mathematical fact)."""
+    a claim's verdict is the worst of the cpu run, its seeds and these runs. A claim whose outcome may flip
+    on another CPU (a rule bound inside its value's measured spread, in the deciding table) is
+    :data:`MACHINE_FRAGILE`. ``control``: ``fails`` (the claim's negative control fails its rule:
+    evidence), ``passes`` (cannot fail), ``none`` (no control registered) or ``check`` (a mathematical
+    fact)."""
     paper_of = {(r["chapter"], r["key"]): r for r in paper_rows if not r["stale"] and r["outcome"] in JUDGED}
     seeds_of = {(r["chapter"], r["key"]): r for r in seed_rows if not r["stale"]}
     others_of: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -217,7 +221,8 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
         paper = paper_of.pop((prefix, r.get("key")), None)
         if paper is not None:
             out.append({"chapter": prefix, "key": r.get("key"), "kind": "compare",
-                        "outcome": paper["outcome"], "by": "paper profile",
+                        "outcome": MACHINE_FRAGILE if paper.get("machine_fragile") else paper["outcome"],
+                        "by": "paper profile",
                         "control": paper.get("control", "none")})
             continue
         outcome, by = r["outcome"], "cpu run"
@@ -225,14 +230,18 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
         if seeds and outcome in JUDGED and seeds["verdict"] in CLAIM_SEVERITY:
             outcome = max(outcome, seeds["verdict"], key=CLAIM_SEVERITY.__getitem__)
             by = "cpu run and five seeds"
+            if seeds.get("machine_fragile"):
+                outcome = MACHINE_FRAGILE
         others = others_of.pop((prefix, r.get("key")), [])
         if others and outcome in JUDGED:
-            outcome = max([outcome] + [o["outcome"] for o in others], key=CLAIM_SEVERITY.__getitem__)
+            outcome = max([outcome] + [MACHINE_FRAGILE if o.get("machine_fragile") else o["outcome"]
+                                       for o in others], key=CLAIM_SEVERITY.__getitem__)
             by += " and " + ", ".join(dict.fromkeys(o["table"] for o in others))
         out.append({"chapter": prefix, "key": r.get("key"), "kind": "compare", "outcome": outcome, "by": by,
                     "control": control})
     for (prefix, key), p in paper_of.items():  # claims only the paper profile judged
-        out.append({"chapter": prefix, "key": key, "kind": "compare", "outcome": p["outcome"],
+        out.append({"chapter": prefix, "key": key, "kind": "compare",
+                    "outcome": MACHINE_FRAGILE if p.get("machine_fragile") else p["outcome"],
                     "by": "paper profile", "control": p.get("control") or "none"})
     return out
 
@@ -271,7 +280,7 @@ def final_status(cpu: str, decided: list[dict[str, Any]], item: str = "", partia
     outcomes = {d["outcome"] for d in decided}
     if "deviates" in outcomes:
         return "deviates", []
-    if "fragile" in outcomes:
+    if outcomes & {"fragile", MACHINE_FRAGILE}:
         return "fragile", []
     if outcomes & {"reproduced", CANNOT_FAIL}:
         why = caps(item, decided, partial)
@@ -338,7 +347,9 @@ def _paper_cell(rows: list[dict[str, Any]], other_rows: list[dict[str, Any]] = (
     for chapter in dict.fromkeys(r["chapter"] for r in rows):
         mine = [r for r in rows if r["chapter"] == chapter]
         made = f"{mine[0]['made']}{', STALE' if mine[0]['stale'] else ''}"
-        parts.append(f"{chapter} ({made}): {_tally(mine)}")
+        machine = sum(bool(r.get("machine_fragile")) for r in mine)
+        parts.append(f"{chapter} ({made}): {_tally(mine)}"
+                     + (f" ({machine} {MACHINE_FRAGILE})" if machine else ""))
     return md_cell("; ".join(parts + others))
 
 
@@ -386,14 +397,16 @@ def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any
             continue
         paper = paper_of.pop((r["chapter"].split("_")[0], r.get("key")), None)
         at_paper = (f"; paper profile: {md_cell(paper['measured'])}, **{paper['outcome']}**"
-                    if paper else "")
+                    + (f" ({MACHINE_FRAGILE})" if paper.get("machine_fragile") else "") if paper else "")
         seeds = seeds_of.get((r["chapter"].split("_")[0], r.get("key")))
         if seeds and seeds["verdict"] == SEED_NOT_USED:
             at_seeds = f"; seeds 0-4: {SEED_NOT_USED}" + (" (STALE)" if seeds["stale"] else "")
         elif seeds:
             at_seeds = (f"; seeds 0-4: {seeds['k']}/{seeds['n']} reproduced ("
                         + ", ".join(md_cell(v) for v in seeds["values"].values())
-                        + f"), **{seeds['verdict']}**" + (" (STALE)" if seeds["stale"] else ""))
+                        + f"), **{seeds['verdict']}**" + (" (STALE)" if seeds["stale"] else "")
+                        + (f" ({MACHINE_FRAGILE}: seeds {', '.join(map(str, seeds['machine']))})"
+                           if seeds.get("machine_fragile") else ""))
         else:
             at_seeds = ""
         rule = md_cell(r.get("rule", "-"))
@@ -524,6 +537,9 @@ def score(states: dict[str, dict[str, Any]], links: dict[str, str],
                              + ([note] if note else []))
         elif status not in (cpu, "partial") and cpu in ("reproduced", "deviates", "not run"):
             note = "; ".join([f"the five seeds decide (cpu run: {cpu})"] + ([note] if note else []))
+        if machine := sum(d["outcome"] == MACHINE_FRAGILE for d in verdicts):
+            note = "; ".join([f"{_claims(machine)} {MACHINE_FRAGILE}: a bound of the rule lies inside the "
+                              "value's spread across CPU code paths"] + ([note] if note else []))
         counts[status] += 1
         statuses[item] = status
         tally = Counter(d["outcome"] if d["outcome"] == CANNOT_FAIL else

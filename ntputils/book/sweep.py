@@ -52,9 +52,11 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 @contextlib.contextmanager
-def _point_environment(project: Project, record: Path, log: Path) -> Iterator[None]:
-    """The kernel's environment (one BLAS thread) and papermill's log (with this process's stdout/stderr)."""
-    env = kernel_env(project, record, threads=1)
+def _point_environment(project: Project, record: Path, log: Path,
+                       extra: dict[str, str] | None = None) -> Iterator[None]:
+    """The kernel's environment (one BLAS thread, then ``extra``: the plan's ``env``) and papermill's log
+    (with this process's stdout/stderr)."""
+    env = kernel_env(project, record, threads=1) | dict(extra or {})
     env[POINT_ENV] = f"{record.parent.parent.parent.name}/{record.parent.name}"  # <sweep>/<point id>
     handler = logging.FileHandler(log, mode="w")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
@@ -105,7 +107,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     project = Project(Path(task["root"]))
     record_path, output = directory / "record.json", directory / "executed.ipynb"
     t0 = time.perf_counter()
-    with _point_environment(project, record_path, directory / "log"):
+    with _point_environment(project, record_path, directory / "log", task.get("env")):
         outcome = run_papermill({"source": task["source"], "input": str(directory / ".input.ipynb"),
                                  "output": str(output), "parameters": task["inject"],
                                  "cwd": str(project.root)})
@@ -123,6 +125,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
             "device": record.get("device", "unknown (setup_chapter not called)"),
             "checks": record.get("checks", []), "comparisons": record.get("comparisons", []),
             "results": record.get("results", {}), "code_hash": task["code_hash"], "git": task["git"],
+            "env": task.get("env") or {},
             "fingerprint": {"chapter_code": task.get("chapter_code", ""), "trace": trace,
                             "trace_digest": trace_digest(trace) if trace else None}}
     cells = 0.0
@@ -260,7 +263,7 @@ def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str,
                 "dir": str(d), "id": point.id, "parameters": params, "resolved": point.resolved,
                 "inject": point.inject,
                 "overrides": point.overrides, "code_hash": plan.code_hash, "chapter_code": plan.chapter_code,
-                "git": commit, "run": run, "rerun": point.id in rerun}
+                "git": commit, "run": run, "rerun": point.id in rerun, "env": dict(plan.env)}
         futures[client.submit(run_point, task, key=f"sweep-{plan.name}-{point.id}", pure=False)] = point
     infra: dict[str, str] = {}
     bar = tqdm(total=len(plan.points), initial=initial, unit="point", desc=plan.name, disable=not progress,

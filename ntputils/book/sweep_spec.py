@@ -14,7 +14,7 @@ import math
 import re
 import shlex
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ntputils.book.fingerprint import chapter_code_digest, dependency_pins
@@ -60,6 +60,7 @@ class SweepPlan:
     points: list[Point]
     code_hash: str
     chapter_code: str  # normalized code cells (fingerprint.chapter_code_digest)
+    env: dict[str, str] = field(default_factory=dict)  # set in each point's kernel (e.g. a CPU code path)
 
     def command(self) -> str:
         """The command that (re)runs this sweep (ranges written out as lists)."""
@@ -70,7 +71,8 @@ class SweepPlan:
     def describe(self) -> dict[str, Any]:
         """The JSON-able description stored as ``sweeps/<name>/sweep.json``."""
         return {"name": self.name, "chapter": self.chapter.name, "profile": self.profile,
-                "axes": self.axes, "code_hash": self.code_hash, "points": len(self.points)}
+                "axes": self.axes, "code_hash": self.code_hash, "points": len(self.points)} | (
+                    {"env": dict(self.env)} if self.env else {})
 
 
 def _literal(value: Any) -> str:

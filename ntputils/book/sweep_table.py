@@ -44,7 +44,7 @@ from ntputils.committed import (
 )
 
 COLUMNS_TAIL = ["profile", "kind", "metric", "value", "value_text", "outcome", "items", "status", "seconds",
-                "attempts", "code_hash", "git_commit", "error"]
+                "attempts", "code_hash", "git_commit", "error", "low", "high"]
 
 
 def _number(value: Any) -> tuple[float, str]:
@@ -57,6 +57,11 @@ def _number(value: Any) -> tuple[float, str]:
             return math.nan, value
         return x, ""
     return math.nan, json.dumps(value)
+
+
+def _bounds(comparison: dict[str, Any]) -> dict[str, float]:
+    """A judged claim's rule bounds (``low``, ``high``; NaN: open or not recorded) as table columns."""
+    return {k: math.nan if comparison.get(k) is None else float(comparison[k]) for k in ("low", "high")}
 
 
 def collect(project: Project, name: str):
@@ -83,10 +88,11 @@ def collect(project: Project, name: str):
         found = [("record", metric, entry.get("value") if isinstance(entry, dict) else entry, "", {})
                  for metric, entry in res.get("results", {}).items()]
         found += [("compare", comp.get("key", ""), comp.get("measured"), comp.get("outcome", ""),
-                   {"items": ";".join(comp.get("items", []))}) for comp in res.get("comparisons", [])]
+                   {"items": ";".join(comp.get("items", []))} | _bounds(comp))
+                  for comp in res.get("comparisons", [])]
         found += [("control", comp.get("key", ""), comp.get("control_value"),
                    "passes" if comp.get("control_passes") else "fails",
-                   {"items": ";".join(comp.get("items", []))})
+                   {"items": ";".join(comp.get("items", []))} | _bounds(comp))
                   for comp in res.get("comparisons", []) if comp.get("control_value") is not None]
         found += [("check", chk.get("claim", ""), chk.get("measured"),
                    "pass" if chk.get("passed") else "fail", {}) for chk in res.get("checks", [])]
