@@ -23,7 +23,7 @@ from ntputils.book.environment import git_commit, machine, package_versions
 from ntputils.book.execute import META_KEY, environment, evidence_problem, run_papermill, trace_path
 from ntputils.book.execute import worker_env as kernel_env
 from ntputils.book.fingerprint import Package, trace_digest
-from ntputils.book.project import Project, read_json, say, write_json_atomic, write_text_atomic
+from ntputils.book.project import Project, os_problem, read_json, say, write_json_atomic, write_text_atomic
 from ntputils.book.sweep_cluster import (
     ClusterError,
     check_connect_timeout,
@@ -242,6 +242,9 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
     except (ClusterError, DriverRunning, SweepTableError) as err:
         say(f"error: {err}")
         return EXIT_USAGE
+    except OSError as err:  # a full disk, a sweep folder that cannot be written
+        say(f"error: {os_problem(err)}")
+        return EXIT_FAILED
     return _summary(project, plan, infra, table, run)
 
 

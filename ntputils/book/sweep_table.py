@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book.locks import pid_alive
-from ntputils.book.project import Project, read_json
+from ntputils.book.project import Project, atomic_output, read_json
 from ntputils.book.sweep_store import (
     RESULT,
     DriverRunning,
@@ -94,9 +94,12 @@ def collect(project: Project, name: str):
 
 
 def _write(df, folder: Path) -> Path:
-    """``df`` as ``table.parquet`` and ``table.csv`` in ``folder``; the parquet path."""
-    df.to_parquet(folder / "table.parquet", index=False)
-    df.to_csv(folder / "table.csv", index=False)
+    """``df`` as ``table.parquet`` and ``table.csv`` in ``folder`` (each whole or not at all:
+    :func:`atomic_output`); the parquet path."""
+    with atomic_output(folder / "table.parquet") as tmp:
+        df.to_parquet(tmp, index=False)
+    with atomic_output(folder / "table.csv") as tmp:
+        df.to_csv(tmp, index=False)
     return folder / "table.parquet"
 
 
