@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -63,3 +64,76 @@ def test_resuming_into_a_read_only_sweep_folder_is_one_line(project, monkeypatch
     out = capsys.readouterr().out
     assert code == cli.EXIT_FAILED and f"cannot write {folder / '.lock'}: Read-only file system" in out, out
     assert "Traceback" not in out
+
+
+# ------------------------------------------------------------------ damaged results, wrong words
+
+
+@pytest.fixture
+def tiny(tmp_path) -> Project:
+    """A project with the fixture chapters of the publish tests (t01_tiny, t02_other)."""
+    from test_faults_publish import make_project
+
+    return make_project(tmp_path)
+
+
+def test_a_result_with_seconds_that_are_not_a_number_is_named(tiny, capsys):
+    from test_faults_publish import fake_sweep
+
+    folder = fake_sweep(tiny, "s1", 2)
+    damaged = folder / "points" / "s1-00" / "result.json"
+    damaged.write_text(damaged.read_text().replace('"seconds": 0.1', '"seconds": "NaN"'))
+    code = cli.main(["--root", str(tiny.root), "sweep-table", "s1"])
+    out = capsys.readouterr().out
+    assert code == cli.EXIT_USAGE, out
+    assert f"{damaged} is damaged: its seconds are 'NaN', not a finite number" in out, out
+    assert not (folder / "table.parquet").exists()
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_sweep_report_out_that_is_not_a_folder_is_named(tiny, capsys, where):
+    from test_faults_publish import fake_sweep
+
+    fake_sweep(tiny, "s1", 2)
+    add_chapter(tiny.root, "c03_sweeps", "tiny")  # the page is never run: --out is checked first
+    afile = tiny.root / "afile"
+    afile.write_text("not a folder")
+    out_dir = afile if where == "a file" else afile / "report"
+    code = cli.main(["--root", str(tiny.root), "sweep-report", "s1", "--out", str(out_dir)])
+    out = capsys.readouterr().out
+    assert code == cli.EXIT_USAGE and str(out_dir) in out and "Traceback" not in out, out
+    assert ("is a file, not a folder" if where == "a file" else "Not a directory") in out, out
+
+
+def test_recertify_of_a_header_only_table_says_so(tiny, capsys):
+    from test_faults_publish import committed_dir, fake_sweep
+
+    from ntputils.book.sweep_table import publish
+
+    fake_sweep(tiny, "s1", 2)
+    publish(tiny, "s1")
+    table = committed_dir(tiny, "s1") / "table.csv"
+    table.write_text(table.read_text().splitlines()[0] + "\n")
+    code = cli.main(["--root", str(tiny.root), "recertify", "s1", "--force", "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == cli.EXIT_USAGE, out
+    assert f"{table} has no rows (only its header)" in out and "re-run point" not in out, out
+    assert not (tiny.root / "sweeps" / "recertify-s1").exists()
+
+
+def test_a_publish_that_cannot_remove_the_old_folder_names_it(tiny, capsys, monkeypatch):
+    from test_faults_publish import committed_dir, fake_sweep
+
+    from ntputils.book import sweep_table
+
+    fake_sweep(tiny, "s1", 2)
+    assert cli.main(["--root", str(tiny.root), "sweep-table", "s1", "--publish"]) == 0
+
+    def stuck(path, onerror=None, **kwargs):
+        onerror(os.rmdir, str(path), (PermissionError, PermissionError(13, "Permission denied"), None))
+    monkeypatch.setattr(sweep_table.shutil, "rmtree", stuck)
+    assert cli.main(["--root", str(tiny.root), "sweep-table", "s1", "--publish", "--force"]) == 0
+    err = capsys.readouterr().err
+    (stray,) = committed_dir(tiny, "s1").parent.glob(".s1.publish-*")
+    assert f"the publish's temporary folder {stray} could not be removed" in err, err
+    assert "Permission denied" in err and "not part of the committed table" in err, err
