@@ -232,3 +232,99 @@ def test_the_workers_lifetime_ends_before_the_walltime(tmp_path, walltime, lifet
         args = slurm_job_kwargs()["worker_extra_args"]
     life, stagger = _lifetime(args)
     assert f"{life:.0f}s" == lifetime and life + stagger < _seconds(walltime), args
+
+
+# ------------------------------------------------------------------ SlurmWatch: public API only
+
+
+def test_the_slurm_code_touches_no_private_attribute_of_any_library():
+    """Job replacement goes through dask-jobqueue's documented API (``scale``, ``scale_down``, ``sync``,
+    ``workers``, ``job_cls``, a job's ``start``/``submit_command``/``job_id_regexp``): no ``obj._name``
+    other than this module's own (``self._...``) and no edit of a cluster's ``worker_spec``."""
+    import re
+
+    from ntputils.book import sweep_cluster
+
+    source = Path(sweep_cluster.__file__).read_text()
+    private = [m.group(0) for m in re.finditer(r"(\w+)\.(_[A-Za-z]\w*)", source) if m.group(1) != "self"]
+    assert private == [], private
+    assert "worker_spec" not in source
+
+
+class FakeJob:
+    def __init__(self, job_id: str | None, submit_error: str | None = None):
+        self.job_id, self.submit_error, self.name = job_id, submit_error, None
+
+
+class FakeCluster:
+    """What :class:`SlurmWatch` may use of a ``SLURMCluster``: ``workers``, ``scale``, ``scale_down``,
+    ``sync``; the calls are recorded."""
+
+    def __init__(self, jobs: dict[str, FakeJob]):
+        self.workers, self.calls = dict(jobs), []
+
+    def scale(self, jobs: int) -> None:
+        self.calls.append(("scale", jobs))
+
+    async def scale_down(self, names: list[str]) -> None:
+        self.calls.append(("scale_down", sorted(names)))
+        for name in names:
+            self.workers.pop(name, None)
+
+    def sync(self, func, *args):
+        import asyncio
+
+        return asyncio.run(func(*args))
+
+
+class FakeClient:
+    def __init__(self, pending: list[str]):
+        self.futures = {key: type("State", (), {"status": "pending"})() for key in pending}
+        self.cancelled: list[tuple[list[str], str]] = []
+
+    def scheduler_info(self) -> dict:
+        return {"workers": {}}
+
+    def processing(self) -> dict:
+        return {}
+
+    def cancel(self, futures, reason: str, msg: str) -> None:
+        self.cancelled.append(([f.key for f in futures], msg))
+
+
+def slurm_watch(tmp_path: Path, monkeypatch, cluster, client):
+    import dask.config
+
+    from ntputils.book.sweep_cluster import SlurmWatch, read_slurm_config
+
+    env = fake_slurm(tmp_path, SBATCH["empty"])
+    (tmp_path / "bin" / "squeue").write_text("#!/bin/sh\necho 101\n")  # job 101 alive, 102 gone
+    monkeypatch.setenv("PATH", env["PATH"])
+    cfg = tmp_path / "slurm.yaml"
+    cfg.write_text(SLURM_YAML + "ntpbook:\n  slurm-jobs: 2\n")
+    lines: list[str] = []
+    monkeypatch.setattr("distributed.Future", lambda key, client: type("F", (), {"key": key})())
+    with dask.config.set(read_slurm_config(cfg)):
+        return SlurmWatch(client, cluster, cfg, say=lines.append), lines
+
+
+def test_a_job_slurm_ended_is_replaced_through_scale_down_and_scale(tmp_path, monkeypatch):
+    cluster = FakeCluster({"SLURMCluster-0": FakeJob("101"), "SLURMCluster-1": FakeJob("102")})
+    watch, lines = slurm_watch(tmp_path, monkeypatch, cluster, FakeClient([]))
+    watch.poll()
+    assert cluster.calls == [("scale_down", ["SLURMCluster-1"]), ("scale", 2)], cluster.calls
+    assert "[slurm] job 102 ended: ended" in lines, lines
+    watch.poll()  # said once, dropped once; the cluster keeps its two jobs
+    assert cluster.calls[2:] == [("scale", 2)] and lines.count("[slurm] job 102 ended: ended") == 1
+
+
+def test_a_replacement_sbatch_that_fails_ends_the_waiting_points(tmp_path, monkeypatch):
+    cluster = FakeCluster({"SLURMCluster-0": FakeJob("101"),
+                           "SLURMCluster-2": FakeJob(None, "sbatch failed: QOSMaxSubmitJobPerUserLimit")})
+    client = FakeClient(["sweep-t01-a", "sweep-t01-b"])
+    watch, lines = slurm_watch(tmp_path, monkeypatch, cluster, client)
+    watch.poll()
+    watch.poll()
+    ((keys, msg),) = client.cancelled
+    assert sorted(keys) == ["sweep-t01-a", "sweep-t01-b"] and "QOSMaxSubmitJobPerUserLimit" in msg, msg
+    assert any("could not be submitted" in line for line in lines), lines

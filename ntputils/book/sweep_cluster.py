@@ -430,7 +430,9 @@ def slurm_job_end(job_id: str) -> str:
 class SlurmWatch:
     """A thread that replaces the sweep's SLURM jobs that ended (dask-jobqueue does not), saying how each
     ended, and cancels a point cut :attr:`CUTS` times after running half a job's time or more (it cannot fit
-    in one job)."""
+    in one job). It uses the cluster's public API only: ``workers`` (job objects with their ``job_id``),
+    ``scale_down`` (ended jobs), ``scale(jobs=...)`` (new ones) and ``sync``; the workers retire through
+    ``--lifetime``/``--lifetime-stagger`` and Dask retries their points (``allowed-failures``)."""
 
     POLL_S = 5.0
     CUTS = 2
@@ -452,6 +454,7 @@ class SlurmWatch:
         self.running: dict[Any, tuple[str, float, float]] = {}  # key -> (worker, first seen, last seen)
         self.cuts: dict[Any, list[tuple[float, str]]] = {}  # key -> (seconds run, how the job ended)
         self.given_up: set[Any] = set()
+        self.submit_failed = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="ntpbook-slurm-watch", daemon=True)
 
@@ -481,9 +484,31 @@ class SlurmWatch:
                 self.say(f"[slurm] watching the jobs failed once ({type(err).__name__}: {err})")
 
     def poll(self) -> None:
-        if self._ended_jobs() is not None and self.cluster.sync(self._prune):
-            self.cluster.scale(jobs=self.jobs)  # new jobs under new names
+        """One look at the jobs (replacing those SLURM ended) and at the points they run."""
+        if self._ended_jobs() is not None:
+            ended = [name for name, job in list(self.cluster.workers.items())
+                     if str(getattr(job, "job_id", None)) in self.endings]
+            if ended:  # dropped from the cluster (their specs too), so that scale submits new jobs
+                self.cluster.sync(self.cluster.scale_down, ended)
+        self.cluster.scale(jobs=self.jobs)  # also resubmits a job whose workers the cluster saw leave
+        self._check_submissions()
         self._track_points()
+
+    def _check_submissions(self) -> None:
+        """A replacement job sbatch could not submit ends the sweep: its unfinished points are cancelled
+        with sbatch's words (they would wait for a worker forever)."""
+        from distributed import Future
+
+        failed = [job.submit_error for job in list(self.cluster.workers.values())
+                  if getattr(job, "submit_error", None)]
+        if not failed or self.submit_failed:
+            return
+        self.submit_failed = True
+        msg = f"no worker: a replacement SLURM job could not be submitted ({failed[0]})"
+        pending = [key for key, state in list(self.client.futures.items()) if state.status == "pending"]
+        self.say(f"[slurm] {msg}")
+        self.given_up.update(pending)
+        self.client.cancel([Future(key, self.client) for key in pending], reason="sbatch", msg=msg)
 
     def _ended_jobs(self) -> dict[str, str] | None:
         """Job id -> how it ended, for the jobs ``squeue`` no longer lists (``None`` when it failed)."""
@@ -506,19 +531,6 @@ class SlurmWatch:
             if job_id and job_id not in self.known:
                 self.known[job_id] = name
                 self.say(f"[slurm] job {job_id} submitted ({name})")
-
-    async def _prune(self) -> int:
-        """Drop the ended jobs from the cluster's spec, so that ``scale`` submits new ones under new names
-        (on the cluster's event loop, holding its lock)."""
-        cluster, dropped = self.cluster, 0
-        async with cluster._lock:
-            for name in list(cluster.worker_spec):
-                job = cluster.workers.get(name)
-                if job is None or str(getattr(job, "job_id", None)) in self.endings:
-                    cluster.worker_spec.pop(name, None)
-                    cluster.workers.pop(name, None)
-                    dropped += 1
-        return dropped
 
     def _track_points(self) -> None:
         now = time.monotonic()
