@@ -60,11 +60,12 @@ def test_a_cluster_left_without_workers_ends_the_wait_with_an_infrastructure_fai
         cluster.scale(0)
         t0 = time.monotonic()
         bar = Bar()
-        infra = wait_points(client, {fut: ("p1", "p1 {'x': 1}")}, bar, no_worker_s=1.0, poll_s=0.1)
+        infra = wait_points(client, {fut: ("p1", "p1 {'x': 1}")}, bar, poll_s=0.1,
+                            no_worker=(1.0, "KilledWorker: no worker for 1 s"))
         took = time.monotonic() - t0
         RELEASE.set()
     assert took < 15, took
-    assert list(infra) == ["p1"] and "no worker for 1 s" in infra["p1"], infra
+    assert infra == {"p1": "KilledWorker: no worker for 1 s; the point did not finish"}, infra
     assert bar.n == 1 and bar.lines[0].startswith("[infra] p1 {'x': 1}: KilledWorker"), bar.lines
 
 
@@ -81,7 +82,7 @@ def test_points_that_finish_or_fail_are_reported_once():
     with local_cluster() as cluster, Client(cluster) as client:
         futs = {client.submit(point, s, pure=False): (s, s) for s in ("ok", "error", "die")}
         bar = Bar()
-        infra = wait_points(client, futs, bar, no_worker_s=5.0, poll_s=0.05)
+        infra = wait_points(client, futs, bar, no_worker=(5.0, "no worker"), poll_s=0.05)
     assert infra == {"die": "RuntimeError: lost"} and bar.n == 3, infra
     assert sorted(bar.lines) == ["[error] error: E: bad", "[infra] die: RuntimeError: lost"], bar.lines
 
@@ -194,6 +195,7 @@ SLURM_BASE = "jobqueue:\n  slurm:\n    cores: 1\n    memory: 1GB\n"
     (SLURM_BASE + "    walltime: '-01:00:00'\n", "walltime must be [D-]HH:MM:SS, got '-01:00:00'"),
     (SLURM_BASE + "    walltime: 0\n", "walltime must be [D-]HH:MM:SS, got '0'"),
     (SLURM_BASE + "    walltime: '01:99:00'\n", "walltime must be [D-]HH:MM:SS"),
+    (SLURM_BASE + "    walltime: 2:00:00\n", "quote it in the YAML file: an unquoted HH:MM:SS is read as"),
     (SLURM_BASE + "    walltime: '00:10:00'\n    worker-extra-args: ['--lifetime', '10m']\n",
      "--lifetime 600 s (+ stagger 0 s) is not shorter than the walltime 00:10:00"),
     (SLURM_BASE + "    walltime: '00:10:00'\n    worker-extra-args: ['--lifetime', 'soon']\n",
@@ -328,3 +330,12 @@ def test_a_replacement_sbatch_that_fails_ends_the_waiting_points(tmp_path, monke
     ((keys, msg),) = client.cancelled
     assert sorted(keys) == ["sweep-t01-a", "sweep-t01-b"] and "QOSMaxSubmitJobPerUserLimit" in msg, msg
     assert any("could not be submitted" in line for line in lines), lines
+
+
+def test_each_kind_of_cluster_has_its_no_worker_bound():
+    from ntputils.book.sweep import NO_WORKER_S, SCHEDULER_NO_WORKER_S, _no_worker_bound
+
+    local, scheduler = _no_worker_bound(None, None), _no_worker_bound("tcp://head:8786", None)
+    assert local[0] == NO_WORKER_S and local[1].startswith("KilledWorker: the LocalCluster has had no worker")
+    assert scheduler[0] == SCHEDULER_NO_WORKER_S and "dask worker tcp://head:8786" in scheduler[1]
+    assert _no_worker_bound(None, Path("slurm.yaml")) is None  # queued jobs may wait for hours

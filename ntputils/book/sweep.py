@@ -50,7 +50,9 @@ from ntputils.committed import POINT_ENV, SweepTableError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: a LocalCluster left without any worker for this long (its workers died, none restarted) ends the sweep
-NO_WORKER_S = 30.0
+NO_WORKER_S = 60.0
+#: the same for a running scheduler (``--scheduler``), whose workers the user starts, maybe late
+SCHEDULER_NO_WORKER_S = 600.0
 
 
 @contextlib.contextmanager
@@ -230,7 +232,7 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
                         say(f"dashboard: {link}")
                     infra = _execute(client, project, plan, todo, commit, run, {p.id for p in stale},
                                      initial=len(done) + len(failed), progress=progress,
-                                     no_worker_s=None if scheduler or slurm else NO_WORKER_S)
+                                     no_worker=_no_worker_bound(scheduler, slurm))
             desc["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
             runs = previous.get("runs", []) if previous.get("code_hash") == plan.code_hash else []
             desc["runs"] = [*runs, {"started": desc["started"], "finished": desc["finished"],
@@ -249,7 +251,7 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
 
 
 def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str, run: str, rerun: set[str], *,
-             initial: int, progress: bool, no_worker_s: float | None) -> dict[str, str]:
+             initial: int, progress: bool, no_worker: tuple[float, str] | None) -> dict[str, str]:
     """Submit the points and wait for them (tqdm bar, :func:`wait_points`); return the infrastructure
     failures. ``run``: this driver run; ``rerun``: ids of points whose finished result is stale."""
     from tqdm.auto import tqdm
@@ -271,18 +273,31 @@ def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str,
                file=sys.stderr, dynamic_ncols=True)
     with bar:
         return wait_points(client, {fut: (p.id, f"{p.id} {p.overrides}") for fut, p in futures.items()}, bar,
-                           no_worker_s=no_worker_s)
+                           no_worker=no_worker)
 
 
-def wait_points(client, futures: dict[Any, tuple[str, str]], bar, *, no_worker_s: float | None,
+def _no_worker_bound(scheduler: str | None, slurm: Path | None) -> tuple[float, str] | None:
+    """(seconds, what went wrong) after which a cluster without any worker ends the sweep; ``None`` for
+    SLURM, whose jobs may wait in the queue for hours (:class:`SlurmWatch` ends a sweep sbatch fails)."""
+    if slurm:
+        return None
+    if scheduler:
+        return SCHEDULER_NO_WORKER_S, (f"the scheduler at {scheduler} has had no worker for "
+                                       f"{SCHEDULER_NO_WORKER_S:g} s; start some with "
+                                       f"`dask worker {scheduler} --nthreads 1`")
+    return NO_WORKER_S, (f"KilledWorker: the LocalCluster has had no worker for {NO_WORKER_S:g} s (its "
+                         "workers died and none was restarted)")
+
+
+def wait_points(client, futures: dict[Any, tuple[str, str]], bar, *, no_worker: tuple[float, str] | None,
                 poll_s: float = 0.5) -> dict[str, str]:
     """Wait for the point ``futures`` (future -> (point id, label)), writing an ``[error]`` or ``[infra]``
     line above ``bar`` for each that failed; return the infrastructure failures (point id -> message).
 
     Dask retries a point whose worker died :data:`~ntputils.book.sweep_cluster.ALLOWED_FAILURES` times,
-    then fails it (``KilledWorker``). With ``no_worker_s``, a cluster left without any worker for that many
-    seconds (its workers died and none was restarted) ends the wait: each unfinished point is an
-    infrastructure failure. The wait polls, so Ctrl-C ends it at once."""
+    then fails it (``KilledWorker``). With ``no_worker`` (seconds, message), a cluster left without any
+    worker for that many seconds ends the wait: each unfinished point is an infrastructure failure with
+    that message. The wait polls, so Ctrl-C ends it at once."""
     pending, infra = dict(futures), {}
     workerless_since: float | None = None
     while pending:
@@ -299,14 +314,13 @@ def wait_points(client, futures: dict[Any, tuple[str, str]], bar, *, no_worker_s
             bar.update(1)
         if not pending:
             break
-        if no_worker_s is not None:
+        if no_worker is not None:
             if client.scheduler_info().get("workers"):
                 workerless_since = None
             elif workerless_since is None:
                 workerless_since = time.monotonic()
-            elif time.monotonic() - workerless_since > no_worker_s:
-                why = (f"KilledWorker: the cluster has had no worker for {no_worker_s:g} s (its workers died "
-                       f"and none was restarted); the point did not finish")
+            elif time.monotonic() - workerless_since > no_worker[0]:
+                why = f"{no_worker[1]}; the point did not finish"
                 client.cancel(list(pending), reason="no worker", msg=why)
                 for point_id, label in pending.values():
                     infra[point_id] = why

@@ -170,7 +170,10 @@ def slurm_settings_problem(own: dict[str, Any]) -> str | None:
         wall = _seconds(walltime)
         life = _lifetime(slurm_job_kwargs()["worker_extra_args"])
     except ValueError as err:
-        return str(err)
+        raw = dask.config.get("jobqueue.slurm.walltime")
+        quote = (f"; quote it in the YAML file: an unquoted HH:MM:SS is read as the number {raw}"
+                 if isinstance(raw, int) and not isinstance(raw, bool) and raw > 59 else "")
+        return f"{err}{quote}"
     if wall < 60:
         return f"walltime {walltime!r} is under a minute (SLURM's shortest); give [D-]HH:MM:SS >= 00:01:00"
     if life and life[0] + life[1] >= wall:
