@@ -53,9 +53,11 @@ def test_a_cluster_left_without_workers_ends_the_wait_with_an_infrastructure_fai
 
     from ntputils.book.sweep import wait_points
 
+    RELEASE.clear()
     with local_cluster() as cluster, Client(cluster) as client:
         fut = client.submit(_held_point, pure=False)
-        while not client.processing().get(next(iter(client.scheduler_info()["workers"]), ""), ()):
+        deadline = time.monotonic() + 30
+        while not any(client.processing().values()) and time.monotonic() < deadline:
             time.sleep(0.05)
         cluster.scale(0)
         t0 = time.monotonic()
