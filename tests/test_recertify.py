@@ -273,3 +273,23 @@ def test_provenance_names_the_cpu_model(tmp_path):
     assert cpu_model(info) == "AMD EPYC 9R14"
     assert cpu_model(tmp_path / "missing") != ""
     assert machine().endswith(f"({cpu_model()})")
+
+
+@pytest.mark.slow
+def test_recertify_that_reuses_an_earlier_scratch_result_says_so(copied_package):
+    """The first re-certification ran the points but could not move the provenance (a publish held the
+    lock); the second adopts their current results: it says it reused them, not that it re-ran them, and
+    records no run time of its own."""
+    module, committed, book = copied_package
+    module.write_text(FIXTURE.replace("factor", "k"))
+    with (committed.parents[2] / "sweeps" / "t01-s" / ".lock").open() as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        first = book("recertify", "t01-s", "--no-progress")
+    assert first.returncode == 1 and "re-running 2 of 2 point(s) under" in first.stdout, first.stdout
+    out = book("recertify", "t01-s", "--no-progress")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert ("re-running 0 of 2 point(s) and reusing 2 current result(s) of an earlier re-certification "
+            "(sweeps/recertify-t01-s/)") in out.stdout, out.stdout
+    assert "(0.0 s of point time in this run;" in out.stdout, out.stdout
+    (entry,) = json.loads((committed / "provenance.json").read_text())["history"]
+    assert (entry["rerun"], entry["reused"], entry["seconds"]) == (0, 2, 0.0), entry

@@ -6,6 +6,7 @@ The root is configurable (``Project(root=...)``, ``--root``): tests run the runn
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -32,14 +33,36 @@ def read_json(path: Path) -> dict[str, Any]:
         return {}
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and ``os.replace`` (readers see old or new)."""
+@contextlib.contextmanager
+def atomic_output(path: Path) -> Iterator[Path]:
+    """A temporary path beside ``path`` to write; moved onto ``path`` (``os.replace``) when the block
+    succeeds, removed when it fails, so readers see the old file or the whole new one. An ``OSError`` of
+    the block (a full disk, a read-only folder) is raised again naming ``path``, not the temporary file."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        tmp.write_text(text)
+        yield tmp
         os.replace(tmp, path)
+    except OSError as err:
+        raise OSError(err.errno, err.strerror or str(err), str(path)) from err
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+
+
+def os_problem(err: OSError) -> str:
+    """One line for an ``OSError`` naming its path, with the words a full disk deserves."""
+    where = err.filename or "(no path)"
+    if err.errno == errno.ENOSPC:
+        return f"no space left on the device holding {where}: free some space, then rerun the command"
+    if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"cannot write {where}: {err.strerror} (a read-only or another user's folder?)"
+    return f"{where}: {err.strerror or err}"
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and ``os.replace`` (:func:`atomic_output`)."""
+    with atomic_output(path) as tmp:
+        tmp.write_text(text)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ntputils.book.environment import git_commit, machine
 from ntputils.book.project import Project, read_json, write_text_atomic
-from ntputils.book.sweep import run_sweep, say
+from ntputils.book.sweep import classify, run_sweep, say
 from ntputils.book.sweep_spec import Point, SweepPlan, SweepSpecError, axis_pairs, plan_sweep
 from ntputils.book.sweep_store import RESULT, DriverRunning, driver_lock, point_dir, sweep_dir, sweep_plan
 from ntputils.book.sweep_table import (
@@ -181,6 +181,10 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
         say(f"{name}: current (run-time fingerprint); nothing to re-run")
         return EXIT_OK
     table = read_committed_table(folder / "table.csv")
+    if table.empty:
+        say(f"error: {name}: {folder / 'table.csv'} has no rows (only its header): there is no point to "
+            f"re-run; run the full sweep again and publish it: {pub['refresh']}")
+        return EXIT_USAGE
     sample = sample_points(table, extra=extra, name=name)
     try:
         spread = read_spread(folder)
@@ -191,11 +195,14 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
     scratch = f"recertify-{name}"
     sub = dataclasses.replace(plan, name=scratch, points=list(matched.values()))
     n = table["point_id"].nunique()
-    say(f"{name}: re-running {len(sample)} of {n} point(s) under the current code "
-        f"(committed run: wall {prov.get('wall_s')} s for all {n})")
-    code = run_sweep(project, sub, workers=workers, progress=progress)
+    reused = {p.id for p in classify(project, sub, retry_failed=True)[0]}  # current results in the scratch
+    runs = f"re-running {len(sample) - len(reused)} of {n} point(s)" + (
+        f" and reusing {len(reused)} current result(s) of an earlier re-certification (sweeps/{scratch}/)"
+        if reused else "")
+    say(f"{name}: {runs} under the current code (committed run: wall {prov.get('wall_s')} s for all {n})")
+    code = run_sweep(project, sub, workers=workers, retry_failed=True, progress=progress)
     if code != 0:
-        say(f"{name}: NOT re-certified: a re-run point failed (see sweeps/{scratch}/); "
+        say(f"{name}: NOT re-certified: a sampled point failed or could not run (see sweeps/{scratch}/); "
             "the table is unchanged")
         return EXIT_MOVED
     new = collect(project, scratch)
@@ -204,7 +211,8 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
     largest, inexact, compared, seconds = 0.0, 0, 0, 0.0
     for pid, point in matched.items():
         result = read_json(point_dir(project, scratch, point.id) / RESULT)
-        seconds += float(result.get("seconds") or 0)  # the sampled points' run time
+        if point.id not in reused:
+            seconds += float(result.get("seconds") or 0)  # the run time of the points run now
         old_rows = table[table["point_id"] == pid]
         diff, big, off, flips = differences(old_rows, new[new["point_id"] == point.id], _tolerances(result),
                                             spread)
@@ -229,10 +237,12 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
     seconds = round(seconds, 1)
     fingerprint = table_fingerprint(project, sweep_plan(project, scratch))
     if fingerprint is None:
-        say(f"{name}: NOT re-certified: a re-run point left no trace of what it executed")
+        say(f"{name}: NOT re-certified: a sampled point's result in sweeps/{scratch}/ holds no trace of "
+            "what it executed")
         return EXIT_MOVED
     entry = {"event": "recertified", "commit": git_commit(project.root),
              "date": datetime.now(UTC).isoformat(timespec="seconds"), "points": len(sample), "of": n,
+             "rerun": len(sample) - len(reused), "reused": len(reused),
              "sample": [p.overrides for p in matched.values()], "values": compared,
              "not_bit_identical": inexact, "max_relative_difference": largest,
              "tolerance": _tolerance_text(spread), "fragile_machine": fragile, "seconds": seconds,
@@ -250,8 +260,8 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
         say(f"{name}: NOT re-certified: a sweep driver or a publish of {name} is running; run recertify "
             "again when it has finished")
         return EXIT_MOVED
-    say(f"{name}: re-certified at {entry['commit']} by re-running {len(sample)} of {n} point(s) "
-        f"({seconds} s of point time; the full run took {prov.get('wall_s')} s wall); "
+    say(f"{name}: re-certified at {entry['commit']} by {runs} ({seconds} s of point time in this run; "
+        f"the full run took {prov.get('wall_s')} s wall); "
         f"{compared - inexact} of {compared} values bit-identical, the rest within tolerance (largest "
         f"relative difference {largest:.3g}; tolerance: {_tolerance_text(spread)})"
         + (f"; {len(fragile)} outcome(s) flipped inside their value's spread ({MACHINE_FRAGILE})"
@@ -298,6 +308,7 @@ def recertify_command(project: Project, names: list[str], *, all_tables: bool = 
             last = (pub_prov.get("history") or [{}])[-1]
             state = {EXIT_OK: "current", EXIT_MOVED: "NOT re-certified", EXIT_USAGE: "error"}[code]
             if code == EXIT_OK and last.get("event") == "recertified" and last.get("date", "") >= started:
-                state = f"re-certified ({last.get('points')} of {last.get('of')} points re-run)"
+                state = (f"re-certified ({last.get('rerun', last.get('points'))} of {last.get('of')} points "
+                         f"re-run" + (f", {last['reused']} reused)" if last.get("reused") else ")"))
             say(f"  {name:16s} {state:40s} {seconds:8.1f} s   full: {pub_prov.get('wall_s')} s")
     return max((code for _, code, _ in summary), default=EXIT_OK)

@@ -23,7 +23,7 @@ from ntputils.book.environment import git_commit, machine, package_versions
 from ntputils.book.execute import META_KEY, environment, evidence_problem, run_papermill, trace_path
 from ntputils.book.execute import worker_env as kernel_env
 from ntputils.book.fingerprint import Package, trace_digest
-from ntputils.book.project import Project, read_json, say, write_json_atomic, write_text_atomic
+from ntputils.book.project import Project, os_problem, read_json, say, write_json_atomic, write_text_atomic
 from ntputils.book.sweep_cluster import (
     ClusterError,
     check_connect_timeout,
@@ -49,6 +49,10 @@ from ntputils.book.sweep_table import write_table
 from ntputils.committed import POINT_ENV, SweepTableError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: a LocalCluster left without any worker for this long (its workers died, none restarted) ends the sweep
+NO_WORKER_S = 60.0
+#: the same for a running scheduler (``--scheduler``), whose workers the user starts, maybe late
+SCHEDULER_NO_WORKER_S = 600.0
 
 
 @contextlib.contextmanager
@@ -230,7 +234,8 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
                     if link := dashboard_link(client):
                         say(f"dashboard: {link}")
                     infra = _execute(client, project, plan, todo, commit, run, {p.id for p in stale},
-                                     initial=len(done) + len(failed), progress=progress)
+                                     initial=len(done) + len(failed), progress=progress,
+                                     no_worker=_no_worker_bound(scheduler, slurm))
             desc["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
             runs = previous.get("runs", []) if previous.get("code_hash") == plan.code_hash else []
             desc["runs"] = [*runs, {"started": desc["started"], "finished": desc["finished"],
@@ -242,14 +247,16 @@ def run_sweep(project: Project, plan: SweepPlan, *, workers: int = 2, scheduler:
     except (ClusterError, DriverRunning, SweepTableError) as err:
         say(f"error: {err}")
         return EXIT_USAGE
+    except OSError as err:  # a full disk, a sweep folder that cannot be written
+        say(f"error: {os_problem(err)}")
+        return EXIT_FAILED
     return _summary(project, plan, infra, table, run)
 
 
 def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str, run: str, rerun: set[str], *,
-             initial: int, progress: bool) -> dict[str, str]:
-    """Submit the points and wait for them (tqdm bar); return the infrastructure failures. ``run``: this
-    driver run; ``rerun``: ids of points whose finished result is stale."""
-    from distributed import as_completed
+             initial: int, progress: bool, no_worker: tuple[float, str] | None) -> dict[str, str]:
+    """Submit the points and wait for them (tqdm bar, :func:`wait_points`); return the infrastructure
+    failures. ``run``: this driver run; ``rerun``: ids of points whose finished result is stale."""
     from tqdm.auto import tqdm
 
     futures = {}
@@ -265,21 +272,65 @@ def _execute(client, project: Project, plan: SweepPlan, todo: list, commit: str,
                 "overrides": point.overrides, "code_hash": plan.code_hash, "chapter_code": plan.chapter_code,
                 "git": commit, "run": run, "rerun": point.id in rerun, "env": dict(plan.env)}
         futures[client.submit(run_point, task, key=f"sweep-{plan.name}-{point.id}", pure=False)] = point
-    infra: dict[str, str] = {}
     bar = tqdm(total=len(plan.points), initial=initial, unit="point", desc=plan.name, disable=not progress,
                file=sys.stderr, dynamic_ncols=True)
     with bar:
-        for fut in as_completed(list(futures)):
-            point = futures[fut]
+        return wait_points(client, {fut: (p.id, f"{p.id} {p.overrides}") for fut, p in futures.items()}, bar,
+                           no_worker=no_worker)
+
+
+def _no_worker_bound(scheduler: str | None, slurm: Path | None) -> tuple[float, str] | None:
+    """(seconds, what went wrong) after which a cluster without any worker ends the sweep; ``None`` for
+    SLURM, whose jobs may wait in the queue for hours (:class:`SlurmWatch` ends a sweep sbatch fails)."""
+    if slurm:
+        return None
+    if scheduler:
+        return SCHEDULER_NO_WORKER_S, (f"the scheduler at {scheduler} has had no worker for "
+                                       f"{SCHEDULER_NO_WORKER_S:g} s; start some with "
+                                       f"`dask worker {scheduler} --nthreads 1`")
+    return NO_WORKER_S, (f"KilledWorker: the LocalCluster has had no worker for {NO_WORKER_S:g} s (its "
+                         "workers died and none was restarted)")
+
+
+def wait_points(client, futures: dict[Any, tuple[str, str]], bar, *, no_worker: tuple[float, str] | None,
+                poll_s: float = 0.5) -> dict[str, str]:
+    """Wait for the point ``futures`` (future -> (point id, label)), writing an ``[error]`` or ``[infra]``
+    line above ``bar`` for each that failed; return the infrastructure failures (point id -> message).
+
+    Dask retries a point whose worker died :data:`~ntputils.book.sweep_cluster.ALLOWED_FAILURES` times,
+    then fails it (``KilledWorker``). With ``no_worker`` (seconds, message), a cluster left without any
+    worker for that many seconds ends the wait: each unfinished point is an infrastructure failure with
+    that message. The wait polls, so Ctrl-C ends it at once."""
+    pending, infra = dict(futures), {}
+    workerless_since: float | None = None
+    while pending:
+        for fut in [f for f in pending if f.done()]:
+            point_id, label = pending.pop(fut)
             try:
                 out = fut.result()
                 if out["status"] != "ok":
-                    bar.write(f"[error] {point.id} {point.overrides}: {out['error']}")
+                    bar.write(f"[error] {label}: {out['error']}")
             except Exception as err:  # noqa: BLE001 - KilledWorker, lost connection, ...
-                infra[point.id] = getattr(err, "msg", None) or f"{type(err).__name__}: {err}"
-                bar.write(f"[infra] {point.id} {point.overrides}: {infra[point.id]}")
+                infra[point_id] = getattr(err, "msg", None) or f"{type(err).__name__}: {err}"
+                bar.write(f"[infra] {label}: {infra[point_id]}")
             fut.release()  # the result is on disk; let the worker drop it
             bar.update(1)
+        if not pending:
+            break
+        if no_worker is not None:
+            if client.scheduler_info().get("workers"):
+                workerless_since = None
+            elif workerless_since is None:
+                workerless_since = time.monotonic()
+            elif time.monotonic() - workerless_since > no_worker[0]:
+                why = f"{no_worker[1]}; the point did not finish"
+                client.cancel(list(pending), reason="no worker", msg=why)
+                for point_id, label in pending.values():
+                    infra[point_id] = why
+                    bar.write(f"[infra] {label}: {why}")
+                    bar.update(1)
+                break
+        time.sleep(poll_s)
     return infra
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import getpass
 import logging
 import re
@@ -92,20 +93,48 @@ def check_slurm_tools() -> None:
                            f"{missing[0]}: run the sweep on the cluster's login node")
 
 
+#: SLURM's walltime as a sweep accepts it: ``[D-]HH:MM:SS`` or ``MM:SS``
+WALLTIME_RE = re.compile(r"^(?:(?:(?P<d>\d+)-)?(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+)$")
+#: seconds one ``sbatch`` may take (a hung controller); it is then killed and the sweep ends with a message
+SBATCH_TIMEOUT_S = 60.0
+#: what ``sbatch`` prints for a submitted job (``... on cluster NAME`` in a federation); anything else is
+#: refused, not read as a job id
+SBATCH_JOB_RE = r"(?m)^Submitted batch job (?P<job_id>[1-9][0-9]*)\b"
+
+
 def _seconds(text: str) -> int:
     """SLURM's walltime ``[D-]HH:MM:SS`` (or ``MM:SS``) -> seconds; ``ValueError`` otherwise."""
-    days, _, hms = text.rpartition("-")
-    try:
-        h, m, s = ([0, 0] + [int(p) for p in hms.split(":")])[-3:]
-        return ((int(days or 0) * 24 + h) * 60 + m) * 60 + s
-    except ValueError:
-        raise ValueError(f"walltime must be [D-]HH:MM:SS, got {text!r}") from None
+    m = WALLTIME_RE.match(text.strip())
+    if m is None or int(m["s"]) > 59 or (m["h"] is not None and int(m["m"]) > 59):
+        raise ValueError(f"walltime must be [D-]HH:MM:SS, got {text!r}")
+    d, h, mi, s = (int(m[k] or 0) for k in "dhms")
+    return ((d * 24 + h) * 60 + mi) * 60 + s
+
+
+def _lifetime(args: list[Any]) -> tuple[float, float] | None:
+    """``(--lifetime, --lifetime-stagger)`` seconds in a worker's arguments, or ``None`` without a
+    lifetime; ``ValueError`` for one that is not a duration."""
+    from dask.utils import parse_timedelta
+
+    found: dict[str, float] = {}
+    args = [str(a) for a in args]
+    for i, arg in enumerate(args):
+        for flag in ("--lifetime", "--lifetime-stagger"):
+            value = arg.partition("=")[2] if arg.startswith(flag + "=") else (
+                args[i + 1] if arg == flag and i + 1 < len(args) else None)
+            if value is not None:
+                try:
+                    found[flag] = float(parse_timedelta(value))
+                except (ValueError, TypeError, KeyError):
+                    raise ValueError(f"worker-extra-args: {flag} {value!r} is not a duration") from None
+    return (found["--lifetime"], found.get("--lifetime-stagger", 0.0)) if "--lifetime" in found else None
 
 
 def slurm_job_kwargs() -> dict[str, Any]:
     """What a sweep adds to dask's ``jobqueue.slurm`` settings: one single-threaded worker per core (unless
-    ``processes`` is set), capped BLAS threads and, unless given, a worker ``--lifetime`` ending before the
-    walltime (so SLURM never kills a point unannounced)."""
+    ``processes`` is set), capped BLAS threads and, unless given, a worker
+    ``--lifetime`` (with ``--lifetime-stagger``) ending before the walltime (so SLURM never kills a point
+    unannounced)."""
     import dask.config
 
     def get(key: str) -> Any:
@@ -114,16 +143,61 @@ def slurm_job_kwargs() -> dict[str, Any]:
     extra = list(get("worker-extra-args") or [])
     if not any(str(arg).startswith("--lifetime") for arg in extra):
         wall = _seconds(str(get("walltime")))
-        lifetime = max(60, min(wall - 300, int(wall * 0.9)))
+        lifetime = max(wall // 2, min(wall - 300, int(wall * 0.9)))
         extra += ["--lifetime", f"{lifetime}s", "--lifetime-stagger", f"{min(60, lifetime // 10)}s"]
     prologue = [f"export {k}={v}" for k, v in WORKER_ENV.items()] + list(get("job-script-prologue") or [])
     return {"processes": get("processes") or get("cores"), "worker_extra_args": extra,
             "job_script_prologue": prologue}
 
 
+def slurm_settings_problem(own: dict[str, Any]) -> str | None:
+    """What is wrong with a ``--slurm`` file's settings ``own`` (read alone) merged into dask's config (set
+    now), or ``None``: a key dask-jobqueue does not know, a walltime that is not ``[D-]HH:MM:SS``, under a
+    minute or not longer than the workers' lifetime, or a ``slurm-jobs`` that is not a positive integer."""
+    import dask.config
+
+    defaults = _jobqueue_slurm_defaults()
+    for section, allowed in (("jobqueue", {"slurm"}), ("ntpbook", {"slurm-jobs"})):
+        for key in own.get(section) or {}:
+            if str(key).replace("_", "-") not in allowed:
+                return f"unknown key {section}.{key} (allowed here: {', '.join(sorted(allowed))})"
+    for key in dask.config.get("jobqueue.slurm", {}, config=own) or {}:
+        if str(key).replace("_", "-") not in defaults:
+            return (f"unknown key jobqueue.slurm.{key}: dask-jobqueue's SLURMCluster has no such setting "
+                    "(see its docs for the list)")
+    walltime = str(dask.config.get("jobqueue.slurm.walltime"))
+    try:
+        wall = _seconds(walltime)
+        life = _lifetime(slurm_job_kwargs()["worker_extra_args"])
+    except ValueError as err:
+        raw = dask.config.get("jobqueue.slurm.walltime")
+        quote = (f"; quote it in the YAML file: an unquoted HH:MM:SS is read as the number {raw}"
+                 if isinstance(raw, int) and not isinstance(raw, bool) and raw > 59 else "")
+        return f"{err}{quote}"
+    if wall < 60:
+        return f"walltime {walltime!r} is under a minute (SLURM's shortest); give [D-]HH:MM:SS >= 00:01:00"
+    if life and life[0] + life[1] >= wall:
+        return (f"the workers' --lifetime {life[0]:g} s (+ stagger {life[1]:g} s) is not shorter than the "
+                f"walltime {walltime} ({wall} s): SLURM would kill points unannounced; lower the lifetime "
+                "or raise the walltime")
+    jobs = dask.config.get("ntpbook.slurm-jobs", 1)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        return f"ntpbook.slurm-jobs must be a positive integer (jobs to keep), got {jobs!r}"
+    return None
+
+
+def _jobqueue_slurm_defaults() -> set[str]:
+    """The keys of dask-jobqueue's ``jobqueue.slurm`` settings (its defaults file)."""
+    import dask_jobqueue
+    import yaml
+
+    with open(Path(dask_jobqueue.__file__).parent / "jobqueue.yaml") as f:
+        return {str(k).replace("_", "-") for k in yaml.safe_load(f)["jobqueue"]["slurm"]}
+
+
 def read_slurm_config(path: Path) -> dict[str, Any]:
     """Dask's config with the dask config file ``path`` (which must set ``jobqueue.slurm``) merged over it,
-    checked by writing a job script; raises :class:`ClusterError`."""
+    checked (:func:`slurm_settings_problem`, then a job script written); raises :class:`ClusterError`."""
     import dask.config
     from dask_jobqueue.slurm import SLURMJob  # its import registers the jobqueue.* defaults
 
@@ -135,6 +209,8 @@ def read_slurm_config(path: Path) -> dict[str, Any]:
             raise ValueError("no `jobqueue: slurm:` section (it is a dask config file, see README.md)")
         cfg = dask.config.merge(dask.config.config, own)
         with dask.config.set(cfg):
+            if problem := slurm_settings_problem(own):
+                raise ValueError(problem)
             SLURMJob("tcp://check:8786", name="check", **slurm_job_kwargs()).job_script()
     except (ValueError, TypeError) as err:
         raise ClusterError(f"SLURM config {path}: {err}") from None
@@ -142,15 +218,81 @@ def read_slurm_config(path: Path) -> dict[str, Any]:
 
 
 def slurm_cluster(job_name: str | None = None):
-    """An unscaled ``SLURMCluster`` from dask's ``jobqueue.slurm`` settings and :func:`slurm_job_kwargs`;
-    ``job_name`` names its jobs unless the settings name them."""
+    """An unscaled ``SLURMCluster`` of :func:`sweep_job_class` jobs from dask's ``jobqueue.slurm`` settings
+    and :func:`slurm_job_kwargs`; ``job_name`` names its jobs unless the settings name them."""
     import dask.config
     from dask_jobqueue import SLURMCluster
 
     kwargs = slurm_job_kwargs()
     if job_name and dask.config.get("jobqueue.slurm.name", None) in (None, "dask-worker"):
         kwargs["job_name"] = job_name
-    return SLURMCluster(**kwargs)
+    return SLURMCluster(job_cls=sweep_job_class(), **kwargs)
+
+
+@functools.cache
+def sweep_job_class() -> type:
+    """dask-jobqueue's ``SLURMJob`` with ``sbatch`` bounded by :data:`SBATCH_TIMEOUT_S` (coreutils'
+    ``timeout``), only ``Submitted batch job N`` read as a job id (:data:`SBATCH_JOB_RE`), and why a
+    submission failed kept as ``submit_error`` (the public ``submit_command``, ``job_id_regexp`` and
+    ``start`` of a dask-jobqueue job class; ``job_cls`` of ``SLURMCluster``)."""
+    from dask_jobqueue.slurm import SLURMJob
+    from distributed.core import Status
+
+    class SweepJob(SLURMJob):
+        job_id_regexp = SBATCH_JOB_RE
+        submit_error: str | None = None
+
+        @property
+        def submit_command(self) -> str:  # type: ignore[override]
+            return f"timeout -k 5 {SBATCH_TIMEOUT_S:g} sbatch"
+
+        async def start(self) -> None:
+            try:
+                await super().start()
+            except Exception as err:
+                self.submit_error = submit_failure(err)
+                self.status = Status.failed  # what SpecCluster's close expects of a job that did not start
+                err.ntpbook_said = True  # type: ignore[attr-defined] # the sweep says it: no traceback
+                raise
+
+    return SweepJob
+
+
+def said_elsewhere(record: logging.LogRecord) -> bool:
+    """Logging filter: drop the traceback Dask's event loop logs for a job submission that failed (the
+    sweep ends with :func:`submit_failure`'s line instead)."""
+    return not (record.exc_info and getattr(record.exc_info[1], "ntpbook_said", False))
+
+
+def submit_failure(err: Exception) -> str:
+    """One line saying why dask-jobqueue could not submit a job (its ``RuntimeError`` for a command that
+    failed, its ``ValueError`` for output without a job id)."""
+    text = str(err)
+    if "Exit code: 124" in text:
+        return f"sbatch gave no answer within {SBATCH_TIMEOUT_S:g} s (killed; is the SLURM controller up?)"
+    if isinstance(err, ValueError) and "output is:" in text:
+        out = " ".join(text.partition("output is:")[2].split())
+        return f"sbatch printed no job id ('Submitted batch job N'): {out[:300]!r}"
+    said = text.partition("stderr:")[2] or text.partition("stdout:")[2] or text
+    return f"sbatch failed: {' '.join(said.split())[:500] or type(err).__name__}"
+
+
+def wait_for_submission(cluster, jobs: int, timeout: float | None = None) -> list[str]:
+    """Wait until ``cluster`` (of :func:`sweep_job_class` jobs) has submitted ``jobs`` jobs and return their
+    ids; :class:`ClusterError` with ``sbatch``'s message as soon as one submission failed, or after
+    ``timeout`` seconds (default :data:`SBATCH_TIMEOUT_S` and a margin)."""
+    limit = SBATCH_TIMEOUT_S + 15 if timeout is None else timeout
+    deadline = time.monotonic() + limit
+    while True:
+        started = list(cluster.workers.values())
+        if failed := [job.submit_error for job in started if getattr(job, "submit_error", None)]:
+            raise ClusterError(f"--slurm: no job submitted: {failed[0]}")
+        ids = [str(job.job_id) for job in started if getattr(job, "job_id", None)]
+        if len(ids) >= jobs:
+            return ids
+        if time.monotonic() > deadline:
+            raise ClusterError(f"--slurm: sbatch submitted {len(ids)} of {jobs} job(s) within {limit:g} s")
+        time.sleep(0.1)
 
 
 def sweep_job_name(directory: Path) -> str:
@@ -183,42 +325,57 @@ def connect(*, workers: int = 2, scheduler: str | None = None, slurm: Path | Non
     """A ``distributed.Client`` on the chosen cluster (closed with it on exit); with ``slurm``,
     ``ntpbook.slurm-jobs`` jobs named ``job_name`` kept by :class:`SlurmWatch`. Raises :class:`ClusterError`
     for an unreachable scheduler or an invalid SLURM config."""
-    import dask
-    from distributed import Client, LocalCluster
-
     with contextlib.ExitStack() as stack:
-        stack.enter_context(dask.config.set(DASK_CONFIG))
-        if scheduler:
-            check_scheduler_address(scheduler)
-            client = _client(scheduler, check_connect_timeout(timeout))
-        else:
-            if slurm:
-                check_slurm_tools()
-                stack.enter_context(dask.config.set(read_slurm_config(slurm)))
-                cluster = stack.enter_context(slurm_cluster(job_name))
-                if job_name and cluster.job_name == job_name:
-                    cancel_leftover_jobs(job_name, say=SlurmWatch.write)
-                cluster.scale(jobs=int(dask.config.get("ntpbook.slurm-jobs", 1)))
-            else:
-                cluster = stack.enter_context(LocalCluster(
-                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                    env=WORKER_ENV, silence_logs=40))
-            client = Client(cluster)
-        client.register_plugin(QuietHeartbeat())
         try:
+            client, cluster = _open(stack, workers=workers, scheduler=scheduler, slurm=slurm, timeout=timeout,
+                                    job_name=job_name)
             with client, (SlurmWatch(client, cluster, slurm) if slurm else contextlib.nullcontext()):
                 yield client
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP of the driver
-            if not scheduler and not slurm:
-                stop_local_workers()
+            if not scheduler:
+                stop_local_workers()  # a LocalCluster's workers and kernels, or an sbatch still running
             raise
+
+
+def _open(stack: contextlib.ExitStack, *, workers: int, scheduler: str | None, slurm: Path | None,
+          timeout: float, job_name: str | None) -> tuple[Any, Any]:
+    """(client, cluster) of :func:`connect`, entered on ``stack`` (``cluster`` is ``None`` with
+    ``scheduler``); with ``slurm``, once its jobs are submitted (:func:`wait_for_submission`)."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    stack.enter_context(dask.config.set(DASK_CONFIG))
+    cluster = None
+    if scheduler:
+        check_scheduler_address(scheduler)
+        client = _client(scheduler, check_connect_timeout(timeout))
+    else:
+        if slurm:
+            check_slurm_tools()
+            tornado_log = logging.getLogger("tornado.application")
+            tornado_log.addFilter(said_elsewhere)
+            stack.callback(tornado_log.removeFilter, said_elsewhere)
+            stack.enter_context(dask.config.set(read_slurm_config(slurm)))
+            cluster = stack.enter_context(slurm_cluster(job_name))
+            if job_name and cluster.job_name == job_name:
+                cancel_leftover_jobs(job_name, say=SlurmWatch.write)
+            jobs = int(dask.config.get("ntpbook.slurm-jobs", 1))
+            cluster.scale(jobs=jobs)
+            wait_for_submission(cluster, jobs)
+        else:
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                env=WORKER_ENV, silence_logs=40))
+        client = Client(cluster)
+    client.register_plugin(QuietHeartbeat())
+    return client, cluster
 
 
 def stop_local_workers(timeout: float = 5.0) -> int:
     """End this process's descendants at once: the LocalCluster's worker processes and the kernels their
-    points run (psutil; SIGTERM, then SIGKILL after ``timeout`` s). Without it a killed driver waits for the
-    running point to finish while the cluster closes. Returns how many processes it ended; an unfinished
-    point has no result and runs again when the sweep resumes."""
+    points run, or an ``sbatch`` still running (psutil; SIGTERM, then SIGKILL after ``timeout`` s). Without
+    it a killed driver waits for the running point (or sbatch) to finish while the cluster closes. Returns
+    how many processes it ended; an unfinished point has no result and runs again when the sweep resumes."""
     import psutil
 
     def tracker(proc: psutil.Process) -> bool:
@@ -252,19 +409,6 @@ def dashboard_link(client) -> str | None:
         return None
 
 
-def _lifetime(args: list[Any]) -> float | None:
-    """The seconds of ``--lifetime`` in a worker's arguments, or ``None``."""
-    from dask.utils import parse_timedelta
-
-    for i, arg in enumerate(map(str, args)):
-        value = arg.partition("=")[2] if arg.startswith("--lifetime=") else (
-            str(args[i + 1]) if arg == "--lifetime" and i + 1 < len(args) else None)
-        if value:
-            with contextlib.suppress(ValueError, TypeError):
-                return float(parse_timedelta(value))
-    return None
-
-
 def _run(cmd: list[str], timeout: float = 20.0) -> str | None:
     """Output of a SLURM command, or ``None`` when it fails (the controller may be busy for a moment)."""
     try:
@@ -289,7 +433,9 @@ def slurm_job_end(job_id: str) -> str:
 class SlurmWatch:
     """A thread that replaces the sweep's SLURM jobs that ended (dask-jobqueue does not), saying how each
     ended, and cancels a point cut :attr:`CUTS` times after running half a job's time or more (it cannot fit
-    in one job)."""
+    in one job). It uses the cluster's public API only: ``workers`` (job objects with their ``job_id``),
+    ``scale_down`` (ended jobs), ``scale(jobs=...)`` (new ones) and ``sync``; the workers retire through
+    ``--lifetime``/``--lifetime-stagger`` and Dask retries their points (``allowed-failures``)."""
 
     POLL_S = 5.0
     CUTS = 2
@@ -301,7 +447,8 @@ class SlurmWatch:
         self.jobs = int(dask.config.get("ntpbook.slurm-jobs", 1))
         self.walltime = str(dask.config.get("jobqueue.slurm.walltime"))
         wall = float(_seconds(self.walltime))
-        self.lifetime = _lifetime(slurm_job_kwargs()["worker_extra_args"])
+        life = _lifetime(slurm_job_kwargs()["worker_extra_args"])
+        self.lifetime = life[0] if life else None
         self.budget = min(wall, self.lifetime or wall)
         self.say = say or self.write
         self.known: dict[str, str] = {}  # job id -> job name, every job seen
@@ -310,6 +457,7 @@ class SlurmWatch:
         self.running: dict[Any, tuple[str, float, float]] = {}  # key -> (worker, first seen, last seen)
         self.cuts: dict[Any, list[tuple[float, str]]] = {}  # key -> (seconds run, how the job ended)
         self.given_up: set[Any] = set()
+        self.submit_failed = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="ntpbook-slurm-watch", daemon=True)
 
@@ -339,9 +487,31 @@ class SlurmWatch:
                 self.say(f"[slurm] watching the jobs failed once ({type(err).__name__}: {err})")
 
     def poll(self) -> None:
-        if self._ended_jobs() is not None and self.cluster.sync(self._prune):
-            self.cluster.scale(jobs=self.jobs)  # new jobs under new names
+        """One look at the jobs (replacing those SLURM ended) and at the points they run."""
+        if self._ended_jobs() is not None:
+            ended = [name for name, job in list(self.cluster.workers.items())
+                     if str(getattr(job, "job_id", None)) in self.endings]
+            if ended:  # dropped from the cluster (their specs too), so that scale submits new jobs
+                self.cluster.sync(self.cluster.scale_down, ended)
+        self.cluster.scale(jobs=self.jobs)  # also resubmits a job whose workers the cluster saw leave
+        self._check_submissions()
         self._track_points()
+
+    def _check_submissions(self) -> None:
+        """A replacement job sbatch could not submit ends the sweep: its unfinished points are cancelled
+        with sbatch's words (they would wait for a worker forever)."""
+        from distributed import Future
+
+        failed = [job.submit_error for job in list(self.cluster.workers.values())
+                  if getattr(job, "submit_error", None)]
+        if not failed or self.submit_failed:
+            return
+        self.submit_failed = True
+        msg = f"no worker: a replacement SLURM job could not be submitted ({failed[0]})"
+        pending = [key for key, state in list(self.client.futures.items()) if state.status == "pending"]
+        self.say(f"[slurm] {msg}")
+        self.given_up.update(pending)
+        self.client.cancel([Future(key, self.client) for key in pending], reason="sbatch", msg=msg)
 
     def _ended_jobs(self) -> dict[str, str] | None:
         """Job id -> how it ended, for the jobs ``squeue`` no longer lists (``None`` when it failed)."""
@@ -364,19 +534,6 @@ class SlurmWatch:
             if job_id and job_id not in self.known:
                 self.known[job_id] = name
                 self.say(f"[slurm] job {job_id} submitted ({name})")
-
-    async def _prune(self) -> int:
-        """Drop the ended jobs from the cluster's spec, so that ``scale`` submits new ones under new names
-        (on the cluster's event loop, holding its lock)."""
-        cluster, dropped = self.cluster, 0
-        async with cluster._lock:
-            for name in list(cluster.worker_spec):
-                job = cluster.workers.get(name)
-                if job is None or str(getattr(job, "job_id", None)) in self.endings:
-                    cluster.worker_spec.pop(name, None)
-                    cluster.workers.pop(name, None)
-                    dropped += 1
-        return dropped
 
     def _track_points(self) -> None:
         now = time.monotonic()

@@ -11,7 +11,7 @@ from html import escape
 from pathlib import Path
 
 from ntputils.book.execute import ANSI, HIDDEN, environment, run_papermill, worker_env, write_currency
-from ntputils.book.project import Project, ProjectError
+from ntputils.book.project import Project, ProjectError, os_problem
 from ntputils.book.sweep_store import sweep_dir, sweep_plan
 from ntputils.book.sweep_table import write_table
 from ntputils.committed import CURRENCY_ENV
@@ -25,17 +25,22 @@ STYLE = ("body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0
 def report_command(project: Project, name: str, out: Path | None = None) -> int:
     """Run the page on sweep ``name``, writing ``NAME.ipynb`` and ``NAME.html`` into ``out``; exit code 0,
     1 (the page failed) or 2 (no such sweep or page)."""
+    out = (out or sweep_dir(project, name) / "report").resolve()
     try:
         sweep_plan(project, name)
         (chapter,) = project.select([PAGE])
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"--out {out} is a file, not a folder: give a folder (made if missing)")
+        if (sweep_dir(project, name) / "points").is_dir():  # else (or read-only) the table it has
+            with contextlib.suppress(OSError):
+                write_table(project, name)
+        out.mkdir(parents=True, exist_ok=True)
     except (FileNotFoundError, ProjectError, ValueError) as err:  # a bad name or a garbled plan: ValueError
-        print(f"error: {err}")
+        print(f"error: {err}")  # (SweepTableError, a damaged result, is a ValueError)
         return 2
-    if (sweep_dir(project, name) / "points").is_dir():  # else (or read-only) the table it has
-        with contextlib.suppress(OSError):
-            write_table(project, name)
-    out = (out or sweep_dir(project, name) / "report").resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:  # --out under a file, or in a folder that cannot be written
+        print(f"error: --out: {os_problem(err)}")
+        return 2
     executed, page = out / f"{name}.ipynb", out / f"{name}.html"
     work = Path(tempfile.mkdtemp(prefix=f"sweep-report-{name}-"))
     try:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book.locks import pid_alive
-from ntputils.book.project import Project, read_json
+from ntputils.book.project import Project, atomic_output, read_json
 from ntputils.book.sweep_store import (
     RESULT,
     DriverRunning,
@@ -64,6 +64,21 @@ def _bounds(comparison: dict[str, Any]) -> dict[str, float]:
     return {k: math.nan if comparison.get(k) is None else float(comparison[k]) for k in ("low", "high")}
 
 
+def result_problem(res: dict[str, Any]) -> str | None:
+    """What makes a point's ``result.json`` unusable for its table (a field of the wrong type, seconds that
+    are not a finite number), or ``None``."""
+    seconds = res.get("seconds")
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+                                or not math.isfinite(seconds)):
+        return f"its seconds are {seconds!r}, not a finite number"
+    if res.get("status") not in ("ok", "error"):
+        return f"its status is {res.get('status')!r}, not 'ok' or 'error'"
+    for key, kind in (("resolved", dict), ("results", dict), ("comparisons", list), ("checks", list)):
+        if not isinstance(res.get(key, kind()), kind):
+            return f"its {key} is a {type(res[key]).__name__}, not a {kind.__name__}"
+    return None
+
+
 def collect(project: Project, name: str):
     """The tidy table of the points of sweep ``name``'s latest plan: ``point_id``, the swept parameters,
     :data:`COLUMNS_TAIL`."""
@@ -77,6 +92,9 @@ def collect(project: Project, name: str):
         res = read_json(d / RESULT)
         if not res:
             continue
+        if problem := result_problem(res):
+            raise SweepTableError(f"{d / RESULT} is damaged: {problem}; remove it and rerun the sweep's "
+                                  f"command (`{desc.get('command')}`) to run the point again")
         base = {"point_id": pid, **{k: res.get("resolved", {}).get(k) for k in axes},
                 "profile": res.get("profile"), "status": res.get("status"), "seconds": res.get("seconds"),
                 "attempts": len(read_attempts(d)), "code_hash": res.get("code_hash"),
@@ -104,9 +122,12 @@ def collect(project: Project, name: str):
 
 
 def _write(df, folder: Path) -> Path:
-    """``df`` as ``table.parquet`` and ``table.csv`` in ``folder``; the parquet path."""
-    df.to_parquet(folder / "table.parquet", index=False)
-    df.to_csv(folder / "table.csv", index=False)
+    """``df`` as ``table.parquet`` and ``table.csv`` in ``folder`` (each whole or not at all:
+    :func:`atomic_output`); the parquet path."""
+    with atomic_output(folder / "table.parquet") as tmp:
+        df.to_parquet(tmp, index=False)
+    with atomic_output(folder / "table.csv") as tmp:
+        df.to_csv(tmp, index=False)
     return folder / "table.parquet"
 
 
@@ -322,8 +343,19 @@ def _swap_in(project: Project, name: str, files: dict[str, str]) -> Path:
             raise SweepTableError(f"cannot publish to {out} ({type(err).__name__}: {err}); the committed "
                                   "table is unchanged") from None
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)  # after a swap: the old folder
+        _remove_or_say(tmp)  # after a swap: the old folder
     return out
+
+
+def _remove_or_say(folder: Path) -> None:
+    """Remove a publish's hidden folder; where it cannot be (a file another user owns, a busy mount), say
+    so on stderr, naming it, instead of leaving a stray in ``results/sweeps/`` without a word."""
+    failures: list[BaseException] = []
+    shutil.rmtree(folder, onerror=lambda _fn, _path, exc: failures.append(exc[1]))
+    if folder.exists():
+        why = failures[0] if failures else "it is still there"
+        print(f"warning: the publish's temporary folder {folder} could not be removed ({why}); it is not "
+              f"part of the committed table: remove it by hand (rm -r '{folder}')", file=sys.stderr)
 
 
 def table_fingerprint(project: Project, desc: dict[str, Any]) -> dict[str, Any] | None:
