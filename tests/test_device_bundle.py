@@ -34,7 +34,7 @@ from ntputils.book.device_bundle import (
     make_bundle,
     wall_estimate,
 )
-from ntputils.book.device_run import code_cells, drive, injected_cell
+from ntputils.book.device_run import code_cells, drive, injected_cell, tf32_while_training
 from ntputils.book.fingerprint import FINGERPRINT_VERSION, trace_digest
 from ntputils.book.point_record import source_digests
 from ntputils.book.project import Project
@@ -244,11 +244,34 @@ def test_rehearsal_the_printed_command_runs_a07_in_the_image_environment_and_ado
     assert sorted(p.name for p in out.iterdir()) == ["a07-smoke-summary.txt", "a07-smoke.tar.xz",
                                                      "device-log.txt.xz"]
     [published] = adopt(project, out)
+    [result] = (copy / "sweeps" / "a07-smoke" / "points").glob("*/result.json")
+    read = json.loads(result.read_text())["data_read"]
+    assert read and set(read) <= set(json.loads(bundle.plan_file.read_text())["data"]["files"])
     table, prov = read_committed("a07-smoke", copy)
     assert (table["status"] == "ok").all() and "a07_ce_minus_H" in set(table["metric"])
     assert prov["environment"]["versions"]["ipython"] == metadata.version("ipython")
     [point] = prov["points_run"].values()
     assert point["resolved"]["device"] == "cpu" and point["resolved"]["steps"] == 3 and point["train_s"] > 0
+
+
+def test_tf32_is_on_while_a_module_trains_and_off_while_it_evaluates(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    handle = tf32_while_training()
+    try:
+        model, x = torch.nn.Linear(2, 2), torch.ones(1, 2)
+        model(x)
+        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+        model.eval()
+        model(x)
+        assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
+    finally:
+        handle.remove()
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert tf32_while_training() is None  # nothing registered on a CPU run
 
 
 def test_recertify_compares_only_runs_on_the_same_kind_of_device():

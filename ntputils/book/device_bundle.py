@@ -349,9 +349,10 @@ def bundle_command(project: Project, chapter: str | None, pairs: list[str] | Non
         f"{len(bundle.command)} of {COMMAND_LIMIT} characters")
     for line in estimate_lines(plan.chapter.short):
         say(line)
-    say(f"run it on the GPU machine (carry: [\"{BUNDLE_DIR}\"], timeout_s 600), at once again if a point is "
-        "unfinished (same machine: it resumes from /tmp), then here: python -m ntputils.book adopt DIR "
-        "(DIR: the folder the files came back to)")
+    say(f"run it on the GPU machine (carry: [\"{BUNDLE_DIR}\"], timeout_s 600; the machine gets the checkout "
+        "the session started in, so make the bundle there), at once again if the summary names a point "
+        "unfinished (same warm machine: it resumes from its checkpoint under /tmp), then here: "
+        "python -m ntputils.book adopt DIR (DIR: the folder the files came back to)")
     print(bundle.command)
     return 0
 

@@ -60,12 +60,12 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book.environment import machine, package_versions
-from ntputils.book.execute import evidence_problem, trace_path, worker_env
+from ntputils.book.execute import _die_with_parent, evidence_problem, trace_path, worker_env
 from ntputils.book.point_record import point_meta, point_result, source_digests
 from ntputils.book.project import Project, read_json, write_json_atomic
+from ntputils.book.sweep_store import RESULT
 from ntputils.committed import POINT_ENV
 
-RESULT = "result.json"  # as ntputils.book.sweep_store.RESULT (which imports nothing the image lacks either)
 COLLECT_S = 20.0  # seconds kept free before the deadline to write the archive
 MIN_START_S = 30.0  # a point is not started with less time than this left
 POINT_THREADS = 1  # BLAS threads of a point, as a local sweep point
@@ -186,15 +186,40 @@ def run_cells(notebook: Path, inject: dict[str, Any], precision: str) -> dict[st
     return {"status": "ok", "cells_s": time.perf_counter() - t0}
 
 
+def note_data_reads(root: Path) -> set[str]:
+    """Note (in the returned set, as paths relative to ``root``) every file under the data root ``root``
+    this process opens from now on, except the reads of the data digest (``file_sha256``), which hashes
+    every file there: what a point needs carried (``data_read`` in its result)."""
+    seen: set[str] = set()
+    prefix = str(root) + os.sep
+
+    def hook(event: str, args: tuple) -> None:
+        if event != "open" or not isinstance(args[0], (str, os.PathLike)):
+            return
+        path = os.fspath(args[0])
+        if not isinstance(path, str) or not os.path.abspath(path).startswith(prefix):
+            return
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_name == "file_sha256":
+                return
+            frame = frame.f_back
+        seen.add(os.path.relpath(os.path.abspath(path), root))
+
+    sys.addaudithook(hook)
+    return seen
+
+
 def point_child(task_file: Path) -> int:
     """``--point TASK``: run one point's notebook; write the outcome beside the task file."""
     task = json.loads(task_file.read_text())
+    reads = note_data_reads(Path(os.environ.get("NTP_DATA_DIR", "/nonexistent")).resolve())
     try:
         outcome = run_cells(Path(task["notebook"]), task["inject"], task.get("precision", "fp32"))
     except Exception as err:  # noqa: BLE001 - the shell itself failed: the point's error
         outcome = {"status": "failed", "ename": type(err).__name__, "evalue": str(err), "cells_s": 0.0,
                    "traceback": traceback.format_exc()}
-    write_json_atomic(task_file.with_name("outcome.json"), outcome)
+    write_json_atomic(task_file.with_name("outcome.json"), outcome | {"data_read": sorted(reads)})
     return 0
 
 
@@ -226,8 +251,10 @@ def run_point(root: Path, plan: dict[str, Any], task: dict[str, Any], sweep: Pat
     child_env[POINT_ENV] = f"{plan['name']}/{task['id']}"
     t0 = time.perf_counter()
     with (directory / "log").open("a") as log:
+        # a process group of its own (killed whole at the deadline) in this session, dying with this driver:
+        # a new session would outlive the command on the machine and train on beside the next one
         proc = subprocess.Popen(_child_command(task_file), stdout=log, stderr=subprocess.STDOUT, cwd=root,
-                                env=child_env, start_new_session=True)
+                                env=child_env, process_group=0, preexec_fn=_die_with_parent(os.getpid()))
         try:
             proc.wait(timeout=max(seconds_left, 1.0))
         except subprocess.TimeoutExpired:
@@ -256,7 +283,8 @@ def run_point(root: Path, plan: dict[str, Any], task: dict[str, Any], sweep: Pat
     result = point_result(full_task, meta, seconds=time.perf_counter() - t0, executor_s=executor_s,
                           cells_s=float(outcome.get("cells_s") or 0.0), chapter_wall_s=record.get("wall_s"),
                           attempt=sum(1 for line in (directory / "attempts").read_text().splitlines()
-                                      if f'"run": "{run}"' in line), threads=POINT_THREADS)
+                                      if f'"run": "{run}"' in line), threads=POINT_THREADS,
+                          data_read=outcome.get("data_read"))
     write_json_atomic(directory / RESULT, result)
     return result
 
