@@ -257,19 +257,20 @@ def test_rehearsal_the_printed_command_runs_a07_in_the_image_environment_and_ado
 def test_tf32_is_on_while_a_module_trains_and_off_while_it_evaluates(monkeypatch):
     import torch
 
+    matmul, conv = torch.backends.cuda.matmul, torch.backends.cudnn.conv
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    before = matmul.fp32_precision, conv.fp32_precision
     handle = tf32_while_training()
     try:
         model, x = torch.nn.Linear(2, 2), torch.ones(1, 2)
         model(x)
-        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+        assert matmul.fp32_precision == conv.fp32_precision == "tf32"
         model.eval()
         model(x)
-        assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
+        assert matmul.fp32_precision == conv.fp32_precision == "ieee"
     finally:
         handle.remove()
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
+        matmul.fp32_precision, conv.fp32_precision = before
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert tf32_while_training() is None  # nothing registered on a CPU run
 

@@ -154,10 +154,21 @@ def tf32_while_training() -> Any:
     def hook(module: torch.nn.Module, args: Any) -> None:
         if module.training is not state["on"]:
             state["on"] = module.training
-            torch.backends.cuda.matmul.allow_tf32 = module.training
-            torch.backends.cudnn.allow_tf32 = module.training
+            set_tf32(module.training)
 
     return torch.nn.modules.module.register_module_forward_pre_hook(hook)
+
+
+def set_tf32(on: bool) -> None:
+    """TF32 for float32 matrix products and convolutions on or off: torch's ``fp32_precision`` settings
+    (torch >= 2.9; mixing them with the legacy ``allow_tf32`` flags is an error there), else the flags."""
+    import torch
+
+    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    if hasattr(matmul, "fp32_precision") and hasattr(cudnn, "conv"):
+        matmul.fp32_precision = cudnn.conv.fp32_precision = "tf32" if on else "ieee"
+    else:  # pragma: no cover - older torch
+        matmul.allow_tf32 = cudnn.allow_tf32 = on
 
 
 def run_cells(notebook: Path, inject: dict[str, Any], precision: str) -> dict[str, Any]:
