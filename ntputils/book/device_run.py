@@ -61,14 +61,13 @@ from typing import Any
 
 from ntputils.book.environment import machine, package_versions
 from ntputils.book.execute import _die_with_parent, evidence_problem, trace_path, worker_env
-from ntputils.book.point_record import point_meta, point_result, source_digests
+from ntputils.book.point_record import POINT_THREADS, note_error, point_meta, point_result, source_digests
 from ntputils.book.project import Project, read_json, write_json_atomic
-from ntputils.book.sweep_store import RESULT
+from ntputils.book.sweep_store import RESULT, read_attempts
 from ntputils.committed import POINT_ENV
 
 COLLECT_S = 20.0  # seconds kept free before the deadline to write the archive
 MIN_START_S = 30.0  # a point is not started with less time than this left
-POINT_THREADS = 1  # BLAS threads of a point, as a local sweep point
 INJECTED_MARKER = "# Parameters"
 
 
@@ -281,20 +280,18 @@ def run_point(root: Path, plan: dict[str, Any], task: dict[str, Any], sweep: Pat
     record = read_json(record_path)
     trace = read_json(trace_path(record_path)) or None
     if outcome.get("status") == "ok" and (problem := evidence_problem(record)):
-        outcome = {"status": "failed", "ename": problem[0], "evalue": problem[1]}
+        outcome = {"status": "failed", "ename": problem[0], "evalue": problem[1],
+                   "data_read": outcome.get("data_read")}
     status = "ok" if outcome.get("status") == "ok" else "error"
     full_task = {**task, "git": plan["git"], "run": run}
     meta = point_meta(full_task, record, trace, status, data=plan["data"]["digest"])
     meta["fingerprint"] |= {"sources": source_digests(trace), "data_digest": plan["data"]["digest"],
                             "python": platform.python_version()}
     if status != "ok":
-        error = f"{outcome.get('ename', 'Error')}: {outcome.get('evalue', '')}"
-        (directory / "error.txt").write_text(error + "\n\n" + (outcome.get("traceback") or "(no traceback)"))
-        meta.update(error=error, cell=outcome.get("cell"))
+        note_error(directory, meta, outcome)
     result = point_result(full_task, meta, seconds=time.perf_counter() - t0, executor_s=executor_s,
                           cells_s=float(outcome.get("cells_s") or 0.0), chapter_wall_s=record.get("wall_s"),
-                          attempt=sum(1 for line in (directory / "attempts").read_text().splitlines()
-                                      if f'"run": "{run}"' in line), threads=POINT_THREADS,
+                          attempt=len(read_attempts(directory, run)), threads=POINT_THREADS,
                           data_read=outcome.get("data_read"))
     write_json_atomic(directory / RESULT, result)
     return result

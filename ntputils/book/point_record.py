@@ -12,10 +12,13 @@ import hashlib
 import os
 import socket
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from ntputils.book.fingerprint import is_runner, trace_digest
 from ntputils.tracing import PACKAGE_DIR
+
+POINT_THREADS = 1  # BLAS threads of a point's process, whichever executor (recorded in its result)
 
 
 def point_meta(task: dict[str, Any], record: dict[str, Any], trace: dict[str, Any] | None, status: str,
@@ -31,6 +34,13 @@ def point_meta(task: dict[str, Any], record: dict[str, Any], trace: dict[str, An
             "results": record.get("results", {}), "code_hash": task["code_hash"], "git": task["git"],
             "fingerprint": {"chapter_code": task.get("chapter_code", ""), "trace": trace,
                             "trace_digest": trace_digest(trace, data=data) if trace else None}}
+
+
+def note_error(directory: Path, meta: dict[str, Any], outcome: dict[str, Any]) -> None:
+    """A failed point: ``error.txt`` (the error line and traceback of ``outcome``), the error in ``meta``."""
+    error = f"{outcome.get('ename', 'Error')}: {outcome.get('evalue', '')}"
+    (directory / "error.txt").write_text(error + "\n\n" + (outcome.get("traceback") or "(no traceback)"))
+    meta.update(error=error, cell=outcome.get("cell"))
 
 
 def point_result(task: dict[str, Any], meta: dict[str, Any], *, seconds: float, executor_s: float,

@@ -24,7 +24,7 @@ from ntputils.book.environment import git_commit, machine, package_versions
 from ntputils.book.execute import META_KEY, environment, evidence_problem, run_papermill, trace_path
 from ntputils.book.execute import worker_env as kernel_env
 from ntputils.book.fingerprint import Package
-from ntputils.book.point_record import point_meta, point_result
+from ntputils.book.point_record import POINT_THREADS, note_error, point_meta, point_result
 from ntputils.book.project import Project, read_json, say, write_json_atomic, write_text_atomic
 from ntputils.book.sweep_cluster import (
     ClusterError,
@@ -51,7 +51,6 @@ from ntputils.book.sweep_table import write_table
 from ntputils.committed import POINT_ENV, SweepTableError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-POINT_THREADS = 1  # BLAS threads of a point's kernel (recorded in its result)
 
 
 @contextlib.contextmanager
@@ -128,9 +127,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
         write_text_atomic(output, nbformat.writes(nb))
     (directory / ".input.ipynb").unlink(missing_ok=True)
     if status != "ok":
-        error = f"{outcome.get('ename', 'Error')}: {outcome.get('evalue', '')}"
-        (directory / "error.txt").write_text(error + "\n\n" + (outcome.get("traceback") or "(no traceback)"))
-        meta.update(error=error, cell=outcome.get("cell"))
+        note_error(directory, meta, outcome)
     seconds = time.perf_counter() - t0
     result = point_result(task, meta, seconds=seconds, executor_s=t_papermill, cells_s=cells,
                           chapter_wall_s=record.get("wall_s"),
