@@ -4,6 +4,7 @@
 #   make test   ruff + import layers + prose lint + the fast test suite
 #   make lab    JupyterLab on the chapters (jupytext pairing; installs jupyterlab into .venv once)
 # Knobs: PROFILE=cpu|paper  JOBS=N  BOOK_ARGS='--only a01 -p steps=100'  PYTHON=python3.11
+#        DEVICE_ARGS='a06 --profile paper -p dataset=STS --name a06-paper' (make device-bundle)
 #        CHAPTER_TIMEOUT=S (default 900 when CI is set, else none)
 
 SHELL := /bin/bash
@@ -13,6 +14,7 @@ PY := $(VENV)/bin/python
 PROFILE ?= cpu
 JOBS ?= 1
 BOOK_ARGS ?=
+DEVICE_ARGS ?=
 # in CI a hanging chapter fails after 15 minutes instead of eating the whole 90-minute job
 CHAPTER_TIMEOUT ?= $(if $(CI),900,)
 # re-install only when pyproject.toml changes (stamp named by its hash; no mtimes)
@@ -39,7 +41,7 @@ unexport MPLBACKEND
 export MPLCONFIGDIR ?= $(CURDIR)/.mplconfig
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: book test test-matrix lint pytest slow-test slurm-test browser-test paper-gpu install status lab clean help
+.PHONY: book test test-matrix lint pytest slow-test slurm-test browser-test paper-gpu device-bundle install status lab clean help
 
 book: $(STAMP)
 	$(PY) -m ntputils.book build --profile $(PROFILE) --jobs $(JOBS) \
@@ -71,11 +73,16 @@ test-matrix: $(STAMP)
 # the network chapters' paper profiles on a machine with a CUDA GPU, as sweep points (a06: one per
 # dataset; checkpointed, a rerun resumes), each published to results/sweeps/ with its provenance
 paper-gpu: $(STAMP)
-	@$(PY) -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 'make paper-gpu: torch sees no CUDA device; install a CUDA build of torch 2.13.0 into $(VENV) first')"
+	@$(PY) -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 'make paper-gpu: torch sees no CUDA device; install a CUDA build of torch 2.13.0 into $(VENV) first, or use the project GPU machine: make device-bundle')"
 	$(PY) -m ntputils.book sweep a06 --profile paper -p dataset=Synthetic,STS -p seed=0 --name a06-paper --workers 2
 	$(PY) -m ntputils.book sweep-table a06-paper --publish
 	$(PY) -m ntputils.book sweep a07 --profile paper -p seed=0 --name a07-paper --workers 1
 	$(PY) -m ntputils.book sweep-table a07-paper --publish
+
+# the project's GPU machine (no papermill, no network): .device/ with the wheels, data and plan of a07's
+# paper point, and the one command that runs it there (printed); `ntpbook adopt DIR` publishes what returns
+device-bundle: $(STAMP)
+	$(PY) -m ntputils.book device-bundle $(DEVICE_ARGS)
 
 browser-test: $(STAMP)
 	$(PY) -m ntputils.book browser --screenshot a01

@@ -225,9 +225,11 @@ def state_line(name: str, pub: dict[str, Any]) -> str:
         return "current (the code it ran is unchanged)"
     est = pub.get("recertify_seconds")
     cost = f"about {est:.0f} s of point time" if est is not None else "a sample of its points"
-    made = ".".join(str((pub.get("provenance") or {}).get("versions", {}).get("python", "")).split(".")[:2])
+    prov = pub.get("provenance") or {}
+    made = ".".join(str(prov.get("versions", {}).get("python", "")).split(".")[:2])
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
-    why = ("code this table ran has changed since it was made" if made in ("", here) else
+    held_python = (prov.get("fingerprint") or {}).get("version", 2) <= 2  # format 3 leaves Python out
+    why = ("code this table ran has changed since it was made" if made in ("", here) or not held_python else
            f"it was made with Python {made} and this run is Python {here} (a table's fingerprint holds "
            f"Python's minor version; under Python {made}, e.g. `make book PYTHON=python{made}` in a new "
            ".venv, it is current again if its code is unchanged)")
@@ -239,8 +241,19 @@ def provenance_text(name: str, pub: dict[str, Any]) -> str:
     """Two lines for a chapter that shows a committed table: where it comes from and :func:`state_line`."""
     prov = pub["provenance"]
     return (f"sweep {prov.get('name', name)}: {prov.get('points')} points, profile {prov.get('profile')}, "
-            f"commit {prov.get('git')}, {prov.get('machine')}, finished {prov.get('finished')}, wall "
-            f"{prov.get('wall_s')} s\n{state_line(name, pub)}")
+            f"commit {prov.get('git')}, {prov.get('machine')}{made_with(prov)}, finished "
+            f"{prov.get('finished')}, wall {prov.get('wall_s')} s\n{state_line(name, pub)}")
+
+
+def made_with(prov: dict[str, Any]) -> str:
+    """``", made on an NVIDIA H100 80GB HBM3 (cuda, tf32), torch 2.11.0+cu130, Python 3.12.3"``: the device
+    and versions a table's provenance records (``""`` when it records none)."""
+    env, versions = prov.get("environment") or {}, prov.get("versions") or {}
+    where = (f", made on {env['gpu']} ({env.get('device')}, {env.get('precision')})" if env.get("gpu")
+             else f", made on {env['device']}" if env.get("device") else "")
+    made = [f"torch {versions['torch']}" if versions.get("torch") else "",
+            f"Python {versions['python']}" if versions.get("python") else ""]
+    return where + "".join(f", {m}" for m in made if m)
 
 
 def _state_html(stale: bool | None, state: str) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book import html
+from ntputils.book.device_bundle import cpu_paper_problem
 from ntputils.book.execute import (
     INTERRUPTED,
     RunResult,
@@ -79,8 +80,9 @@ def _print_failures(failures: list[RunResult]) -> None:
 
 def build(project: Project, *, profile: str | None = None, only: list[str] | None = None,
           overrides: dict[str, Any] | None = None, force: bool = False, jobs: int = 1, make_html: bool = True,
-          partial: bool = False, timeout: float | None = None) -> int:
-    """Execute the selected chapters (cache permitting) and build the HTML; return the exit code."""
+          partial: bool = False, timeout: float | None = None, allow_cpu: bool = False) -> int:
+    """Execute the selected chapters (cache permitting) and build the HTML; return the exit code. A network
+    chapter's paper profile without CUDA is refused unless ``allow_cpu`` (:func:`cpu_paper_problem`)."""
     overrides = dict(overrides or {})
     problem = validate_options(profile, overrides, timeout)
     if problem:
@@ -92,6 +94,10 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
         selected = project.select(only)
     except ProjectError as err:
         say(f"error: {err}")
+        return EXIT_USAGE
+    device = {"device": parameters.get("device", "auto"), "profile": parameters["profile"]}
+    if problem := cpu_paper_problem([(c.short, device) for c in selected], allow_cpu):
+        say(f"error: {problem}")
         return EXIT_USAGE
     keys = KeyCalculator(project)
 
@@ -303,6 +309,8 @@ def parser() -> argparse.ArgumentParser:
                         "(implied by --only)")
     b.add_argument("--timeout", type=_seconds, default=None,
                    help="seconds allowed per chapter, positive and finite (default: none)")
+    b.add_argument("--allow-cpu", action="store_true",
+                   help="run a network chapter's paper profile although torch sees no CUDA device")
 
     sub.add_parser("list", help="chapters and whether their executed notebook is current")
     stp = sub.add_parser("status", help="regenerate book/status.md, the scorecard and its headline only")
@@ -325,6 +333,8 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument("--connect-timeout", type=_seconds, default=10.0,
                     help="seconds to reach --scheduler, handshake included (positive, finite; default 10)")
     sw.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    sw.add_argument("--allow-cpu", action="store_true",
+                    help="run a network chapter's paper profile although torch sees no CUDA device")
 
     st = sub.add_parser("sweep-table", help="the tidy table of a sweep (csv, parquet or markdown)")
     st.add_argument("name", help="sweep name")
@@ -360,6 +370,24 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--points", type=int, default=1, help="the N fastest points (default 1)")
     sp.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     sp.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    db = sub.add_parser("device-bundle", help="write .device/ (wheels, data, plan) and print the one command "
+                                              "that runs the points on the GPU machine (default: a07-paper)")
+    db.add_argument("chapter", nargs="?", default=None, help="chapter (default: a07 at the paper profile)")
+    db.add_argument("-p", "--param", action="append", metavar="KEY=V1,V2", dest="params",
+                    help="an axis, as for sweep (default with no chapter: seed=0, device='cuda')")
+    db.add_argument("--profile", default=None, help="parameter profile of every point")
+    db.add_argument("--name", default=None, help="sweep name (default: chapter prefix)")
+    db.add_argument("--python", default="3.12", help="Python of the wheels (default 3.12, the image's)")
+    db.add_argument("--state-dir", default=None, help="the machine's folder for results and checkpoints "
+                                                      "(default /tmp/ntpbook-device)")
+    db.add_argument("--budget", type=_seconds, default=None,
+                    help="seconds the runner may use before writing its archive (default 540)")
+
+    ad = sub.add_parser("adopt", help="publish the sweep a device command returned (DIR holds NAME.tar.xz) "
+                                      "to results/sweeps/NAME/, if its code is the current code")
+    ad.add_argument("dir", type=Path, help="folder with the returned files")
+    ad.add_argument("--force", action="store_true",
+                    help="replace a committed all-ok table even if this sweep has failed points")
 
     br = sub.add_parser("browser", help="check the built HTML in headless Chromium")
     br.add_argument("--screenshot", default="a01", help="chapter (prefix) to screenshot")
@@ -409,7 +437,8 @@ def _main(argv: list[str] | None = None) -> int:
             say("error: --jobs must be >= 1")
             return EXIT_USAGE
         return build(project, profile=args.profile, only=args.only, overrides=overrides, force=args.force,
-                     jobs=args.jobs, make_html=args.html, partial=args.partial, timeout=args.timeout)
+                     jobs=args.jobs, make_html=args.html, partial=args.partial, timeout=args.timeout,
+                     allow_cpu=args.allow_cpu)
     if args.command == "list":
         return list_chapters(project)
     if args.command == "status":
@@ -434,7 +463,7 @@ def _main(argv: list[str] | None = None) -> int:
         return sweep_command(project, args.chapter, args.params, profile=args.profile, name=args.name,
                              workers=args.workers, scheduler=args.scheduler, slurm=args.slurm,
                              retry_failed=args.retry_failed, connect_timeout=args.connect_timeout,
-                             progress=args.progress)
+                             progress=args.progress, allow_cpu=args.allow_cpu)
     if args.command == "sweep-table":
         from ntputils.book.sweep_table import table_command
 
@@ -457,6 +486,15 @@ def _main(argv: list[str] | None = None) -> int:
 
         return spread_command(project, args.names, points=args.points, workers=args.workers,
                               progress=args.progress)
+    if args.command == "device-bundle":
+        from ntputils.book.device_bundle import bundle_command
+
+        return bundle_command(project, args.chapter, args.params, profile=args.profile, name=args.name,
+                              python_version=args.python, state_dir=args.state_dir, budget_s=args.budget)
+    if args.command == "adopt":
+        from ntputils.book.adopt import adopt_command
+
+        return adopt_command(project, args.dir, force=args.force)
     if args.command == "browser":
         from ntputils.book.browser import run_browser_check
 

@@ -46,8 +46,13 @@ def chapter_key(source_text: str, resolved: dict[str, Any], pins: list[str]) -> 
 DATA_READERS = frozenset({"data/corpora/readers.py", "data/corpora/wordnet.py",
                           "data/corpora/gpt2_tokenizer.py", "data/mnist.py"})
 
-#: a trace fingerprint's format; a stored fingerprint of another version is never current
-FINGERPRINT_VERSION = 2
+#: the format of :func:`trace_digest` (a point's stored trace digest of another format is never current)
+TRACE_VERSION = 2
+#: a table fingerprint's format (:func:`code_fingerprint`): 3 leaves out the Python version, which 2 held,
+#: so a table made under another Python (the GPU machine's 3.12) is current when its code is unchanged;
+#: the interpreter is recorded in the table's provenance instead. Versions 2 and 3 are both read.
+FINGERPRINT_VERSION = 3
+READ_VERSIONS = (2, 3)
 
 
 def is_runner(entry: str) -> bool:
@@ -56,17 +61,19 @@ def is_runner(entry: str) -> bool:
     return entry.split("/", 1)[0] in EXCLUDED_SUBPACKAGES or entry.split(":", 1)[0] in EXCLUDED_MODULES
 
 
-def trace_digest(trace: dict[str, list[str]], package: Package | None = None) -> str:
+def trace_digest(trace: dict[str, list[str]], package: Package | None = None, data: str | None = None) -> str:
     """sha256 of the normalized code of every traced function and module skeleton (``package``: default
-    the installed ``ntputils``), plus the data's digest when a data reader ran; runner entries excluded."""
+    the installed ``ntputils``), plus the data's digest when a data reader ran; runner entries excluded.
+    ``data``: that digest as given (the GPU machine carries only the files its points read, checked
+    against the digests of a full data root: :mod:`ntputils.book.device_bundle`), default the data root's."""
     sources = TraceSources(package)
-    h = hashlib.sha256(f"v{FINGERPRINT_VERSION}".encode())
+    h = hashlib.sha256(f"v{TRACE_VERSION}".encode())
     for rel in sorted({m for m in trace.get("modules", []) if not is_runner(m)}):
         h.update(b"M\0" + rel.encode() + b"\0" + sources.module_code(rel).encode() + b"\0")
     for item in sorted({f for f in trace.get("functions", []) if not is_runner(f)}):
         h.update(b"F\0" + item.encode() + b"\0" + sources.function_code(item).encode() + b"\0")
     if DATA_READERS & set(trace.get("modules", [])):
-        h.update(b"D\0" + data_digest().encode())
+        h.update(b"D\0" + (data or data_digest()).encode())
     return h.hexdigest()
 
 
@@ -93,12 +100,13 @@ def merge_traces(traces: Iterable[dict[str, list[str]] | None]) -> dict[str, lis
 
 
 def code_fingerprint(chapter_code: str, trace: dict[str, list[str]], pins: list[str],
-                     package: Package | None = None) -> str:
-    """The fingerprint of a run's code: the chapter's code digest, :func:`trace_digest`, the pins and the
-    Python minor version."""
-    payload = {"version": FINGERPRINT_VERSION, "chapter": chapter_code,
-               "ntputils": trace_digest(trace, package), "pins": pins,
-               "python": f"{sys.version_info.major}.{sys.version_info.minor}"}
+                     package: Package | None = None, version: int = FINGERPRINT_VERSION) -> str:
+    """The fingerprint of a run's code: the chapter's code digest, :func:`trace_digest` and the pins (format
+    ``version``; format 2 also held the Python minor version)."""
+    payload = {"version": version, "chapter": chapter_code, "ntputils": trace_digest(trace, package),
+               "pins": pins}
+    if version == 2:
+        payload["python"] = f"{sys.version_info.major}.{sys.version_info.minor}"
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 

@@ -166,6 +166,22 @@ def plan_points(project: Project, name: str, prov: dict[str, Any], table, sample
     return plan, matched
 
 
+def device_problem(prov: dict[str, Any]) -> str | None:
+    """Why a table cannot be re-certified on this machine: it was made on a CUDA device (its provenance's
+    ``environment``) and torch sees none here, so a re-run would compare CPU values with GPU values."""
+    made_on = (prov.get("environment") or {}).get("device")
+    if made_on != "cuda":
+        return None
+    import torch
+
+    if torch.cuda.is_available():
+        return None
+    gpu = prov["environment"].get("gpu") or "a GPU"
+    return (f"it was made on {gpu} (cuda) and torch sees no CUDA device here; a re-certification compares "
+            "runs on the same kind of device, so run it on a machine with CUDA (or refresh it with the "
+            "device bundle: make device-bundle)")
+
+
 def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, force: bool = False,
               progress: bool = True) -> int:
     """Re-certify one committed table; returns the exit code (0 current or re-certified, 1 moved)."""
@@ -180,6 +196,9 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
     if not pub["stale"] and not force:
         say(f"{name}: current (run-time fingerprint); nothing to re-run")
         return EXIT_OK
+    if problem := device_problem(prov):
+        say(f"error: {name}: {problem}")
+        return EXIT_USAGE
     table = read_committed_table(folder / "table.csv")
     if table.empty:
         say(f"error: {name}: {folder / 'table.csv'} has no rows (only its header): there is no point to "

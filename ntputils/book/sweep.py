@@ -19,10 +19,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ntputils.book.device_bundle import cpu_paper_problem
 from ntputils.book.environment import git_commit, machine, package_versions
 from ntputils.book.execute import META_KEY, environment, evidence_problem, run_papermill, trace_path
 from ntputils.book.execute import worker_env as kernel_env
-from ntputils.book.fingerprint import Package, trace_digest
+from ntputils.book.fingerprint import Package
+from ntputils.book.point_record import POINT_THREADS, note_error, point_meta, point_result
 from ntputils.book.project import Project, os_problem, read_json, say, write_json_atomic, write_text_atomic
 from ntputils.book.sweep_cluster import (
     ClusterError,
@@ -60,7 +62,7 @@ def _point_environment(project: Project, record: Path, log: Path,
                        extra: dict[str, str] | None = None) -> Iterator[None]:
     """The kernel's environment (one BLAS thread, then ``extra``: the plan's ``env``) and papermill's log
     (with this process's stdout/stderr)."""
-    env = kernel_env(project, record, threads=1) | dict(extra or {})
+    env = kernel_env(project, record, threads=POINT_THREADS) | dict(extra or {})
     env[POINT_ENV] = f"{record.parent.parent.parent.name}/{record.parent.name}"  # <sweep>/<point id>
     handler = logging.FileHandler(log, mode="w")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
@@ -122,16 +124,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     if outcome.get("status") == "ok" and problem:  # ran to the end, but its evidence is wrong: a failed point
         outcome = {"status": "error", "ename": problem[0], "evalue": problem[1]}
     status = "ok" if outcome.get("status") == "ok" and output.exists() else "error"
-    meta = {"chapter": task["chapter"], "point": task["id"], "status": status,
-            "parameters": task["parameters"], "resolved": task["resolved"],
-            "profile": record.get("profile", task["resolved"].get("profile")),
-            "seed": record.get("seed", task["resolved"].get("seed")),
-            "device": record.get("device", "unknown (setup_chapter not called)"),
-            "checks": record.get("checks", []), "comparisons": record.get("comparisons", []),
-            "results": record.get("results", {}), "code_hash": task["code_hash"], "git": task["git"],
-            "env": task.get("env") or {},
-            "fingerprint": {"chapter_code": task.get("chapter_code", ""), "trace": trace,
-                            "trace_digest": trace_digest(trace) if trace else None}}
+    meta = point_meta(task, record, trace, status) | {"env": task.get("env") or {}}
     cells = 0.0
     if output.exists():
         nb = nbformat.read(output, as_version=4)
@@ -140,17 +133,11 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
         write_text_atomic(output, nbformat.writes(nb))
     (directory / ".input.ipynb").unlink(missing_ok=True)
     if status != "ok":
-        error = f"{outcome.get('ename', 'Error')}: {outcome.get('evalue', '')}"
-        (directory / "error.txt").write_text(error + "\n\n" + (outcome.get("traceback") or "(no traceback)"))
-        meta.update(error=error, cell=outcome.get("cell"))
+        note_error(directory, meta, outcome)
     seconds = time.perf_counter() - t0
-    result = {**meta, "id": task["id"], "overrides": task["overrides"], "seconds": round(seconds, 3),
-              "timing": {"papermill_s": round(t_papermill, 3), "cells_s": round(cells, 3),
-                         "record_s": round(seconds - t_papermill, 3),
-                         "chapter_wall_s": record.get("wall_s")},
-              "attempt": len(read_attempts(directory, task["run"])), "run": task["run"],
-              "worker_pid": os.getpid(), "host": socket.gethostname(),
-              "finished": datetime.now(UTC).isoformat(timespec="milliseconds")}
+    result = point_result(task, meta, seconds=seconds, executor_s=t_papermill, cells_s=cells,
+                          chapter_wall_s=record.get("wall_s"),
+                          attempt=len(read_attempts(directory, task["run"])), threads=POINT_THREADS)
     write_json_atomic(directory / RESULT, result)
     return _summary_of(result)
 
@@ -358,8 +345,9 @@ def _summary(project: Project, plan: SweepPlan, infra: dict[str, str], table: Pa
 def sweep_command(project: Project, chapter: str, pairs: list[str] | None, *, profile: str | None = None,
                   name: str | None = None, workers: int = 2, scheduler: str | None = None,
                   slurm: Path | None = None, retry_failed: bool = False, connect_timeout: float = 10.0,
-                  progress: bool = True) -> int:
-    """``sweep``: validate (exit 2, nothing written), then :func:`run_sweep`."""
+                  progress: bool = True, allow_cpu: bool = False) -> int:
+    """``sweep``: validate (exit 2, nothing written; a network chapter's paper profile without CUDA unless
+    ``allow_cpu``), then :func:`run_sweep`."""
     try:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise SweepSpecError("--workers must be an integer >= 1")
@@ -372,6 +360,8 @@ def sweep_command(project: Project, chapter: str, pairs: list[str] | None, *, pr
             read_slurm_config(slurm)
             check_slurm_tools()
         plan = plan_sweep(project, chapter, pairs, profile=profile, name=name)
+        if problem := cpu_paper_problem([(plan.chapter.short, p.resolved) for p in plan.points], allow_cpu):
+            raise SweepSpecError(problem)
     except (ClusterError, SweepSpecError) as err:
         say(f"error: {err}")
         return EXIT_USAGE

@@ -173,7 +173,23 @@ class PublishRefused(RuntimeError):
 
 
 PROVENANCE_KEYS = ("name", "chapter", "profile", "axes", "points", "code_hash", "git", "machine", "host",
-                   "versions", "started", "finished", "wall_s", "command")
+                   "versions", "environment", "started", "finished", "wall_s", "command")
+
+
+def points_run(project: Project, name: str, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """Per point: its resolved parameters, device, BLAS threads, seconds, the chapter's own wall time and
+    the training seconds it recorded (values named ``*_train_seconds``; a reload records its training's)."""
+    out = {}
+    for pid in ids:
+        res = read_json(point_dir(project, name, pid) / RESULT)
+        train = [float(v.get("value") if isinstance(v, dict) else v)
+                 for k, v in (res.get("results") or {}).items() if k.endswith("_train_seconds")
+                 and isinstance(v.get("value") if isinstance(v, dict) else v, (int, float))]
+        out[pid] = {"resolved": res.get("resolved"), "device": res.get("device"),
+                    "threads": res.get("threads"), "seconds": res.get("seconds"),
+                    "chapter_wall_s": (res.get("timing") or {}).get("chapter_wall_s"),
+                    "train_s": round(sum(train), 1) if train else None}
+    return out
 
 
 def committed(project: Project, name: str) -> tuple[Any, dict[str, Any]] | None:
@@ -263,7 +279,8 @@ def publish(project: Project, name: str, force: bool = False) -> Path:
             with contextlib.suppress(OSError):  # the scratch copy; the sweep folder may be read-only
                 write_table(project, name)
             df["code_hash"] = df["code_hash"].astype("string").str[:16]
-            prov = {k: desc.get(k) for k in PROVENANCE_KEYS}
+            prov = {k: desc.get(k) for k in PROVENANCE_KEYS if k != "environment" or desc.get(k)}
+            prov["points_run"] = points_run(project, name, list(desc.get("point_ids", [])))
             prov["fingerprint"] = fingerprint
             return _swap_in(project, name, {"table.csv": df.to_csv(index=False),
                                             "provenance.json": json.dumps(prov, indent=1) + "\n"})
@@ -381,19 +398,20 @@ def table_fingerprint(project: Project, desc: dict[str, Any]) -> dict[str, Any] 
 def current_fingerprint(project: Project, chapter: str, fingerprint: dict[str, Any]) -> str | None:
     """What ``fingerprint["digest"]`` would be under the current code (``None``: no such chapter, or a
     fingerprint of another version)."""
-    from ntputils.book.fingerprint import FINGERPRINT_VERSION, code_fingerprint, dependency_pins
+    from ntputils.book.fingerprint import READ_VERSIONS, code_fingerprint, dependency_pins
     from ntputils.book.params import read_source
     from ntputils.book.project import ProjectError
     from ntputils.book.sweep_spec import chapter_code_of
 
-    if fingerprint.get("version") != FINGERPRINT_VERSION:
+    if fingerprint.get("version") not in READ_VERSIONS:
         return None
     try:
         (chap,) = project.select([chapter])
         code = chapter_code_of(read_source(chap.source))
     except (ProjectError, OSError, ValueError, SyntaxError):
         return None
-    return code_fingerprint(code, fingerprint.get("trace") or {}, dependency_pins(project.pyproject))
+    return code_fingerprint(code, fingerprint.get("trace") or {}, dependency_pins(project.pyproject),
+                            version=fingerprint["version"])
 
 
 def recertify_estimate(table) -> float | None:
