@@ -298,3 +298,15 @@ def test_control_paths_order_the_concepts_and_end_at_scale_times_S():
     amp = dyn.mode_amplitudes(L, U, Vt) / (2.0 * sigma)
     half = dyn.crossing_times(t.astype(float), amp, 0.5)
     assert np.allclose(half, kept, atol=1.0)  # each concept is half-learned at its half-time
+
+
+def test_control_half_times_read_the_path_like_a_run():
+    sigma = np.array([4.0, 2.0, 1.0])
+    rng = np.random.default_rng(1)
+    U, _ = np.linalg.qr(rng.normal(size=(5, 3)))
+    Vt = np.linalg.qr(rng.normal(size=(4, 3)))[0].T
+    t = np.linspace(0.0, 200.0, 2001)
+    kept = dyn.control_half_times(t, U, sigma, Vt, "kept")
+    assert np.allclose(kept, [25.0, 50.0, 100.0], atol=1.0)  # last = half the span, h_k ~ 1/sigma_k
+    const = dyn.control_half_times(t, U, sigma, Vt, "constant")
+    assert np.ptp(const) < 1.0  # one rate: every concept half-learned at once

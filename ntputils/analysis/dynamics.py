@@ -162,6 +162,20 @@ def concept_path(t: np.ndarray, U: np.ndarray, sigma: np.ndarray, Vt: np.ndarray
     return scale * np.einsum("zk,tk,kj->tzj", U * sigma, a, Vt)
 
 
+def control_half_times(t: np.ndarray, U: np.ndarray, sigma: np.ndarray, Vt: np.ndarray, order: str,
+                       width: float = 0.15) -> np.ndarray:
+    """Half-times ``T_k`` (first ``t`` with ``s_k(L_t) >= sigma_k / 2``, the sorted singular values of
+    :func:`singular_value_curves` read by :func:`crossing_times`) of the control path ``order``
+    (:func:`hierarchy_half_times`, the slowest concept at half of ``t``'s span; :func:`concept_path` to
+    ``S~`` itself, scale 1) on the time grid ``t``: the same read-out as a trained run's half-times, where
+    the concepts are learned in another order (paper B Figs. 12, 18; negative controls of a rate-of-learning
+    claim)."""
+    t = np.asarray(t, dtype=np.float64)
+    sigma = _check(sigma)
+    L = concept_path(t, U, sigma, Vt, hierarchy_half_times(sigma, order, float(t[-1] - t[0]) / 2), 1.0, width)
+    return crossing_times(t, singular_value_curves(L, k=sigma.size), sigma / 2)
+
+
 # ---------------------------------------------------------------------------------------------
 # predicted learning times: T_k = 1/sigma_k and the concept depth of a class
 # ---------------------------------------------------------------------------------------------
