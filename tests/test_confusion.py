@@ -119,3 +119,26 @@ def test_confusion_matrix_of_the_training_loop_tensors():
     assert C.dtype == expected.dtype and np.array_equal(C, expected)
     assert C.tolist() == expected.tolist()
     assert confusion_matrix(labels.numpy(), preds.numpy(), 5).tolist() == expected.tolist()
+
+
+def test_near_rule_predicts_a_class_only_within_its_radius():
+    from ntputils.analysis.confusion import target_radii
+
+    masks = support_masks(SUPPORTS, 6)
+    targets = masks / masks.sum(1, keepdims=True)
+    r = target_radii(masks)
+    # A = uniform on 4, A1 = uniform on 2 of them: ||u_A - u_A1||_1 = 1; B is 2 away from both
+    assert np.allclose(r, [0.5, 0.5, 1.0])
+    assert predict_support_class(targets.T, masks, rule="near").tolist() == [0, 1, 2]
+    # the uniform distribution is nearest to A (the largest support) but near no target
+    uniform = np.full((6, 1), 1 / 6)
+    assert predict_support_class(uniform, masks).tolist() == [0]
+    assert predict_support_class(uniform, masks, rule="near").tolist() == [3]
+    C = confusion_matrix(np.array([0]), predict_support_class(uniform, masks, rule="near"), 4)
+    assert C[0, 3] == 1
+    D = disjoint_classes(masks, no_target=True)
+    assert D.shape == (4, 4) and D[3].all() and D[:, 3].all() and not D[0, 1]
+    with pytest.raises(ValueError, match="at least two"):
+        target_radii(masks[:1])
+    with pytest.raises(ValueError, match="same support"):
+        target_radii(np.vstack([masks, masks[:1]]))

@@ -277,3 +277,36 @@ def test_learning_times_are_crossings_of_a_fraction_of_the_limit():
     assert np.array_equal(learning_times(t, curves, sigma, level=0.5), crossing_times(t, curves, sigma / 2))
     with pytest.raises(ValueError, match="level"):
         learning_times(t, curves, sigma, level=0.0)
+
+
+def test_control_paths_order_the_concepts_and_end_at_scale_times_S():
+    sigma = np.array([4.0, 2.0, 1.0])
+    kept = dyn.hierarchy_half_times(sigma, "kept", 100.0)
+    assert np.allclose(kept, [25.0, 50.0, 100.0])
+    assert np.allclose(dyn.hierarchy_half_times(sigma, "inverted", 100.0), [100.0, 50.0, 25.0])
+    assert np.allclose(dyn.hierarchy_half_times(sigma, "constant", 100.0), 50.0)
+    with pytest.raises(ValueError, match="unknown order"):
+        dyn.hierarchy_half_times(sigma, "shuffled", 100.0)
+    rng = np.random.default_rng(0)
+    U, _ = np.linalg.qr(rng.normal(size=(5, 3)))
+    Vt = np.linalg.qr(rng.normal(size=(4, 3)))[0].T
+    t = np.arange(0, 1001)
+    L = dyn.concept_path(t, U, sigma, Vt, kept, scale=2.0)
+    assert L.shape == (t.size, 5, 4)
+    assert np.allclose(L[-1], 2.0 * (U * sigma) @ Vt, atol=1e-6)
+    assert np.abs(L[0]).max() < 0.01 * np.abs(L[-1]).max()
+    amp = dyn.mode_amplitudes(L, U, Vt) / (2.0 * sigma)
+    half = dyn.crossing_times(t.astype(float), amp, 0.5)
+    assert np.allclose(half, kept, atol=1.0)  # each concept is half-learned at its half-time
+
+
+def test_control_half_times_read_the_path_like_a_run():
+    sigma = np.array([4.0, 2.0, 1.0])
+    rng = np.random.default_rng(1)
+    U, _ = np.linalg.qr(rng.normal(size=(5, 3)))
+    Vt = np.linalg.qr(rng.normal(size=(4, 3)))[0].T
+    t = np.linspace(0.0, 200.0, 2001)
+    kept = dyn.control_half_times(t, U, sigma, Vt, "kept")
+    assert np.allclose(kept, [25.0, 50.0, 100.0], atol=1.0)  # last = half the span, h_k ~ 1/sigma_k
+    const = dyn.control_half_times(t, U, sigma, Vt, "constant")
+    assert np.ptp(const) < 1.0  # one rate: every concept half-learned at once

@@ -14,7 +14,18 @@ predicted distribution ``p_j = softmax(l_j)`` maps to a class. We use the **near
 
     pred(j) = argmin_c ||p_j - u_c||_1                          (total-variation distance, ties -> lowest c),
 
-which returns c exactly when the model has learned ``p_j = u_c``. The alternative rule
+which returns c exactly when the model has learned ``p_j = u_c``. It returns *some* class for every
+distribution, also one far from every target: at initialization ``p_j`` is near uniform, whose nearest
+targets are the largest supports (Animals, Plants), so any small tilt along concept 1 makes the broad
+classes "learned" at once, whatever the rate of learning (issue #44: logit paths with the concept
+hierarchy kept, removed or inverted all learn Animals and Plants at the first step). The **near-target**
+rule (``rule="near"``) predicts c only when ``p_j`` is within the radius of its target,
+
+    pred(j) = c   if ||p_j - u_c||_1 < r_c,   r_c = 1/2 min_{c' != c} ||u_c - u_c'||_1   (target_radii),
+    pred(j) = k   ("near no target") otherwise;
+
+the balls are disjoint (triangle inequality), so a prediction is unique and always the nearest target,
+and a class is predicted only once its distribution has come close to its own target. The alternative rule
 ``argmax_c sum_{z in S_c} p_j[z]`` ("largest total probability", ``rule="total"``) cannot tell nested
 classes apart: with Mammals ⊂ Animals the total over Animals is never smaller than over Mammals, so
 no context is ever predicted as a subclass (tested).
@@ -54,10 +65,11 @@ __all__ = [
     "softmax_columns",
     "spearman",
     "support_masks",
+    "target_radii",
     "within_group_probability",
 ]
 
-RULES = ("nearest", "total")
+RULES = ("nearest", "total", "near")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -93,11 +105,30 @@ def softmax_columns(L: np.ndarray) -> np.ndarray:
     return E / E.sum(axis=-2, keepdims=True)
 
 
+def target_radii(masks: np.ndarray) -> np.ndarray:
+    """``r_c = 1/2 min_{c' != c} ||u_c - u_c'||_1``, ``u_c`` uniform on the support ``S_c`` (rows of
+    ``masks``, ``(k, V)``, k >= 2): the radius of the near-target rule (module docstring; paper B Fig. 3).
+    Distinct supports give ``r_c > 0``; the balls ``||p - u_c||_1 < r_c`` do not intersect.
+    """
+    masks = np.asarray(masks, dtype=np.float64)
+    if masks.ndim != 2 or masks.shape[0] < 2:
+        raise ValueError(f"target_radii needs at least two classes (k, V), got shape {masks.shape}")
+    targets = masks / masks.sum(axis=1, keepdims=True)
+    sep = np.abs(targets[:, None, :] - targets[None, :, :]).sum(axis=-1)
+    np.fill_diagonal(sep, np.inf)
+    radii = sep.min(axis=1) / 2
+    if np.any(radii <= 0):
+        raise ValueError("two classes have the same support: their targets coincide")
+    return radii
+
+
 def predict_support_class(P: np.ndarray, masks: np.ndarray, rule: str = "nearest") -> np.ndarray:
     """Predicted class of every context from its next-token distribution (columns of ``P``, ``(..., V, m)``).
 
     ``"nearest"``: ``argmin_c ||p_j - u_c||_1`` with ``u_c`` uniform on ``S_c`` (module docstring);
-    ``"total"``: ``argmax_c sum_{z in S_c} p_j[z]``. Ties go to the lowest class index.
+    ``"total"``: ``argmax_c sum_{z in S_c} p_j[z]``; ``"near"``: c when ``||p_j - u_c||_1 < r_c``
+    (:func:`target_radii`), else ``k`` = "near no target" (count it with ``confusion_matrix(..., k + 1)``).
+    Ties go to the lowest class index.
     Returns integer class indices of shape ``(..., m)`` (paper B sec. 4.4, Fig. 3).
     """
     P = np.asarray(P, dtype=np.float64)
@@ -106,19 +137,27 @@ def predict_support_class(P: np.ndarray, masks: np.ndarray, rule: str = "nearest
         raise ValueError(f"shape mismatch: P {P.shape} (..., V, m) and masks {masks.shape} (k, V)")
     if rule == "total":
         return np.argmax(np.einsum("cz,...zj->...jc", masks, P), axis=-1)
-    if rule != "nearest":
+    if rule not in ("nearest", "near"):
         raise ValueError(f"unknown rule {rule!r}; expected one of {RULES}")
     targets = masks / masks.sum(axis=1, keepdims=True)
     Pj = np.moveaxis(P, -2, -1)  # (..., m, V)
     dist = np.abs(Pj[..., None, :] - targets).sum(axis=-1)  # (..., m, k)
-    return np.argmin(dist, axis=-1)
+    nearest = np.argmin(dist, axis=-1)
+    if rule == "nearest":
+        return nearest
+    inside = np.take_along_axis(dist, nearest[..., None], axis=-1)[..., 0] < target_radii(masks)[nearest]
+    return np.where(inside, nearest, masks.shape[0])
 
 
-def disjoint_classes(masks: np.ndarray) -> np.ndarray:
+def disjoint_classes(masks: np.ndarray, no_target: bool = False) -> np.ndarray:
     """``D[a, b]`` True iff the supports ``S_a`` and ``S_b`` do not intersect (paper B sec. 4.4, Fig. 3).
+
+    ``no_target``: one more class last, "near no target" of the near-target rule
+    (:func:`predict_support_class`), disjoint from every class: ``(k + 1, k + 1)``.
     """
     masks = np.asarray(masks, dtype=np.float64)
-    return (masks @ masks.T) == 0
+    D = (masks @ masks.T) == 0
+    return np.pad(D, ((0, 1), (0, 1)), constant_values=True) if no_target else D
 
 
 def learned_classes(C: np.ndarray, disjoint: np.ndarray, threshold: float = 0.9) -> np.ndarray:

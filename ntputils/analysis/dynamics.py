@@ -115,6 +115,68 @@ def aligned_init(U: np.ndarray, Vt: np.ndarray, d: int, delta: float, seed: int 
 
 
 # ---------------------------------------------------------------------------------------------
+# control paths: the same concepts learned in another order or at one rate (negative controls)
+# ---------------------------------------------------------------------------------------------
+ORDERS = ("kept", "inverted", "constant")
+
+
+def hierarchy_half_times(sigma: np.ndarray, order: str, last: float) -> np.ndarray:
+    """Half-time of every concept of a control logit path (negative controls of paper B Fig. 3 and Prop. 1).
+
+    ``"kept"``: ``h_k = last * sigma_min / sigma_k`` (Prop. 1's order: large ``sigma_k`` first, the slowest
+    concept at ``last``); ``"inverted"``: the same times in reverse (concept k gets the time of concept
+    ``r + 1 - k``: small ``sigma_k`` first, the hierarchy inverted); ``"constant"``: every concept at the
+    median of the kept times (one rate for all: no hierarchy of rates).
+    """
+    sigma = _check(sigma)
+    if not np.isfinite(last) or last <= 0:
+        raise ValueError(f"last must be a positive time, got {last}")
+    kept = last * sigma.min() / sigma
+    if order == "kept":
+        return kept
+    if order == "inverted":
+        return kept[::-1].copy()
+    if order == "constant":
+        return np.full(sigma.size, float(np.median(kept)))
+    raise ValueError(f"unknown order {order!r}; expected one of {ORDERS}")
+
+
+def concept_path(t: np.ndarray, U: np.ndarray, sigma: np.ndarray, Vt: np.ndarray, half_times: np.ndarray,
+                 scale: float, width: float = 0.15) -> np.ndarray:
+    """Logits ``L(t) = scale * U diag(sigma_k a_k(t)) V^T`` at the times ``t`` (``(T, V, m)``): every concept
+    k of ``S~ = U Sigma V^T`` grows along a logistic ``a_k(t) = 1 / (1 + exp(-(t - h_k) / (width h_k)))``
+    from ~0 to 1 around its half-time ``h_k`` (:func:`hierarchy_half_times`).
+
+    The shape of Prop. 1's solution (eq. 7, modes growing one by one to ``scale * S~``) with the order of
+    the concepts as a free choice: the negative controls of a learning-order read-out (paper B Fig. 3),
+    which should tell ``"kept"`` from ``"inverted"`` and ``"constant"``.
+    """
+    sigma = _check(sigma)
+    h = np.asarray(half_times, dtype=np.float64)
+    t = np.asarray(t, dtype=np.float64)
+    if h.shape != sigma.shape or np.any(h <= 0):
+        raise ValueError(f"half_times must be {sigma.shape} positive times, got {h}")
+    if width <= 0 or not np.isfinite(scale):
+        raise ValueError(f"width must be > 0 and scale finite, got {width}, {scale}")
+    a = 1.0 / (1.0 + np.exp(-(t[:, None] - h) / (width * h)))
+    return scale * np.einsum("zk,tk,kj->tzj", U * sigma, a, Vt)
+
+
+def control_half_times(t: np.ndarray, U: np.ndarray, sigma: np.ndarray, Vt: np.ndarray, order: str,
+                       width: float = 0.15) -> np.ndarray:
+    """Half-times ``T_k`` (first ``t`` with ``s_k(L_t) >= sigma_k / 2``, the sorted singular values of
+    :func:`singular_value_curves` read by :func:`crossing_times`) of the control path ``order``
+    (:func:`hierarchy_half_times`, the slowest concept at half of ``t``'s span; :func:`concept_path` to
+    ``S~`` itself, scale 1) on the time grid ``t``: the same read-out as a trained run's half-times, where
+    the concepts are learned in another order (paper B Figs. 12, 18; negative controls of a rate-of-learning
+    claim)."""
+    t = np.asarray(t, dtype=np.float64)
+    sigma = _check(sigma)
+    L = concept_path(t, U, sigma, Vt, hierarchy_half_times(sigma, order, float(t[-1] - t[0]) / 2), 1.0, width)
+    return crossing_times(t, singular_value_curves(L, k=sigma.size), sigma / 2)
+
+
+# ---------------------------------------------------------------------------------------------
 # predicted learning times: T_k = 1/sigma_k and the concept depth of a class
 # ---------------------------------------------------------------------------------------------
 def predicted_learning_times(sigma: np.ndarray, depth: np.ndarray | None = None) -> np.ndarray:
