@@ -233,7 +233,7 @@ claims = preregister({
                    at_most(200, "paper: finer concepts by epoch 200"), "B:Fig 3", "by epoch 200"),
     "order_vs_concepts": ("Prop. 1: median over seeds of Spearman(1/sigma_depth, learning time) above the 95th "
                           "percentile of its permutation null",
-                          above_chance(0.0), ["B:Prop 1", "B:Fig 3"], "no number (large sigma learned first)"),
+                          above_chance(0.0), ["B:Prop 1 networks", "B:Fig 3"], "no number (large sigma learned first)"),
 }, controls={"broad_by_20": INVERTED, "broad_first": INVERTED, "water_40_200": INVERTED,
              "pollen_40_200": INVERTED, "all_by_200": INVERTED, "order_vs_concepts": CONSTANT})
 

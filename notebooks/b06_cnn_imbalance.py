@@ -216,7 +216,7 @@ claims = preregister({
     "paper_order": ("Fig. 9 order at every seed: majorities right < no maj-min confusion < all right "
                     "(share of seeds)", at_least(1.0, "paper: 13 < 55 < 60"), "B:Fig 9", "13 < 55 < 60"),
     "tier_order": ("A.4 tiers learned in the order of sigma at every seed: q1 < q2 < q3 reach 0.9 (share of seeds)",
-                   at_least(1.0, "Prop. 1: T ~ 1/sigma, sqrt(R) > sqrt((R+1)/2) > 1"), ["B:Prop 1", "B:Fig 9"],
+                   at_least(1.0, "Prop. 1: T ~ 1/sigma, sqrt(R) > sqrt((R+1)/2) > 1"), ["B:Prop 1 networks", "B:Fig 9"],
                    np.round(sigma[0] / sigma, 2).tolist()),  # Prop. 1's time ratios T_k / T_1 = sigma_1 / sigma_k
     "perfect_end": ("Perfect classification at the end, every seed (lowest final accuracy)",
                     at_least(1.0, "paper: perfect classification by step 60"), "B:Fig 9", 1.0),
