@@ -14,6 +14,7 @@ import math
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -453,20 +454,28 @@ def show_paper_profile(prefix: str, record: dict[str, Any], profile: str) -> Pap
     return view
 
 
-def _tables(suffix: str, root: Path | None, currency: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    """Chapter prefix -> :func:`published` of every committed ``<prefix><suffix>`` table (an unreadable
-    folder is left out with a warning naming it); the runner passes ``currency``."""
+def _published_tables(root: Path | None, currency: dict[str, Any] | None,
+                      wanted: Callable[[str], bool]) -> dict[str, dict[str, Any]]:
+    """Table name -> :func:`published` of every committed table folder whose name is ``wanted`` (an
+    unreadable folder is left out with a warning naming it); the runner passes ``currency``."""
     root = root or default_root()
     base = root / RESULTS_DIR / "sweeps"
     currency = handed_currency() if currency is None else currency
     out: dict[str, dict[str, Any]] = {}
-    for folder in sorted(base.glob("*" + suffix)) if base.is_dir() else []:
-        prefix = folder.name[: -len(suffix)]
+    for folder in sorted(base.iterdir()) if base.is_dir() else []:
+        if folder.name.startswith(".") or not folder.is_dir() or not wanted(folder.name):
+            continue
         try:
-            out[prefix] = published(folder.name, root, currency)
+            out[folder.name] = published(folder.name, root, currency)
         except (FileNotFoundError, KeyError, ValueError) as err:
             print(f"warning: committed table {folder.name}: {err}", file=sys.stderr)
     return out
+
+
+def _tables(suffix: str, root: Path | None, currency: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Chapter prefix -> :func:`published` of every committed ``<prefix><suffix>`` table."""
+    return {name[: -len(suffix)]: pub
+            for name, pub in _published_tables(root, currency, lambda n: n.endswith(suffix)).items()}
 
 
 def paper_tables(root: Path | None = None, currency: dict[str, Any] | None = None) -> dict[str, dict]:
@@ -480,22 +489,10 @@ def other_tables(root: Path | None = None, currency: dict[str, Any] | None = Non
     """Table name -> ``{"table", "provenance", "stale", "prefix"}`` for every committed sweep that is
     neither a ``-paper`` nor a ``-seeds`` table (a07's ladder toward the paper's model, parameter sweeps):
     the scorecard counts their claims too. ``prefix``: the chapter's (from the provenance)."""
-    root = default_root() if root is None else root
-    base = root / RESULTS_DIR / "sweeps"
-    currency = handed_currency() if currency is None else currency
-    out: dict[str, dict[str, Any]] = {}
-    for folder in sorted(base.iterdir()) if base.is_dir() else []:
-        if folder.name.startswith(".") or folder.name.endswith((PAPER_SUFFIX, SEEDS_SUFFIX)) \
-                or not folder.is_dir():
-            continue
-        try:
-            pub = published(folder.name, root, currency)
-        except (FileNotFoundError, KeyError, ValueError) as err:
-            print(f"warning: committed table {folder.name}: {err}", file=sys.stderr)
-            continue
-        out[folder.name] = {k: pub[k] for k in ("table", "provenance", "stale")} | {
-            "prefix": str(pub["provenance"].get("chapter", "")).split("_")[0]}
-    return out
+    tables = _published_tables(root, currency, lambda n: not n.endswith((PAPER_SUFFIX, SEEDS_SUFFIX)))
+    return {name: {k: pub[k] for k in ("table", "provenance", "stale")}
+            | {"prefix": str(pub["provenance"].get("chapter", "")).split("_")[0]}
+            for name, pub in tables.items()}
 
 
 # ----------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ntputils.analysis.convergence import residual_ratio
-from ntputils.geometry.logits import project_F
+from ntputils.geometry.logits import batched_project_F, project_F
 
 __all__ = ["permuted_labels", "spectrum_matched_random", "random_f_perp", "residual_ratio_control",
            "random_f_target", "distance_curve"]
@@ -95,4 +95,5 @@ def distance_curve(Ls: Sequence[np.ndarray], S: SupportLike, target: np.ndarray)
     r"""$\|\mathcal P_{\mathcal F}(\boldsymbol L_k)-\boldsymbol T\|_F$ for every snapshot ``L_k`` of ``Ls``:
     the curve of Fig. 6c with the target $\boldsymbol L^{\rm in}$ replaced by ``target`` (e.g.
     :func:`random_f_target`)."""
-    return np.array([np.linalg.norm(project_F(np.asarray(L, dtype=np.float64), S) - target) for L in Ls])
+    support = (S.toarray() if sp.issparse(S) else np.asarray(S)) > 0
+    return np.linalg.norm(batched_project_F(np.stack(Ls), support) - target, axis=(1, 2))

@@ -182,14 +182,21 @@ def device_problem(prov: dict[str, Any]) -> str | None:
             "device bundle: make device-bundle)")
 
 
+def readable_table(project: Project, name: str) -> dict[str, Any] | None:
+    """The committed table ``name`` checked (:func:`checked`), or ``None`` after an error line naming it."""
+    try:
+        return checked(project, name)
+    except (FileNotFoundError, KeyError, ValueError) as err:
+        say(f"error: {name}: cannot read the committed table: {err}")
+        return None
+
+
 def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, force: bool = False,
               progress: bool = True) -> int:
     """Re-certify one committed table; returns the exit code (0 current or re-certified, 1 moved)."""
     folder = project.root / RESULTS_DIR / "sweeps" / name
-    try:
-        pub = checked(project, name)
-    except (FileNotFoundError, KeyError, ValueError) as err:
-        say(f"error: {name}: cannot read the committed table: {err}")
+    pub = readable_table(project, name)
+    if pub is None:
         return EXIT_USAGE
     prov = pub["provenance"]
     read = {f: (folder / f).read_bytes() for f in ("table.csv", "provenance.json")}

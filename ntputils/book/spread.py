@@ -30,12 +30,13 @@ from ntputils.book.recertify import (
     EXIT_USAGE,
     plan_points,
     read_committed_table,
+    readable_table,
     row_values,
 )
 from ntputils.book.sweep import run_sweep, say
 from ntputils.book.sweep_spec import SweepSpecError
 from ntputils.book.sweep_store import DriverRunning, driver_lock, sweep_dir
-from ntputils.book.sweep_table import RESULTS_DIR, axes_of, checked, collect
+from ntputils.book.sweep_table import RESULTS_DIR, axes_of, collect
 from ntputils.committed import SPREAD_FILE, SPREAD_MULTIPLE, value_gap
 
 #: a chapter parameter that sets torch's thread count (a06, a07: ``num_threads``)
@@ -138,10 +139,8 @@ def spread(project: Project, name: str, *, points: int = 1, workers: int = 2, pr
     if points < 1 or workers < 1:
         say("error: --points and --workers must be >= 1")
         return EXIT_USAGE
-    try:
-        pub = checked(project, name)
-    except (FileNotFoundError, KeyError, ValueError) as err:
-        say(f"error: {name}: cannot read the committed table: {err}")
+    pub = readable_table(project, name)
+    if pub is None:
         return EXIT_USAGE
     prov = pub["provenance"]
     table = read_committed_table(folder / "table.csv")
