@@ -121,7 +121,9 @@ from ntputils.chapter import (
     compare_similarity,
     preregister,
     preregister_similarity,
+    published,
     record,
+    recorded_values,
     setup_chapter,
     within,
 )
@@ -538,15 +540,27 @@ final["paper"] = pd.Series(PAPER_FINAL)
 final
 
 # %% [markdown]
-# End points of this page's run (a build executes one profile; the committed `paper`-profile run is in the last section):
+# End points of this page's run beside those of the committed `paper`-profile table (`results/sweeps/a05-paper`,
+# whose provenance and currency the last section prints; a build executes one profile, so the other column is
+# read from that table, never re-run here):
 
 # %%
-other = "paper" if profile != "paper" else "cpu"
+END_KEYS = ("ce_minus_H", "sim_H_proxy", "sim_W_proxy", "sim_H_mm", "sim_W_mm", "dist_L_mm")
+for name, s in series.items():
+    for key in END_KEYS[1:-1]:  # ce_minus_H and dist_L_mm are recorded with the figure's numbers below
+        record(f"{name.split()[0].lower()}_end_{key}", float(s.final[key]))
+try:
+    paper_end = recorded_values(published("a05-paper")["table"], "seed").iloc[0] if profile != "paper" else None
+except FileNotFoundError:  # none committed, or this run is a sweep point
+    paper_end = None
 profile_rows = {}
 for name, s in series.items():
-    for key in ("ce_minus_H", "sim_H_proxy", "sim_W_proxy", "sim_H_mm", "sim_W_mm", "dist_L_mm"):
-        profile_rows[(key, name)] = {f"`{profile}` (this run)": s.final[key],
-                                     f"`{other}`": "not executed" + (" (see the last section)" if other == "paper" else "")}
+    ds = name.split()[0].lower()
+    for key in END_KEYS:
+        metric = f"{ds}_{key}" if key in ("ce_minus_H", "dist_L_mm") else f"{ds}_end_{key}"
+        shown = ("(this run)" if paper_end is None else
+                 paper_end.get(metric, "not in the committed table (made before it was recorded)"))
+        profile_rows[(key, name)] = {f"`{profile}` (this run)": s.final[key], "`paper` (committed table)": shown}
 pd.DataFrame(profile_rows).T
 
 # %% [markdown]

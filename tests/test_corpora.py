@@ -421,3 +421,29 @@ def test_paper_b_text_with_the_gpt2_tokenizer(small_data: Path) -> None:
     assert not any("Ġ" in w for w in data.vocab)  # readable: "#" marks a word start
     sts = paper_b_text("tinystories", V=20, m=30, context_lengths=(2,))
     assert "⏎" in sts.vocab  # the paragraph break is a real next token, shown as such
+
+
+def test_sample_documents_is_a_seeded_sample_in_corpus_order() -> None:
+    from ntputils.data.corpora.paper_b_corpora import sample_documents
+
+    seqs = [np.array([i, i + 1]) for i in range(50)]
+    a, b, c = (sample_documents(seqs, 0.9, s) for s in (0, 0, 1))
+    assert len(a) == 45 and [x[0] for x in a] == sorted(x[0] for x in a)  # 90%, corpus order kept
+    assert [x[0] for x in a] == [x[0] for x in b]  # same seed, same sample
+    assert [x[0] for x in a] != [x[0] for x in c]  # another seed, another sample
+    assert len(sample_documents(seqs, 1.0, 3)) == 50
+    for bad in (0.0, -0.5, 1.5):
+        with pytest.raises(ValueError, match="documents"):
+            sample_documents(seqs, bad, 0)
+
+
+def test_paper_b_text_documents_sample_changes_the_counts(small_data: Path) -> None:
+    full = paper_b_text("tinystories", V=20, m=60, context_lengths=(2, 3), tokenizer="word")
+    s0 = paper_b_text("tinystories", V=20, m=60, context_lengths=(2, 3), tokenizer="word", documents=0.5,
+                      sample_seed=0)
+    s1 = paper_b_text("tinystories", V=20, m=60, context_lengths=(2, 3), tokenizer="word", documents=0.5,
+                      sample_seed=1)
+    assert s0.counts.sum() < full.counts.sum() and s1.counts.sum() < full.counts.sum()
+    assert s0.counts.sum() != s1.counts.sum() or s0.contexts != s1.contexts
+    with pytest.raises(ValueError, match="documents"):
+        paper_b_text("tinystories", documents=0)

@@ -186,10 +186,25 @@ def select_contexts(corpus: Corpus, next_row: np.ndarray, lengths: Sequence[int]
     return np.concatenate(cols_all), np.concatenate(rows_all), contexts
 
 
+def sample_documents(seqs: Sequence[np.ndarray], documents: float, seed: int) -> list[np.ndarray]:
+    """A seeded sample without replacement of ``round(documents * len(seqs))`` sequences (at least one),
+    kept in corpus order; ``documents == 1`` returns every sequence. What a seed varies when a table asks how
+    much a result depends on the corpus sample."""
+    if not 0 < documents <= 1:
+        raise ValueError(f"documents must be a share in (0, 1], got {documents}")
+    if documents == 1:
+        return list(seqs)
+    n = max(1, round(documents * len(seqs)))
+    keep = np.sort(np.random.default_rng(seed).choice(len(seqs), size=n, replace=False))
+    return [seqs[i] for i in keep]
+
+
 def _build_paper_b(name: str, V: int, m: int, lengths: tuple[int, ...], tokenizer: str, bpe_vocab_size: int,
-                   selection: str) -> tuple[NTPData, dict[str, np.ndarray]]:
+                   selection: str, documents: float = 1.0, sample_seed: int = 0
+                   ) -> tuple[NTPData, dict[str, np.ndarray]]:
     start = time.perf_counter()
     seqs, strings = tokenize_corpus(name, tokenizer, bpe_vocab_size)
+    seqs = sample_documents(seqs, documents, sample_seed)
     corpus = Corpus.from_sequences(seqs, bound=len(strings))
     freq = np.bincount(corpus.tokens, minlength=len(strings))
     top = np.lexsort((np.arange(freq.size), -freq))[:V]
@@ -205,9 +220,12 @@ def _build_paper_b(name: str, V: int, m: int, lengths: tuple[int, ...], tokenize
 
 def paper_b_text(name: str = "tinystories", V: int = 1000, m: int = 10000,
                  context_lengths: Sequence[int] = (2, 3, 4, 5, 6), tokenizer: str = "gpt2",
-                 bpe_vocab_size: int = BPE_VOCAB_SIZE, selection: str = "per_length", use_cache: bool = True
-                 ) -> NTPData:
+                 bpe_vocab_size: int = BPE_VOCAB_SIZE, selection: str = "per_length", use_cache: bool = True,
+                 documents: float = 1.0, sample_seed: int = 0) -> NTPData:
     """Paper B's Simplified TinyStories (``name="tinystories"``) or Simplified WikiText (``"wikitext"``).
+
+    ``documents < 1`` counts a seeded sample of that share of the corpus's sequences (stories, paragraphs)
+    instead of all of them (:func:`sample_documents`; ``sample_seed`` picks it).
 
     Returns V x m counts: rows = the ``V`` most frequent tokens (``vocab``, ``#`` = word start),
     columns = the ``m`` selected contexts (token-id tuples into ``context_vocab``, the whole tokenizer
@@ -225,11 +243,16 @@ def paper_b_text(name: str = "tinystories", V: int = 1000, m: int = 10000,
         raise ValueError(f"context_lengths must be positive integers, got {context_lengths}")
     if V < 1 or m < 1:
         raise ValueError(f"V and m must be positive, got V={V}, m={m}")
+    if not 0 < documents <= 1:
+        raise ValueError(f"documents must be a share in (0, 1], got {documents}")
     params: dict[str, Any] = {"name": name, "V": V, "m": m, "lengths": lengths, "tokenizer": tokenizer,
                               "bpe": bpe_vocab_size if tokenizer == "bpe" else None, "selection": selection,
                               "texts": 2 if tokenizer == "gpt2" else 1}
+    if documents < 1:
+        params |= {"documents": float(documents), "sample_seed": int(sample_seed)}
     data, _ = cached("paper_b_text", params,
-                     lambda: _build_paper_b(name, V, m, lengths, tokenizer, bpe_vocab_size, selection),
+                     lambda: _build_paper_b(name, V, m, lengths, tokenizer, bpe_vocab_size, selection,
+                                            documents, sample_seed),
                      use_cache)
     return data
 
