@@ -97,7 +97,7 @@ install: $(STAMP)
 LAB_PIN ?= jupyterlab==4.6.6
 lab: $(STAMP)
 	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install '$(LAB_PIN)'
-	$(VENV)/bin/jupyter lab   # from the root, where jupytext.toml is
+	$(VENV)/bin/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root)   # from the root, where jupytext.toml is; as root, Jupyter needs --allow-root
 
 $(STAMP):
 	@test -x $(PY) || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }

@@ -80,7 +80,7 @@ device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
 dataset = "random"  # "random" (V x m random supports and counts) or "synthetic" (paper A's Synthetic data)
 V = 8            # vocabulary size of the random instance (ignored for "synthetic")
 m = 10           # number of contexts of the random instance (ignored for "synthetic")
-lams = [0.1, 0.02]  # regularization strengths compared at d = V and d = 2V
+lams = [0.1, 0.02]  # regularization strengths compared at d of V and of 2V
 lam_rank = 0.02  # lambda of the rank-constrained sweep over d
 d_sweep = [1, 2, 3, 4, 5]  # embedding dimensions d < V of the rank-constrained sweep
 steps = 2000     # gradient-descent steps of every NTP-UFM run

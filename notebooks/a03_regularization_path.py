@@ -94,11 +94,11 @@ log10_lam_max = -1.0  # largest lambda of the path grid, log10
 log10_lam_min = -5.0  # smallest lambda of the path grid, log10
 n_lams = 9       # number of log-spaced lambdas
 path_tol = 1e-9  # optimality-residual tolerance of the prox-gradient solver
-d = 32           # NTP-UFM embedding dimension of the gradient-descent run (d >= V = 30)
-gd_steps = 5000  # gradient-descent iterations at lambda = 0
+d = 32           # NTP-UFM embedding dimension of the gradient-descent run (d ≥ V, which is 30)
+gd_steps = 5000  # gradient-descent iterations at lambda 0
 gd_lr = 1.0      # gradient-descent step size
 gd_init_scale = 0.1  # std of the Gaussian initialization of W and H
-fit_below = 1e-2  # lambdas <= fit_below enter the 1/log(1/lambda) fit
+fit_below = 1e-2  # lambdas ≤ fit_below enter the 1/log(1/lambda) fit
 
 # %%
 # %matplotlib inline

@@ -70,7 +70,7 @@ random_sizes = [[10, 20], [20, 50], [40, 100], [60, 200], [100, 300], [200, 600]
 max_support = 5  # random supports have 1..max_support tokens
 zipf = 1.0       # Zipf exponent of the token frequencies of random supports
 sts_solver = "fast"  # L^mm solver for Simplified TinyStories: "cvxpy" or "fast"
-large_solver = "fast"  # L^mm solver for random sizes with V + m >= large_from
+large_solver = "fast"  # L^mm solver for random sizes with V + m ≥ large_from
 large_from = 150  # V + m from which large_solver is used (cvxpy/SCS below)
 
 # %%

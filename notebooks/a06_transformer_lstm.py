@@ -83,7 +83,7 @@ device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
 dataset = "both"  # "both", "Synthetic" or "STS": the datasets to train on (the paper profile runs one per sweep point)
 d = 128          # embedding width of every model (TF, LSTM, UFM)
 tf_layers = 4    # transformer blocks (paper: 4)
-n_heads = 6      # attention heads (paper: 6, head width 2*floor(d/12) = 20)
+n_heads = 6      # attention heads (paper: 6, head width 2*floor(d/12), i.e. 20)
 lstm_layers = 2  # stacked LSTM layers (authors' code: 2)
 tf_steps_synthetic = 1000  # full-batch AdamW steps of the TF on Synthetic
 tf_steps_sts = 200  # ... of the TF on Simplified TinyStories
@@ -98,7 +98,7 @@ schedule = "constant"  # "constant" or "multistep" (lr x gamma at each milestone
 milestones = []  # steps at which the learning rate is multiplied by gamma
 gamma = 1.0      # multistep factor (paper: 0.4)
 log_steps = 30   # number of log-spaced steps with scalars and W/H/L snapshots
-num_threads = 1  # torch CPU threads (0 = leave torch's default)
+num_threads = 1  # torch CPU threads (0: leave torch's default)
 ce_gap_max = 1e-2  # pre-registered rule: final CE - H of every network at most this (Fig. 6a)
 norm_growth_min = 5.0  # pre-registered rule: ||L_final||_F / ||L_0||_F of every network at least this (Fig. 6b)
 sim_margin = 0.1  # pre-registered rule: every sim claim at least chance + this margin (Figs. 1, 6d-e)

@@ -74,10 +74,10 @@ n_stories = 10   # stories of TinyStories-train (paper: 100)
 vocab_size = 64  # BPE vocabulary (paper: 64)
 context_length = 6 # tokens per context (paper: 6)
 n_layers = 2     # transformer blocks (paper: 12)
-d = 64           # model width = embedding dimension (paper: 512)
+d = 64           # model width, the embedding dimension (paper: 512)
 n_heads = 4      # attention heads (paper: 6)
-multiple_of = 32  # SwiGLU width rule multiple_of * ceil(8d/3 / multiple_of) (paper: 32 -> 1376 for d=512)
-steps = 1500     # AdamW steps on mini-batches of distinct contexts (paper: 600 epochs = 42,000 x 512)
+multiple_of = 32  # SwiGLU width rule multiple_of * ceil(8d/3 / multiple_of) (paper: 32 -> 1376 for d of 512)
+steps = 1500     # AdamW steps on mini-batches of distinct contexts (paper: 600 epochs, 42,000 x 512)
 batch_size = 512  # distinct contexts per step
 lr = 3e-3        # AdamW learning rate (paper: 5e-4)
 weight_decay = 0.0  # decoupled weight decay
@@ -87,7 +87,7 @@ n_heatmap = 100  # contexts in the heatmaps (authors: 100)
 per_group = 10   # most frequent contexts taken per support group (authors: 10)
 min_group = 10   # minimum number of contexts sharing a support (authors: 10)
 n_curve = 1000   # first distinct contexts used for the similarity curves (authors: 1000)
-num_threads = 1  # torch CPU threads (0 = leave torch's default)
+num_threads = 1  # torch CPU threads (0: leave torch's default)
 ce_gap_max = 0.01  # pre-registered rule: final CE - H at most this
 sim_margin = 0.1  # pre-registered rule: every sim / group-contrast claim at least chance + this margin
 chance_draws = 20  # random matrices per chance level

@@ -51,9 +51,9 @@ profile = "cpu"  # these values; "paper": the values of b02_rate_of_learning.pap
 seed = 0         # seeds random, numpy and torch
 device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
 d = 16           # embedding dimension for Fig. 12 (d > V)
-delta = 8.0      # aligned initialization scale e^{-delta} (paper: delta = 8)
+delta = 8.0      # aligned initialization scale e^{-delta} (paper: 8)
 lr = 0.01        # GD step for Fig. 12; the Richardson check also runs 2*lr and lr/2
-t_max = 30.0     # gradient-flow time simulated for Fig. 12 (steps = t_max / lr)
+t_max = 30.0     # gradient-flow time simulated for Fig. 12 (steps: t_max / lr)
 dt = 0.1         # time between snapshots (a multiple of 2 * lr: the Richardson runs share the time grid)
 organism_lr = 0.05  # GD step for Figs. 18/19 (square loss)
 organism_t = 20.0  # time simulated for the square loss (Figs. 18 left, 19)

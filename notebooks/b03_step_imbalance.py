@@ -48,8 +48,8 @@ device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
 V = 10           # vocabulary size (even); V/2 majority and V/2 minority classes
 R = 5            # imbalance ratio: contexts per majority class
 d = 16           # embedding dimension (d > V)
-delta = 8.0      # SVD initialization W(0) = e^{-delta} U R^T, H(0) = e^{-delta} R V^T
-lr = 0.01        # GD step on the halved (weighted) square loss; time t = lr * step
+delta = 8.0      # SVD initialization W(0): e^{-delta} U R^T, H(0): e^{-delta} R V^T
+lr = 0.01        # GD step on the halved (weighted) square loss; time t is lr * step
 t_max = 25.0     # simulated time
 dt = 0.1         # time between snapshots
 

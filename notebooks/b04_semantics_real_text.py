@@ -83,11 +83,11 @@ profile = "cpu"  # these values; "paper": the values of b04_semantics_real_text.
 seed = 0         # seeds random, numpy and torch
 device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
 top = 40         # words per cloud (paper: top-40 by typicality)
-n_concepts = 8   # concept dimensions computed (top-k SVD of S~); Fig. 4 uses up to p = 7
+n_concepts = 8   # concept dimensions computed (top-k SVD of S~); Fig. 4 uses p up to 7
 n_draws = 1000   # random clusters per size for the purity baseline
 cloud_px = [300, 190]  # [width, height] of one word cloud in pixels
 wikitext_p6_grid = True  # draw Fig. 25 (64 clouds); the purity numbers are computed either way
-data_sample = 1.0  # share of each corpus's documents counted, drawn with `seed` (1 = all; the seeds table: 0.9)
+data_sample = 1.0  # share of each corpus's documents counted, drawn with `seed` (1: all; the seeds table: 0.9)
 
 # %%
 # %matplotlib inline

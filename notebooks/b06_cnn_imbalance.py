@@ -66,7 +66,7 @@ per_class = [100, 100, 10, 10]  # images per class (paper: 100, 100, 10, 10)
 steps = 150      # full-batch gradient-descent steps
 lr = 0.05        # gradient-descent learning rate
 channels = [16, 32, 32]  # conv widths of the 3-layer CNN
-grid = 4         # average-pool the last feature map to grid x grid before the linear head (1 = global)
+grid = 4         # average-pool the last feature map to grid x grid before the linear head (1: global)
 seeds = []  # extra seeds for the "every seed" claims; none at the cpu profile (the seed sweep varies `seed`)
 level = 0.9      # a class / tier counts as learned once its share / probability score reaches this level for good
 

@@ -59,7 +59,7 @@ gamma = 0.4      # learning-rate decay factor
 weight_decay = 1e-6  # AdamW (decoupled) weight decay
 init_scale = 0.1  # std of the i.i.d. normal initialization of W and H
 draws = 20       # random matrices per chance level
-tf_layers = 4    # transformer layers (model="transformer"; a06: 4)
+tf_layers = 4    # transformer layers (model transformer; a06: 4)
 n_heads = 6      # transformer heads (head width 2*floor(d/n_heads/2), at least 2)
 tf_steps = 1000  # transformer full-batch AdamW steps (constant learning rate)
 tf_lr = 2e-3     # transformer learning rate

@@ -604,7 +604,7 @@ def _solve(
 
     it, n_adapt, converged = 0, 0, False
     all_full = bool(np.all(mask_np))
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the text bar (tqdm.auto warns without ipywidgets)
 
     bar = tqdm(total=None, disable=(not progress) or None, desc="L^mm ADMM iterations", leave=False)
     try:

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
+from tqdm import tqdm  # the text bar: tqdm.auto warns "IProgress not found" in a kernel without ipywidgets
 
 from ntputils import paths
 from ntputils.data.corpora.cache import load_verified, save_verified

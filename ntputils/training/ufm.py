@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm  # the text bar: tqdm.auto warns "IProgress not found" in a kernel without ipywidgets
 
 from ntputils.data.ntp import NTPData
 from ntputils.device import resolve_device
