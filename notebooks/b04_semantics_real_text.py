@@ -71,7 +71,7 @@
 # | k-means | "pairwise distances of analyzer vectors" | Euclidean k-means on the **unscaled** rows of $\boldsymbol U_{:,1:p}$, k-means++ with 10 restarts, seed 0 |
 # | k-means clouds | not stated | members ranked by typicality on $\mathcal K=\{1..p\}$, top 40 (`top`) |
 # | exact configurations of Figs. 4-6 | only in the images | **selected by purity**: the cluster with the highest purity for the class named in the caption (at least 10 members), never by hand |
-# | seeds | not stated | `seed` draws the random baselines, the shuffles and k-means' starts; with `data_sample` $<1$ it also draws the sample of documents (stories, paragraphs) that is counted. The page counts all of them (`data_sample = 1`); the five-seed table counts a different 90% of each corpus per seed, so its seed column also measures how much each claim depends on the corpus sample |
+# | seeds | not stated | `seed` draws the random baselines, the shuffles and k-means' starts; with `data_sample` $<1$ it also draws the sample of documents (stories, paragraphs) that is counted. The page counts all of them (`data_sample = 1`); the five-seed table counts a different sample of each corpus per seed (its command sets `data_sample`), so its seed column also measures how much each claim depends on the corpus sample |
 
 # **Profiles.** The data sizes ($V=1000$, $m=10^4$) and every figure are the paper's in both profiles;
 # `cpu` draws smaller clouds and uses 1,000 random clusters per size for the baseline, `paper` larger clouds
