@@ -206,7 +206,8 @@ def read_slurm_config(path: Path) -> dict[str, Any]:
     try:
         own = dask.config.collect([str(path)], env={})  # dask's YAML reader; raises ValueError
         if not isinstance(dask.config.get("jobqueue.slurm", None, config=own), dict):
-            raise ValueError("no `jobqueue: slurm:` section (it is a dask config file, see README.md)")
+            raise ValueError("no `jobqueue: slurm:` section (it is a dask config file, "
+                             "see book/using/sweeps.md)")
         cfg = dask.config.merge(dask.config.config, own)
         with dask.config.set(cfg):
             if problem := slurm_settings_problem(own):
