@@ -27,9 +27,9 @@ from pathlib import Path
 import pytest
 
 from ntputils.book import cli
-from ntputils.book.params import chapter_spec, parse_overrides, read_source
+from ntputils.book.params import chapter_limits, chapter_spec, check_limits, parse_overrides, read_source
 from ntputils.book.project import Project
-from ntputils.book.sweep_spec import chapter_limits, check_limits, plan_sweep
+from ntputils.book.sweep_spec import plan_sweep
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()

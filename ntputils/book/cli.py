@@ -30,11 +30,10 @@ from ntputils.book.execute import (
 )
 from ntputils.book.keys import KeyCalculator
 from ntputils.book.locks import ChapterBusy, chapter_locks, html_lock
-from ntputils.book.params import parse_overrides, read_source
+from ntputils.book.params import chapter_limits, parse_overrides, read_source
 from ntputils.book.project import Chapter, Project, ProjectError, say, seconds_problem
 from ntputils.book.scorecard import write_scorecard
 from ntputils.book.status import write_status
-from ntputils.book.sweep_spec import SweepSpecError, chapter_limits, check_limits
 from ntputils.chapter import DEFAULT_PROFILE, ParameterError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -112,15 +111,11 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
             broken.append(RunResult(chapter, "failed", error=f"{type(err).__name__}: {err}",
                                     traceback="(static check of the chapter source; nothing was executed)"))
             continue
-        try:
-            resolved, key = keys.key(chapter, parameters)
-            # the chapter's literal LIMITS hold for a build as for a sweep (`-p d=...` out of range)
+        try:  # the one check of the values, LIMITS included, as for a sweep point
             limits = chapter_limits(read_source(chapter.source), chapter.name)
-        except (ParameterError, SweepSpecError) as err:
+            resolved, key = keys.key(chapter, parameters, limits)
+        except ParameterError as err:
             usage_errors.append(str(err))
-            continue
-        if out_of_range := check_limits(resolved, limits):
-            usage_errors += [f"{p} (chapter {chapter.name})" for p in out_of_range]
             continue
         planned.append(Planned(chapter, parameters, resolved, key))
     if usage_errors:

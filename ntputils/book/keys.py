@@ -65,9 +65,11 @@ class KeyCalculator:
             self._specs[chapter.name] = (spec, text)
         return self._specs[chapter.name]
 
-    def key(self, chapter: Chapter, parameters: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def key(self, chapter: Chapter, parameters: dict[str, Any],
+            limits: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
+        """(resolved parameters, key): :meth:`ChapterSpec.resolve` checks the values (and ``limits``)."""
         spec, text = self.spec(chapter)
-        resolved = spec.resolve(parameters)
+        resolved = spec.resolve(parameters, limits)
         return resolved, chapter_key(text, resolved, self.pins)
 
     def is_current(self, chapter: Chapter) -> bool:
