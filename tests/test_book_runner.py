@@ -191,8 +191,51 @@ def test_toc_problems_and_partial_toc(tmp_path):
         html.check_ready(project, current={})
     partial = html.toc_problems(project, current={}, partial=True)
     assert len(partial) == 1 and "a03_extra" in partial[0]
-    pruned = html.partial_toc(project, keep={"a01_good"}).read_text()
-    assert "book/a01_good" in pruned and "a02_failing" not in pruned and "book/status" in pruned
+    assert html.partial_toc(project) is None  # every entry has a file or is a chapter: nothing left out
+    (tmp_path / "book" / "status.md").unlink()
+    pruned = html.partial_toc(project).read_text()  # chapters stay (a placeholder page each)
+    assert "book/a01_good" in pruned and "a02_failing" in pruned and "book/status" not in pruned
+
+
+def test_a_partial_build_keeps_every_chapter_as_a_placeholder_page(tmp_path, monkeypatch):
+    """`--only`/`--partial`: every toc chapter stays in the book (so no chapter or figure number moves); one
+    without a current notebook is a placeholder with its title, "not built in this build" and the command
+    that builds it; building it replaces the placeholder, and a hand-written page is never overwritten."""
+    project = make_project(tmp_path, {"a01_good": GOOD, "a02_failing": FAILING})
+    (tmp_path / "book" / "status.md").write_text("# Status\n")
+    a01, a02 = project.chapters()
+    written = html.write_placeholders(project, renderable={"a01_good"})
+    assert written == [a02]
+    page = html.placeholder_path(project, a02)
+    text = page.read_text()
+    assert html.is_placeholder(page) and not html.placeholder_path(project, a01).exists()
+    assert text.splitlines()[1] == f"# {html.chapter_title(a02)}" and html.chapter_title(a02) != a02.name
+    assert "not built in this build" in text and html.NOT_BUILT_CLASS in text
+    assert ".venv/bin/python -m ntputils.book build --only a02" in text
+    assert "it has not been executed in this checkout" in text
+    # the toc of the partial build lists every chapter, in the full book's order
+    assert project.toc_files(html.partial_toc(project)) == project.toc_files()
+    # a stale notebook beside its placeholder is kept out of the book (two files for one page otherwise)
+    assert html.placeholder_exclusions(tmp_path) == ["book/a02_failing.ipynb"]
+    project.executed(a02).write_text("{}")
+    html.write_placeholders(project, renderable={"a01_good"})
+    assert "its executed notebook is stale" in page.read_text()
+    # built: the placeholder goes
+    assert html.write_placeholders(project, renderable={"a01_good", "a02_failing"}) == []
+    assert not page.exists() and html.placeholder_exclusions(tmp_path) == []
+    page.write_text("# my notes\n")
+    with pytest.raises(ProjectError, match="not a placeholder page"):
+        html.write_placeholders(project, renderable={"a01_good"})
+    assert page.read_text() == "# my notes\n"
+
+
+def test_placeholder_pages_of_the_real_book_carry_each_chapters_title(tmp_path):
+    """The real toc: every chapter's placeholder has the chapter's own title (its number in the book comes
+    from its place in the toc, which a placeholder keeps)."""
+    project = Project(REPO)
+    for chapter in project.toc_chapters():
+        title = html.chapter_title(chapter)
+        assert title != chapter.name and not title.startswith("#"), chapter.name
 
 
 def test_status_page_escapes_and_sums(tmp_path):
@@ -471,10 +514,13 @@ def test_only_builds_the_html_of_what_exists_and_names_the_rest(tmp_path, monkey
     assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == cli.EXIT_OK
     out = capsys.readouterr().out
     assert "has no executed notebook" not in out and "HTML built" in out
-    assert "not built yet (or stale): a02; build them with `python -m ntputils.book build --only a02`" in out
-    assert "a02_failing" not in tocs[0].read_text() and "a01_good" in tocs[0].read_text()
+    assert "not built yet (or stale): a02;" in out
+    assert "build them with `python -m ntputils.book build --only a02`" in out
+    assert tocs[0] is None  # the whole toc: a02 is its placeholder page, numbers do not move
+    placeholder = tmp_path / "book" / "a02_failing.md"
+    assert html.is_placeholder(placeholder) and "not built in this build" in placeholder.read_text()
     assert cli.main(["--root", str(tmp_path), "build"]) == cli.EXIT_OK  # builds a02 too: nothing left out
-    assert tocs[1] is None
+    assert tocs[1] is None and not placeholder.exists()
     project.executed(project.chapters()[1]).unlink()
     assert cli.build(project, make_html=True) == cli.EXIT_OK  # a02 re-executed, a full build again
     project.executed(project.chapters()[1]).unlink()
