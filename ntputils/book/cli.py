@@ -134,7 +134,8 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
     for plan in planned:
         meta = read_meta(project.executed(plan.chapter))
         if (not force and meta.get("status") == "ok" and not meta.get("latest_failure")
-                and meta.get("key") == plan.key and keys.run_current(meta)):
+                and keys.key_matches(plan.chapter, plan.parameters, meta.get("key"))
+                and keys.run_current(meta)):
             say(f"[cached] {plan.chapter.name}: up to date ({meta.get('seconds', 0):.1f} s when executed)")
             results.append(RunResult(plan.chapter, "cached", meta.get("seconds", 0.0), meta=meta))
         else:
