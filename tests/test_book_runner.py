@@ -613,3 +613,39 @@ def test_a_claim_judged_twice_fails_the_chapter(tmp_path, capsys):
     from ntputils.book.execute import evidence_problem
 
     assert evidence_problem({"preregistered": ["a"], "comparisons": [{"key": "a", "outcome": "x"}]}) is None
+
+
+def test_a_run_with_overrides_has_a_warning_banner_a_normal_run_a_note():
+    """The "How this page was produced" box of a run with -p overrides is a warning (not the book's run),
+    not the blue note of a normal run."""
+    import nbformat
+
+    from ntputils.book.execute import RUN_BANNER_TAG, _add_run_banner
+
+    def banner(parameters):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title\n\nText.")])
+        _add_run_banner(nb, {"profile": "cpu", "device": "cpu", "seed": 0, "parameters": parameters,
+                             "resolved": {"profile": "cpu", "steps": 3}}, link_status=True)
+        (cell,) = [c for c in nb.cells if RUN_BANNER_TAG in c.metadata.get("tags", [])]
+        return cell.source
+
+    normal = banner({"profile": "cpu"})
+    assert ":class: note" in normal and "warning" not in normal
+    overridden = banner({"profile": "cpu", "steps": 3})
+    assert ":class: warning" in overridden and ":class: note" not in overridden
+    assert "with overrides, not the book's run" in overridden.splitlines()[0]
+    assert "(overrides: steps=3; not the book's run)" in overridden
+
+
+def test_no_page_links_a_chapter_by_its_notebook_file():
+    """A link ``[text](<chapter>.ipynb)`` resolves only while the executed notebook exists: in a partial
+    build the chapter is a placeholder page (``book/<chapter>.md``) and the link fails the build (-W).
+    Pages link a chapter by its name: ``{doc}`text <chapter>```."""
+    project = Project(REPO)
+    names = "|".join(c.name for c in project.chapters())
+    link = __import__("re").compile(rf"\]\((?:\./)?(?:book/)?({names})\.ipynb[)#]")
+    pages = [*project.book_dir.glob("*.md"), *project.notebooks_dir.glob("*.py")]
+    generated = {project.status_page, project.scorecard_page, project.headline_page}
+    found = [f"{p.name}: {m.group(0)}" for p in pages if p not in generated and not html.is_placeholder(p)
+             for m in link.finditer(p.read_text())]
+    assert not found, found
