@@ -649,3 +649,19 @@ def test_no_page_links_a_chapter_by_its_notebook_file():
     found = [f"{p.name}: {m.group(0)}" for p in pages if p not in generated and not html.is_placeholder(p)
              for m in link.finditer(p.read_text())]
     assert not found, found
+
+
+def test_the_browser_check_takes_a_placeholder_page_for_what_it_is(tmp_path):
+    """A placeholder page shows no run, so the browser check does not call it an orphan or stale page, as
+    long as the chapter has no current notebook; once it has one, the page is stale."""
+    from ntputils.book.browser import is_not_built_page, staleness
+    from ntputils.book.keys import KeyCalculator
+
+    project = make_project(tmp_path, {"a01_good": GOOD, "a02_failing": FAILING})
+    page = project.html_dir / "book" / "a02_failing.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(f'<div class="admonition warning {html.NOT_BUILT_CLASS}">not built in this build</div>')
+    assert is_not_built_page(page.read_text())
+    assert staleness(project, page, KeyCalculator(project)) == []
+    page.write_text("<h1>a02</h1>")  # a page of a run whose notebook is gone
+    assert any("orphan page" in p for p in staleness(project, page, KeyCalculator(project)))
