@@ -665,3 +665,29 @@ def test_the_browser_check_takes_a_placeholder_page_for_what_it_is(tmp_path):
     assert staleness(project, page, KeyCalculator(project)) == []
     page.write_text("<h1>a02</h1>")  # a page of a run whose notebook is gone
     assert any("orphan page" in p for p in staleness(project, page, KeyCalculator(project)))
+
+
+@pytest.mark.slow
+def test_only_on_a_fresh_project_builds_the_whole_book_with_placeholders(tmp_path):
+    """End to end through jupyter-book -W: `--only a01` with a02 never run (and then with a stale a02
+    notebook) exits 0; a02 is its placeholder page, numbered 2. as in the full book, its stale notebook
+    not shown."""
+    project = make_project(tmp_path, {"a01_good": chapter_text("plots"), "a02_good": GOOD})
+    toc = TOC.replace("a02_failing", "a02_good").replace("  - caption: Chapters\n",
+                                                         "  - caption: Chapters\n    numbered: true\n")
+    (tmp_path / "_toc.yml").write_text(toc)
+    shutil.copy(REPO / "_config.yml", tmp_path / "_config.yml")
+    shutil.copytree(REPO / "book" / "_static", tmp_path / "book" / "_static")
+    shutil.copy(REPO / "book" / "references.bib", tmp_path / "book" / "references.bib")
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == cli.EXIT_OK
+    page = (project.html_dir / "book" / "a02_good.html").read_text()
+    text = __import__("re").sub(r"<[^>]+>", "", page)  # the command's words are highlighted apart
+    assert html.NOT_BUILT_CLASS in page and "ntputils.book build --only a02" in text
+    assert '<span class="section-number">2. </span>' in page
+    # a stale notebook of a02 beside its placeholder: kept out of the book (one page, no -W warning)
+    shutil.copy(project.executed(project.chapters()[0]), project.executed(project.chapters()[1]))
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == cli.EXIT_OK
+    page = (project.html_dir / "book" / "a02_good.html").read_text()
+    assert html.NOT_BUILT_CLASS in page and "its executed notebook is stale" in page
+    first = (project.html_dir / "book" / "a01_good.html").read_text()
+    assert '<span class="section-number">1. </span>' in first and html.NOT_BUILT_CLASS not in first

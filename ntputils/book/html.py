@@ -10,6 +10,7 @@ the book.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -204,7 +205,11 @@ def jupyter_book(project: Project, toc: Path | None = None) -> int:
         cmd += ["--toc", str(toc)]
     if not Path(cmd[0]).exists():  # a python without the console script beside it
         cmd[0] = shutil.which("jupyter-book") or "jupyter-book"
-    return subprocess.run(cmd, cwd=project.root).returncode
+    # the Sphinx extension (ntputils.book.sphinx_ext) is this runner's, not another checkout's install
+    package_parent = str(Path(__file__).resolve().parents[2])
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [package_parent,
+                                                                    os.environ.get("PYTHONPATH", "")]))}
+    return subprocess.run(cmd, cwd=project.root, env=env).returncode
 
 
 def check_ready(project: Project, current: dict[str, bool], partial: bool = False) -> None:
