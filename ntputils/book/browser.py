@@ -266,6 +266,13 @@ def evaluate(page: Path, report: dict[str, Any], notebook: Path | None,
     return res
 
 
+def is_not_built_page(text: str) -> bool:
+    """Whether the HTML ``text`` is a chapter's "not built in this build" placeholder page."""
+    from ntputils.book.html import NOT_BUILT_CLASS
+
+    return NOT_BUILT_CLASS in text
+
+
 def staleness(project: Project, page: Path, keys) -> list[str]:
     """Why the built chapter ``page`` is stale (empty if it is not a chapter page or is fine).
 
@@ -282,10 +289,13 @@ def staleness(project: Project, page: Path, keys) -> list[str]:
     if chapter is None:
         return []
     nb = project.executed(chapter)
+    text = page.read_text(errors="replace")
+    if is_not_built_page(text):  # a placeholder: it shows no result, so it is stale only once one exists
+        return [f"stale page: 'not built' but {nb.relative_to(project.root)} is current now; rebuild the "
+                "HTML"] if keys.renderable(chapter) else []
     if not nb.exists():
         return [f"orphan page: {nb.relative_to(project.root)} does not exist"]
     meta = read_meta(nb)
-    text = page.read_text(errors="replace")
     problems = []
     if not keys.renderable(chapter):
         problems.append(f"stale page: {nb.relative_to(project.root)} is not current (source, parameters, "
@@ -334,7 +344,8 @@ def check_book(project: Project, screenshot: str | None = "a01", chromium: str |
                     out(f"[{'ok  ' if target.is_file() else 'FAIL'}] {rel}: redirect to {redirect.group(1)}")
                     continue
                 nb = project.root / rel.with_suffix(".ipynb")
-                res = evaluate(page, load(page.as_uri()), nb if nb.exists() else None, needles)
+                shown = nb.exists() and not is_not_built_page(page.read_text(errors="replace"))
+                res = evaluate(page, load(page.as_uri()), nb if shown else None, needles)
                 res.problems += staleness(project, page, keys)
                 results.append(res)
                 out(f"[{'ok  ' if not res.problems else 'FAIL'}] {rel}: {res.images} image(s), {res.mjx} "

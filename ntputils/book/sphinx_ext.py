@@ -8,6 +8,8 @@
   (:func:`ntputils.book.page_lint.min_legible_width`: the PNG's pixel width and its pHYs dpi, read at build
   time). ``book/_static/scroll_cue.css`` gives the image that minimum width; where the column is narrower
   the container scrolls sideways and ``scroll_cue.js`` shows a cue under it.
+- Keeps a stale executed notebook ``book/<chapter>.ipynb`` out of the book where a placeholder page
+  ``book/<chapter>.md`` stands for the chapter (:func:`ntputils.book.html.write_placeholders`).
 """
 
 from __future__ import annotations
@@ -130,8 +132,19 @@ class LegibleFigures(SphinxPostTransform):
                     node[:] = [nodes.Text(text)]  # the node keeps its classes (output text_html)
 
 
+def exclude_replaced_notebooks(app, config) -> None:
+    """Add to ``exclude_patterns`` each executed notebook whose chapter is a placeholder page in this build
+    (two files of one page would be a warning, and the stale notebook must not be shown)."""
+    from ntputils.book.html import placeholder_exclusions
+
+    replaced = placeholder_exclusions(Path(app.srcdir))
+    if replaced:
+        config.exclude_patterns = [*config.exclude_patterns, *replaced]
+
+
 def setup(app) -> dict[str, Any]:
     app.connect("html-page-context", dedupe_assets, priority=900)
+    app.connect("config-inited", exclude_replaced_notebooks)
     app.add_post_transform(LegibleFigures)
     return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}
 

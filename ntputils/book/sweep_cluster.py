@@ -29,6 +29,9 @@ DASK_CONFIG = {"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
                "distributed.scheduler.work-stealing": False, "distributed.scheduler.worker-saturation": 1.0}
 #: each worker process: BLAS/OpenMP threads capped
 WORKER_ENV = {var: "1" for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+#: a LocalCluster's Dask dashboard (bokeh serves it): this machine only, on a free port (two sweeps at
+#: once must not fight over 8787); the sweep prints its address (:func:`dashboard_link`)
+LOCAL_DASHBOARD = "127.0.0.1:0"
 
 
 #: what a worker logs, with a traceback, when one heartbeat to the scheduler fails (a busy machine, or the
@@ -365,7 +368,7 @@ def _open(stack: contextlib.ExitStack, *, workers: int, scheduler: str | None, s
             wait_for_submission(cluster, jobs)
         else:
             cluster = stack.enter_context(LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=LOCAL_DASHBOARD,
                 env=WORKER_ENV, silence_logs=40))
         client = Client(cluster)
     client.register_plugin(QuietHeartbeat())
