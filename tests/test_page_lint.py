@@ -3,10 +3,8 @@ examples."""
 
 from __future__ import annotations
 
-import struct
-import zlib
-
 import pytest
+from pngs import png
 
 from ntputils.book.page_lint import (
     MIN_LABEL_PX,
@@ -118,15 +116,6 @@ def test_wide_things_must_scroll_with_a_cue(state, why):
     problem = overflow_problem({"kind": "equation", "index": 1, "name": "sum_j x", "state": state,
                                 "width": 787, "box": 688})
     assert problem == why if why is None else problem.startswith(why), problem
-
-
-def png(width: int, height: int, dpi: float | None) -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    ihdr = chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
-    phys = chunk(b"pHYs", struct.pack(">IIB", round(dpi / 0.0254), round(dpi / 0.0254), 1)) if dpi else b""
-    idat = chunk(b"IDAT", zlib.compress(b"".join(b"\0" + b"\xff" * width for _ in range(height))))
-    return b"\x89PNG\r\n\x1a\n" + ihdr + phys + idat + chunk(b"IEND", b"")
 
 
 def test_png_dpi():

@@ -5,27 +5,16 @@ HTML outputs, go into a scroll container carrying that minimum width; other imag
 from __future__ import annotations
 
 import base64
-import struct
-import zlib
 from types import SimpleNamespace
 
 from docutils import nodes
 from docutils.frontend import get_default_settings
 from docutils.parsers.rst import Parser
 from docutils.utils import new_document
+from pngs import png
 
 from ntputils.book.page_lint import min_legible_width
 from ntputils.book.sphinx_ext import LegibleFigures, legible_width, wrap_data_images
-
-
-def png(width: int, height: int, dpi: float | None) -> bytes:
-    """A white PNG, with a pHYs chunk recording ``dpi`` (as matplotlib writes it) unless None."""
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    ihdr = chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
-    phys = chunk(b"pHYs", struct.pack(">IIB", round(dpi / 0.0254), round(dpi / 0.0254), 1)) if dpi else b""
-    idat = chunk(b"IDAT", zlib.compress(b"".join(b"\0" + b"\xff" * width for _ in range(height))))
-    return b"\x89PNG\r\n\x1a\n" + ihdr + phys + idat + chunk(b"IEND", b"")
 
 
 def test_legible_width_reads_the_png():
