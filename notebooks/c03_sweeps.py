@@ -59,7 +59,13 @@ from IPython.display import HTML, Markdown, display
 
 from ntputils.chapter import provenance_text, published, setup_chapter
 from ntputils.paths import REPO_ROOT
-from ntputils.plots.sweeps import constant_metrics, metric_figures, points_figure
+from ntputils.plots.sweeps import (
+    constant_metrics,
+    metric_figures,
+    numeric_axes,
+    points_figure,
+    varying_metrics,
+)
 
 run = setup_chapter(globals())
 # the project the committed-table reader reads (NTPBOOK_ROOT, as for published(); the sweep-report sets it)
@@ -111,6 +117,19 @@ def summary(table: pd.DataFrame) -> str:
             f"{count['record']}; pre-registered claims: {count['compare']}; checks: {count['check']}")
 
 
+def no_curves(table: pd.DataFrame, axes: dict) -> str:
+    """Why a table has no curves: the true reason, from what the table holds."""
+    xs = numeric_axes(table, axes)
+    if not xs:
+        return "no curves: no swept axis besides seed has two or more numeric values"
+    if varying_metrics(table):
+        return "no curves"
+    if not constant_metrics(table):
+        return "no curves: no point finished with a recorded number"
+    return (f"no curves: no recorded value changes with {' or '.join(xs)} (each is the same at every "
+            "point: listed below)")
+
+
 def draw(name: str) -> None:
     """The section of one table: provenance, counts, the pictures, the values that never change."""
     display(Markdown(f"## `{name}`"))
@@ -130,7 +149,7 @@ def draw(name: str) -> None:
     print(wrapped(f"{text}\nswept: {swept}\n{summary(table)}"))
     figures = metric_figures(table, axes)
     if not figures:
-        print("no numeric axis with two or more values besides seed: no curves")
+        print(wrapped(no_curves(table, axes)))
     for fig in figures:
         show_figure(fig, f"{name}: the recorded values that differ between points, against each swept axis "
                          "(over seeds: the mean with a min-max band).",

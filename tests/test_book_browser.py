@@ -1,7 +1,9 @@
 """The browser check (Playwright + Chromium) on hand-written pages: a broken page is flagged with every
-problem it has (page lint included: a stray repr, a machine path, uncaptioned and illegible figures, a wide
-table that cannot scroll), a good page passes, the screenshot is capped, and a missing Chromium is a clear
-error."""
+problem it has (page lint included: a stray repr, a machine path, uncaptioned and illegible figures, a
+clipped equation, a table sticking out of the page, one that scrolls without a cue), a good page passes at
+1280 px and at a phone's 390 px (wide things scroll with book/_static/scroll_cue.js's cue, a figure keeps
+its legible width), the screenshot is capped, the tallest chapter page is reported, and a missing Chromium
+is a clear error."""
 
 from __future__ import annotations
 
@@ -26,9 +28,15 @@ GOOD = """<html><body><article><p>fine</p><img src="data:image/png;base64,{b64}"
 <figure><img src="../pic.png" alt="A one-pixel plot."><figcaption><span class="caption-number">Fig. 1 </span>
 <span class="caption-text">A caption.</span></figcaption></figure></div>
 <div class="cell_output"><div style="overflow-x: auto">
-<table style="width: 3000px"><tr><td>wide</td></tr></table></div></div>
+<table style="width: 3000px"><tr><td>wide</td></tr></table></div>
+<figure><div class="ntp-scroll ntp-figure-scroll" style="--ntp-min-width: 1008px">
+<img src="../wide.png" alt="A wide plot kept legible."></div><figcaption>Legible.</figcaption></figure></div>
+<div class="math"><mjx-container display="true" style="display: block; overflow-x: auto">
+<mjx-math style="display: inline-block; width: 2000px">a wide sum</mjx-math></mjx-container></div>
 <div style="height: 20000px">a long page</div></article>
-<script src="../_static/figure_zoom.js"></script></body></html>"""
+<link rel="stylesheet" href="../_static/scroll_cue.css">
+<script src="../_static/figure_zoom.js"></script><script src="../_static/scroll_cue.js"></script>
+</body></html>"""
 
 BROKEN = """<html><body><article>
 <img src="missing.png"><img src="http://example.invalid/x.png">
@@ -44,6 +52,17 @@ ValueError: bad</pre></div>
 </div>
 <p>written to ROOT/results/x.csv</p><table style="width: 3000px"><tr><td>wide</td></tr></table>
 <script>fetch("https://example.invalid/data.json").catch(() => null); throw new Error("boom");</script>
+</article></body></html>"""
+
+
+# wide things without the book's scroll_cue.js/css: a display equation cut off by its box, a table that
+# scrolls with nothing to show it, an output block likewise
+WIDE = """<html><body><article>
+<div class="math" style="overflow: hidden"><mjx-container display="true" style="display: block">
+<mjx-math style="display: inline-block; width: 2000px">a cut sum</mjx-math></mjx-container></div>
+<div class="cell_output"><div class="output text_html" style="overflow-x: auto">
+<table style="width: 2500px"><tr><td>no cue</td></tr></table></div>
+<pre style="overflow-x: auto">provenance: """ + "x" * 400 + """</pre></div>
 </article></body></html>"""
 
 
@@ -72,13 +91,15 @@ def make_site(root, broken: bool) -> Project:
     (html / "pic.png").write_bytes(PNG)
     (html / "wide.png").write_bytes(wide_png())
     (html / "_static").mkdir()
-    shutil.copy(REPO / "book" / "_static" / "figure_zoom.js", html / "_static")
+    for name in ("figure_zoom.js", "scroll_cue.js", "scroll_cue.css"):
+        shutil.copy(REPO / "book" / "_static" / name, html / "_static")
     (html / "book" / "a01_good.html").write_text(GOOD.format(b64=base64.b64encode(PNG).decode()))
     (html / "index.html").write_text('<meta http-equiv="refresh" content="0; url=book/a01_good.html">')
     if broken:
         # loaded just before the good page
         (html / "book" / "a00_broken.html").write_text(BROKEN.replace("ROOT", str(root)))
         (html / "gone.html").write_text('<meta http-equiv="refresh" content="0; url=book/nowhere.html">')
+        (html / "book" / "a02_wide.html").write_text(WIDE)
     return Project(root)
 
 
@@ -88,9 +109,14 @@ def test_broken_page_is_flagged_good_page_passes(tmp_path):
     project = make_site(tmp_path, broken=True)
     lines: list[str] = []
     results, shot = check_book(project, screenshot="a01", out=lines.append)
-    by_name = {r.page.name: r for r in results}
-    assert set(by_name) == {"a01_good.html", "index.html", "a00_broken.html", "gone.html"}
-    assert by_name["a01_good.html"].problems == [] and by_name["a01_good.html"].images == 3
+    by_name = {r.page.name: r for r in results if r.width == 1280}
+    assert set(by_name) == {"a01_good.html", "index.html", "a00_broken.html", "gone.html", "a02_wide.html"}
+    assert by_name["a01_good.html"].problems == [] and by_name["a01_good.html"].images == 4
+    # the phone width: the index's page (the good page) once more; its wide figure, table and equation
+    # scroll with a cue, and the figure keeps its 1008 px: 7.0 px labels
+    phone = [r for r in results if r.width == 390]
+    assert [(r.page.name, r.problems) for r in phone] == [("a01_good.html", [])]
+    assert "[ok  ] book/a01_good.html at 390 px: 4 image(s), 1 typeset math" in lines
     assert by_name["index.html"].problems == []
     assert by_name["gone.html"].problems[0].startswith("redirect target missing:")
     problems = by_name["a00_broken.html"].problems
@@ -110,12 +136,19 @@ def test_broken_page_is_flagged_good_page_passes(tmp_path):
         "raw output in cell output 1: a Python tuple repr \"('reproduced', 'deviates')\"",
         f"machine path '{project.root}/results/x.csv' in the page text",
         "uncaptioned figure: figure 1 (pic.png): not in a figure with a caption",
-        "wide table 1: table 3000 px wide in a 1264 px container, not scrollable"], problems
-    assert by_name["a00_broken.html"].notes == [  # measured and reported, not failing
         "illegible figure: figure 2 (wide.png): illegible: shown at 300 of 2000 px, a 10 pt label at 100 dpi "
-        "renders 2.1 px (< 7)"]
-    assert any(line.startswith("[FAIL] book/a00_broken.html: 4 image(s), 0 typeset math; illegible figure")
-               for line in lines)
+        "renders 2.1 px (< 7)",
+        "wide table 1 ('wide'): 3000 px in a 1264 px box sticks out of the page column (no box of its own "
+        "scrolls)"], problems
+    wide = by_name["a02_wide.html"].problems
+    uncued = "scrolls sideways but nothing shows it (no scroll cue: book/_static/scroll_cue.js not loaded?)"
+    assert wide[:2] == [
+        "wide equation 1 ('a cut sum'): 2000 px in a 1264 px box is cut off: its box does not scroll",
+        f"wide table 1 ('no cue'): 2500 px in a 1264 px box {uncued}"], wide
+    assert len(wide) == 3 and wide[2].endswith(uncued)
+    assert wide[2].startswith("wide output 1 ('provenance: xxx")
+    assert any(line.startswith("[FAIL] book/a00_broken.html: 4 image(s), 0 typeset math") for line in lines)
+    assert "tallest chapter page: book/a01_good.html" not in lines  # no chapter: no notebook beside it
     # the screenshot of the 20000 px page is capped at 12000 px (PNG IHDR: width, height)
     assert shot == project.build_dir / "screenshots" / "a01.png"
     width, height = struct.unpack(">II", shot.read_bytes()[16:24])
@@ -124,6 +157,7 @@ def test_broken_page_is_flagged_good_page_passes(tmp_path):
     assert run_browser_check(project, screenshot="a01") == 1
     (project.html_dir / "book" / "a00_broken.html").unlink()
     (project.html_dir / "gone.html").unlink()
+    (project.html_dir / "book" / "a02_wide.html").unlink()
     assert run_browser_check(project, screenshot="a01") == 0
 
 

@@ -191,8 +191,51 @@ def test_toc_problems_and_partial_toc(tmp_path):
         html.check_ready(project, current={})
     partial = html.toc_problems(project, current={}, partial=True)
     assert len(partial) == 1 and "a03_extra" in partial[0]
-    pruned = html.partial_toc(project, keep={"a01_good"}).read_text()
-    assert "book/a01_good" in pruned and "a02_failing" not in pruned and "book/status" in pruned
+    assert html.partial_toc(project) is None  # every entry has a file or is a chapter: nothing left out
+    (tmp_path / "book" / "status.md").unlink()
+    pruned = html.partial_toc(project).read_text()  # chapters stay (a placeholder page each)
+    assert "book/a01_good" in pruned and "a02_failing" in pruned and "book/status" not in pruned
+
+
+def test_a_partial_build_keeps_every_chapter_as_a_placeholder_page(tmp_path, monkeypatch):
+    """`--only`/`--partial`: every toc chapter stays in the book (so no chapter or figure number moves); one
+    without a current notebook is a placeholder with its title, "not built in this build" and the command
+    that builds it; building it replaces the placeholder, and a hand-written page is never overwritten."""
+    project = make_project(tmp_path, {"a01_good": GOOD, "a02_failing": FAILING})
+    (tmp_path / "book" / "status.md").write_text("# Status\n")
+    a01, a02 = project.chapters()
+    written = html.write_placeholders(project, renderable={"a01_good"})
+    assert written == [a02]
+    page = html.placeholder_path(project, a02)
+    text = page.read_text()
+    assert html.is_placeholder(page) and not html.placeholder_path(project, a01).exists()
+    assert text.splitlines()[1] == f"# {html.chapter_title(a02)}" and html.chapter_title(a02) != a02.name
+    assert "not built in this build" in text and html.NOT_BUILT_CLASS in text
+    assert ".venv/bin/python -m ntputils.book build --only a02" in text
+    assert "it has not been executed in this checkout" in text
+    # the toc of the partial build lists every chapter, in the full book's order
+    assert project.toc_files(html.partial_toc(project)) == project.toc_files()
+    # a stale notebook beside its placeholder is kept out of the book (two files for one page otherwise)
+    assert html.placeholder_exclusions(tmp_path) == ["book/a02_failing.ipynb"]
+    project.executed(a02).write_text("{}")
+    html.write_placeholders(project, renderable={"a01_good"})
+    assert "its executed notebook is stale" in page.read_text()
+    # built: the placeholder goes
+    assert html.write_placeholders(project, renderable={"a01_good", "a02_failing"}) == []
+    assert not page.exists() and html.placeholder_exclusions(tmp_path) == []
+    page.write_text("# my notes\n")
+    with pytest.raises(ProjectError, match="not a placeholder page"):
+        html.write_placeholders(project, renderable={"a01_good"})
+    assert page.read_text() == "# my notes\n"
+
+
+def test_placeholder_pages_of_the_real_book_carry_each_chapters_title(tmp_path):
+    """The real toc: every chapter's placeholder has the chapter's own title (its number in the book comes
+    from its place in the toc, which a placeholder keeps)."""
+    project = Project(REPO)
+    for chapter in project.toc_chapters():
+        title = html.chapter_title(chapter)
+        assert title != chapter.name and not title.startswith("#"), chapter.name
 
 
 def test_status_page_escapes_and_sums(tmp_path):
@@ -471,10 +514,13 @@ def test_only_builds_the_html_of_what_exists_and_names_the_rest(tmp_path, monkey
     assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == cli.EXIT_OK
     out = capsys.readouterr().out
     assert "has no executed notebook" not in out and "HTML built" in out
-    assert "not built yet (or stale): a02; build them with `python -m ntputils.book build --only a02`" in out
-    assert "a02_failing" not in tocs[0].read_text() and "a01_good" in tocs[0].read_text()
+    assert "not built yet (or stale): a02;" in out
+    assert "build them with `python -m ntputils.book build --only a02`" in out
+    assert tocs[0] is None  # the whole toc: a02 is its placeholder page, numbers do not move
+    placeholder = tmp_path / "book" / "a02_failing.md"
+    assert html.is_placeholder(placeholder) and "not built in this build" in placeholder.read_text()
     assert cli.main(["--root", str(tmp_path), "build"]) == cli.EXIT_OK  # builds a02 too: nothing left out
-    assert tocs[1] is None
+    assert tocs[1] is None and not placeholder.exists()
     project.executed(project.chapters()[1]).unlink()
     assert cli.build(project, make_html=True) == cli.EXIT_OK  # a02 re-executed, a full build again
     project.executed(project.chapters()[1]).unlink()
@@ -567,3 +613,81 @@ def test_a_claim_judged_twice_fails_the_chapter(tmp_path, capsys):
     from ntputils.book.execute import evidence_problem
 
     assert evidence_problem({"preregistered": ["a"], "comparisons": [{"key": "a", "outcome": "x"}]}) is None
+
+
+def test_a_run_with_overrides_has_a_warning_banner_a_normal_run_a_note():
+    """The "How this page was produced" box of a run with -p overrides is a warning (not the book's run),
+    not the blue note of a normal run."""
+    import nbformat
+
+    from ntputils.book.execute import RUN_BANNER_TAG, _add_run_banner
+
+    def banner(parameters):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title\n\nText.")])
+        _add_run_banner(nb, {"profile": "cpu", "device": "cpu", "seed": 0, "parameters": parameters,
+                             "resolved": {"profile": "cpu", "steps": 3}}, link_status=True)
+        (cell,) = [c for c in nb.cells if RUN_BANNER_TAG in c.metadata.get("tags", [])]
+        return cell.source
+
+    normal = banner({"profile": "cpu"})
+    assert ":class: note" in normal and "warning" not in normal
+    overridden = banner({"profile": "cpu", "steps": 3})
+    assert ":class: warning" in overridden and ":class: note" not in overridden
+    assert "with overrides, not the book's run" in overridden.splitlines()[0]
+    assert "(overrides: steps=3; not the book's run)" in overridden
+
+
+def test_no_page_links_a_chapter_by_its_notebook_file():
+    """A link ``[text](<chapter>.ipynb)`` resolves only while the executed notebook exists: in a partial
+    build the chapter is a placeholder page (``book/<chapter>.md``) and the link fails the build (-W).
+    Pages link a chapter by its name: ``{doc}`text <chapter>```."""
+    project = Project(REPO)
+    names = "|".join(c.name for c in project.chapters())
+    link = __import__("re").compile(rf"\]\((?:\./)?(?:book/)?({names})\.ipynb[)#]")
+    pages = [*project.book_dir.glob("*.md"), *project.notebooks_dir.glob("*.py")]
+    generated = {project.status_page, project.scorecard_page, project.headline_page}
+    found = [f"{p.name}: {m.group(0)}" for p in pages if p not in generated and not html.is_placeholder(p)
+             for m in link.finditer(p.read_text())]
+    assert not found, found
+
+
+def test_the_browser_check_takes_a_placeholder_page_for_what_it_is(tmp_path):
+    """A placeholder page shows no run, so the browser check does not call it an orphan or stale page, as
+    long as the chapter has no current notebook; once it has one, the page is stale."""
+    from ntputils.book.browser import is_not_built_page, staleness
+    from ntputils.book.keys import KeyCalculator
+
+    project = make_project(tmp_path, {"a01_good": GOOD, "a02_failing": FAILING})
+    page = project.html_dir / "book" / "a02_failing.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(f'<div class="admonition warning {html.NOT_BUILT_CLASS}">not built in this build</div>')
+    assert is_not_built_page(page.read_text())
+    assert staleness(project, page, KeyCalculator(project)) == []
+    page.write_text("<h1>a02</h1>")  # a page of a run whose notebook is gone
+    assert any("orphan page" in p for p in staleness(project, page, KeyCalculator(project)))
+
+
+@pytest.mark.slow
+def test_only_on_a_fresh_project_builds_the_whole_book_with_placeholders(tmp_path):
+    """End to end through jupyter-book -W: `--only a01` with a02 never run (and then with a stale a02
+    notebook) exits 0; a02 is its placeholder page, numbered 2. as in the full book, its stale notebook
+    not shown."""
+    project = make_project(tmp_path, {"a01_good": chapter_text("plots"), "a02_good": GOOD})
+    toc = TOC.replace("a02_failing", "a02_good").replace("  - caption: Chapters\n",
+                                                         "  - caption: Chapters\n    numbered: true\n")
+    (tmp_path / "_toc.yml").write_text(toc)
+    shutil.copy(REPO / "_config.yml", tmp_path / "_config.yml")
+    shutil.copytree(REPO / "book" / "_static", tmp_path / "book" / "_static")
+    shutil.copy(REPO / "book" / "references.bib", tmp_path / "book" / "references.bib")
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == cli.EXIT_OK
+    page = (project.html_dir / "book" / "a02_good.html").read_text()
+    text = __import__("re").sub(r"<[^>]+>", "", page)  # the command's words are highlighted apart
+    assert html.NOT_BUILT_CLASS in page and "ntputils.book build --only a02" in text
+    assert '<span class="section-number">2. </span>' in page
+    # a stale notebook of a02 beside its placeholder: kept out of the book (one page, no -W warning)
+    shutil.copy(project.executed(project.chapters()[0]), project.executed(project.chapters()[1]))
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == cli.EXIT_OK
+    page = (project.html_dir / "book" / "a02_good.html").read_text()
+    assert html.NOT_BUILT_CLASS in page and "its executed notebook is stale" in page
+    first = (project.html_dir / "book" / "a01_good.html").read_text()
+    assert '<span class="section-number">1. </span>' in first and html.NOT_BUILT_CLASS not in first

@@ -3,23 +3,23 @@ examples."""
 
 from __future__ import annotations
 
-import struct
-import zlib
-
 import pytest
+from pngs import png
 
 from ntputils.book.page_lint import (
     MIN_LABEL_PX,
     figure_problem,
     label_px,
-    legibility_notes,
     legibility_problem,
+    legibility_problems,
     lint_page,
     machine_paths,
+    min_legible_width,
+    overflow_problem,
     path_needles,
     png_dpi,
+    png_size,
     repr_output,
-    table_problem,
 )
 
 
@@ -95,22 +95,31 @@ def test_legibility():
     assert MIN_LABEL_PX == 7.0
 
 
-def test_wide_tables():
-    assert table_problem({"width": 900, "container": 688, "scroll": False}).startswith("table 900 px wide")
-    assert table_problem({"width": 900, "container": 688, "scroll": True}) is None
-    assert table_problem({"width": 688.5, "container": 688, "scroll": False}) is None
+def test_min_legible_width_keeps_a_10pt_label_at_7px():
+    # 10 pt at 100 dpi is 13.9 px at the natural size: 1293 px may shrink to 652 px (7.003 px), not 651
+    assert min_legible_width(1293, 100) == 652 and min_legible_width(1293, None) == 652
+    assert legibility_problem(1293, 652, 100) is None and legibility_problem(1293, 651, 100)
+    assert min_legible_width(2000, 200) == 504  # a retina figure drawn at twice the dpi
+    assert min_legible_width(400, 36) == 560  # a low-dpi figure is shown larger than its pixels
+    for natural in range(1, 3000, 7):
+        for dpi in (72, 100, 144, 150, 200):
+            assert legibility_problem(natural, min_legible_width(natural, dpi), dpi) is None
 
 
-def png(width: int, height: int, dpi: float | None) -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    ihdr = chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
-    phys = chunk(b"pHYs", struct.pack(">IIB", round(dpi / 0.0254), round(dpi / 0.0254), 1)) if dpi else b""
-    idat = chunk(b"IDAT", zlib.compress(b"".join(b"\0" + b"\xff" * width for _ in range(height))))
-    return b"\x89PNG\r\n\x1a\n" + ihdr + phys + idat + chunk(b"IEND", b"")
+@pytest.mark.parametrize("state, why", [
+    ("clipped", "wide equation 2 ('sum_j x'): 787 px in a 688 px box is cut off: its box does not scroll"),
+    ("uncued", "wide equation 2 ('sum_j x'): 787 px in a 688 px box scrolls sideways but nothing shows it"),
+    ("page", "wide equation 2 ('sum_j x'): 787 px in a 688 px box sticks out of the page column"),
+    ("cued", None),
+])
+def test_wide_things_must_scroll_with_a_cue(state, why):
+    problem = overflow_problem({"kind": "equation", "index": 1, "name": "sum_j x", "state": state,
+                                "width": 787, "box": 688})
+    assert problem == why if why is None else problem.startswith(why), problem
 
 
 def test_png_dpi():
+    assert png_size(png(4, 2, 100)) == (4, 2) and png_size(b"GIF89a...") is None
     assert png_dpi(png(4, 2, 100)) == 100.0
     assert png_dpi(png(4, 2, 200)) == 200.0
     assert png_dpi(png(4, 2, None)) is None
@@ -126,17 +135,20 @@ def test_lint_page_reports_page_facts_with_where():
                      "natural": 2000, "rendered": 672},
                     {"index": 1, "src": "../_images/def.png", "alt": "A plot.", "caption": "A caption.",
                      "natural": 900, "rendered": 672}],
-        "tables": [{"index": 0, "width": 900, "container": 688, "scroll": False},
-                   {"index": 1, "width": 900, "container": 688, "scroll": True}],
+        "overflow": [{"kind": "table", "index": 0, "name": "a b c", "state": "clipped", "width": 900,
+                      "box": 688},
+                     {"kind": "table", "index": 1, "name": "d e f", "state": "cued", "width": 900,
+                      "box": 688}],
     }
-    problems = lint_page(report, ["/work/"])
+    illegible = ("illegible figure: figure 1 (abc.png): illegible: shown at 672 of 2000 px, a 10 pt label at "
+                 "100 dpi renders 4.7 px (< 7)")
+    problems = lint_page(report, ["/work/"], dpi_of=lambda src: 200.0 if src.endswith("def.png") else None)
     assert problems == [
         "raw output in cell output 0: a quoted string \"'reproduced'\"",
         "machine path '/work/shared/data' in the page text",
         "uncaptioned figure: figure 1 (abc.png): not in a figure with a caption",
-        "wide table 1: table 900 px wide in a 688 px container, not scrollable",
+        illegible,
+        "wide table 1 ('a b c'): 900 px in a 688 px box is cut off: its box does not scroll",
     ]
-    assert legibility_notes(report, dpi_of=lambda src: 200.0 if src.endswith("def.png") else None) == [
-        "illegible figure: figure 1 (abc.png): illegible: shown at 672 of 2000 px, a 10 pt label at 100 dpi "
-        "renders 4.7 px (< 7)"]
+    assert legibility_problems(report) == [illegible]  # figure 2: 900 -> 672 px at 100 dpi is 10.4 px
     assert lint_page({}, ["/work/"]) == []

@@ -387,7 +387,8 @@ def test_smoke_sweep_of_chapter_a01_on_a_local_cluster(tmp_path):
 
 def test_kernel_warnings_stay_off_the_sweep_console_and_go_to_the_point_log(tmp_path):
     """ipykernel's "Kernel is running over TCP without encryption" (the kernel's stderr, inherited from the
-    worker process) went to the sweep's console once per point; it belongs in the point's log."""
+    worker process) went to the sweep's console once per point; it belongs in the point's log. The
+    console does give the Dask dashboard's address."""
     project = make_project(tmp_path)
     run = subprocess.run(sweep_cmd(tmp_path, "-p", "x=4", "--workers", "1"), env=env(), capture_output=True,
                          text=True, timeout=180)
@@ -395,6 +396,7 @@ def test_kernel_warnings_stay_off_the_sweep_console_and_go_to_the_point_log(tmp_
     assert run.returncode == 0, console
     assert "1 ok, 0 error" in run.stdout
     assert "without encryption" not in console and "IPKernelApp" not in console, console
+    assert "dashboard: http://127.0.0.1:" in run.stdout  # where Dask users look first (bokeh is pinned)
     (point,) = (sweep_dir(project, "t01") / "points").iterdir()
     log = (point / "log").read_text()
     assert "Executing notebook with kernel" in log  # papermill's log, with the kernel's stderr after it

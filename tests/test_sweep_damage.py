@@ -58,8 +58,15 @@ def test_resuming_into_a_read_only_sweep_folder_is_one_line(project, monkeypatch
         if self.is_relative_to(folder) and any(c in mode for c in "wax+"):
             raise OSError(errno.EROFS, "Read-only file system", str(self))
         return real_open(self, mode, *args, **kwargs)
+    real_os_open = os.open
+
+    def read_only_os(path, flags, *args, **kwargs):  # filelock opens the lock file with os.open
+        if Path(path).is_relative_to(folder) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return real_os_open(path, flags, *args, **kwargs)
     folder.mkdir(parents=True)
     monkeypatch.setattr(Path, "open", read_only)
+    monkeypatch.setattr(os, "open", read_only_os)
     code = cli.main(["--root", str(project.root), "sweep", "t01", "-p", "x=1", "--no-progress"])
     out = capsys.readouterr().out
     assert code == cli.EXIT_FAILED and f"cannot write {folder / '.lock'}: Read-only file system" in out, out

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from ntputils.book import cli
 
 from chapters import add_chapter
@@ -24,7 +26,7 @@ def env() -> dict[str, str]:
     return e
 
 
-def test_sweep_report_draws_a_scratch_sweep(tmp_path, capsys):
+def test_sweep_report_draws_a_scratch_sweep(tmp_path, capfd):
     add_chapter(tmp_path, "t01_tiny", "records_claim")
     shutil.copy(REPO / "notebooks" / "c03_sweeps.py", tmp_path / "notebooks")
     sweep = subprocess.run([sys.executable, "-m", "ntputils.book", "--root", str(tmp_path), "sweep", "t01",
@@ -34,9 +36,14 @@ def test_sweep_report_draws_a_scratch_sweep(tmp_path, capsys):
     assert sweep.returncode == 1 and "6 ok, 2 error" in sweep.stdout, sweep.stdout + sweep.stderr
 
     out = tmp_path / "elsewhere"
+    capfd.readouterr()
     code = cli.main(["--root", str(tmp_path), "sweep-report", "tiny", "--out", str(out)])
-    printed = capsys.readouterr().out
-    assert code == 0, printed
+    printed, errors = capfd.readouterr()  # the file descriptors: what the kernel prints too
+    assert code == 0, printed + errors
+    # the kernel's warnings go to the report's log, not the console
+    assert "without encryption" not in printed + errors and "IPKernelApp" not in printed + errors
+    assert "Kernel is running over TCP without encryption" in (out / "tiny.log").read_text()
+    assert f"(log: {out / 'tiny.log'})" in printed
     assert (tmp_path / "sweeps" / "tiny" / "table.parquet").is_file()  # collected from the points
     nb = json.loads((out / "tiny.ipynb").read_text())
     injected = next(c for c in nb["cells"] if "injected-parameters" in c["metadata"].get("tags", []))
@@ -49,8 +56,25 @@ def test_sweep_report_draws_a_scratch_sweep(tmp_path, capsys):
     assert "swept: x = [1, 2, 3, 4], seed = [0, 1], fail_at = [4]" in html
     assert "points: 8 (2 failed); recorded values: 2; pre-registered claims: 1; checks: 0" in html
     assert "the same at every point (not drawn): 1" in html and "<code>size</code> = 7" in html
-    assert "<h1>Every committed sweep, drawn</h1>" in html and "_ntpbook_tracing" not in html
-    assert "Traceback" not in html
+    # a scratch sweep is not "every committed sweep": titled as what it is, the list of what is drawn kept
+    assert "Every committed sweep" not in html and "<h1>Scratch sweep <code>tiny</code>, drawn</h1>" in html
+    assert "not committed and not part of the book" in html and "<strong>Provenance</strong>" in html
+    assert "Scratch sweep `tiny`, drawn" in "".join(json.loads((out / "tiny.ipynb").read_text())["cells"][0]
+                                                    ["source"])
+    assert "_ntpbook_tracing" not in html and "Traceback" not in html
+    assert "no curves" not in html
+
+    # a sweep whose recorded values do not change with its axis: the true reason there are no curves
+    flat = tmp_path / "sweeps" / "flat"
+    flat.mkdir()
+    shutil.copy(tmp_path / "sweeps" / "tiny" / "sweep.json", flat)
+    table = pd.read_parquet(tmp_path / "sweeps" / "tiny" / "table.parquet")
+    table.loc[(table["kind"] == "record") & (table["metric"] == "square"), "value"] = 4.0
+    table.to_parquet(flat / "table.parquet")
+    assert cli.main(["--root", str(tmp_path), "sweep-report", "flat", "--out", str(out)]) == 0
+    html = (out / "flat.html").read_text()
+    assert "no curves: no recorded value changes with x (each is the same at every point" in html, html
+    assert "no numeric axis with two or more values besides seed" not in html  # the old, wrong reason
 
 
 def test_sweep_report_of_no_such_sweep_exits_2(tmp_path, capsys):

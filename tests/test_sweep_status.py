@@ -152,3 +152,12 @@ def test_dashboard_link_only_where_the_cluster_serves_a_dashboard(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "bokeh" else real(name))
     assert sweep_cluster.dashboard_link(FakeClient({"dashboard": 8787})) is None  # bokeh serves the pages
 
+
+
+def test_the_sweeps_local_cluster_serves_a_dashboard_on_this_machine():
+    """bokeh is pinned: the LocalCluster a sweep opens (:func:`sweep_cluster.connect`) has a dashboard on
+    this machine, on a free port, and :func:`dashboard_link` gives its address (which ``sweep`` prints)."""
+    pytest.importorskip("bokeh")
+    with sweep_cluster.connect(workers=0) as client:
+        link = sweep_cluster.dashboard_link(client)
+    assert link is not None and link.startswith("http://127.0.0.1:") and link.endswith("/status"), link

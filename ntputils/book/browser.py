@@ -19,12 +19,14 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ntputils.book.keys import KeyCalculator
-from ntputils.book.page_lint import legibility_notes, lint_page, path_needles, png_dpi
+from ntputils.book.page_lint import lint_page, path_needles, png_dpi
 from ntputils.book.project import Project
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_FLAGS = ["--disable-gpu", "--disable-quic"]  # on top of Playwright's own (headless, no sandbox, ...)
 VIEWPORT = {"width": 1280, "height": 1600}
+#: a phone: the index page and one chapter are checked at this width too (wide things scroll with a cue)
+PHONE_VIEWPORT = {"width": 390, "height": 844}
 SCREENSHOT_CLIP = {"x": 0, "y": 0, "width": 100_000, "height": 12_000}  # trimmed to the page's size
 SKIP_DIRS = {"_static", "_sources", "_images", "_downloads", "_panels_static"}
 IMAGE_MIMES = ("image/png", "image/jpeg", "image/svg+xml", "image/gif")
@@ -45,6 +47,8 @@ CHECK_JS = r"""
     Promise.all(imgs.map((i) => i.complete ? null : new Promise((r) => { i.onload = r; i.onerror = r; }))),
     sleep(20000),
   ]);
+  // two frames: book/_static/scroll_cue.js has run after the last layout change
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
   const text = (e, n) => (e.textContent || '').replace(/\s+/g, ' ').trim().slice(0, n);
   const maths = [...document.querySelectorAll('span.math, div.math')];
   const report = {
@@ -60,27 +64,46 @@ CHECK_JS = r"""
       .filter((e) => /Traceback \(most recent call last\)/.test(e.textContent || ''))
       .map((e) => text(e, 200)),
     stderr_outputs: root.querySelectorAll('.output.stderr').length,
-    // facts for ntputils.book.page_lint: text outputs, figures, tables and the visible text
+    // facts for ntputils.book.page_lint: text outputs, figures, wide things and the visible text
     outputs: [...root.querySelectorAll('.cell_output')].flatMap((c, index) =>
       [...c.querySelectorAll('.output.text_plain, .output.stream')].map((o) =>
         ({index, result: o.classList.contains('text_plain'),
           text: (o.querySelector('pre') || o).textContent.slice(0, 1e4)}))),  // pre: not the copy button
-    figures: [...root.querySelectorAll('.cell_output img')].map((i, index) => {
+    figures: [...root.querySelectorAll('.cell_output img, figure img')].map((i, index) => {
       const fig = i.closest('figure'), cap = fig && fig.querySelector('figcaption');
       return {index, src: i.getAttribute('src') || '', alt: i.getAttribute('alt'), natural: i.naturalWidth,
               rendered: i.getBoundingClientRect().width,
               caption: fig ? (cap ? text(cap.querySelector('.caption-text') || cap, 200) : '') : null};
     }),
-    tables: [...root.querySelectorAll('table')].map((t, index) => {
-      let box = t.parentElement, scroll = false;
-      for (let e = box; e && !scroll; e = e === root ? null : e.parentElement) {
-        scroll = /auto|scroll/.test(getComputedStyle(e).overflowX);
-      }
-      const inline = (e) => /inline|contents|table/.test(getComputedStyle(e).display);
-      while (box !== root && inline(box)) box = box.parentElement;
-      const width = Math.max(t.getBoundingClientRect().width, t.scrollWidth);
-      return {index, width, container: box.clientWidth, scroll};
-    }),
+    // wide things (book/_static/scroll_cue.js): each display equation, table, figure and output block whose
+    // content does not fit its box: clipped (cut, no scrolling), scrolled with or without a visible cue, or
+    // sticking out of the page column
+    overflow: [['equation', "mjx-container[display='true'], div.math mjx-container"], ['table', 'table'],
+               ['figure', '.cell_output img, figure img'], ['output', '.cell_output pre']]
+      .flatMap(([kind, selector]) => [...new Set(root.querySelectorAll(selector))].map((el, index) => {
+        const name = kind === 'figure' ? (el.getAttribute('src') || '').split('/').pop().slice(0, 24)
+                                       : text(el, 60);
+        const edge = (e) => e.getBoundingClientRect().left + e.clientLeft + e.clientWidth;
+        const cued = (s) => s.classList.contains('ntp-overflows') && [s, s.parentElement].some((e) => {
+          const cue = e && e.nextElementSibling;
+          return cue && cue.classList.contains('ntp-scroll-cue') && cue.offsetHeight > 0;
+        });
+        const box = el.getBoundingClientRect(), right = box.left + Math.max(box.width, el.scrollWidth);
+        for (let a = el; a && a !== root && a !== document.body; a = a.parentElement) {
+          const overflowX = getComputedStyle(a).overflowX;
+          if (overflowX === 'visible') continue;
+          const inner = a === el ? a.scrollWidth > a.clientWidth + 1 : right > edge(a) + 1;
+          if (!inner) continue;
+          const state = !/auto|scroll/.test(overflowX) ? 'clipped' : cued(a) ? 'cued' : 'uncued';
+          return {kind, index, name, state, width: Math.round(right - a.getBoundingClientRect().left),
+                  box: a.clientWidth};
+        }
+        const page = root.getBoundingClientRect();
+        return right > page.right + 1
+          ? {kind, index, name, state: 'page', width: Math.round(right - page.left), box: root.clientWidth}
+          : null;
+      })).filter((x) => x),
+    height: document.documentElement.scrollHeight,
     text: document.body.innerText,
   };
   // book/_static/figure_zoom.js: the first figure opens at its natural size on click and Escape closes it
@@ -157,6 +180,8 @@ class PageResult:
     notes: list[str] = field(default_factory=list)
     images: int = 0
     mjx: int = 0
+    width: int = VIEWPORT["width"]  # the viewport it was checked at
+    height: int = 0  # the page's height there, in CSS px
 
 
 def html_pages(html_dir: Path) -> list[Path]:
@@ -211,9 +236,8 @@ def zoom_problems(zoom: dict[str, Any] | None) -> list[str]:
 def evaluate(page: Path, report: dict[str, Any], notebook: Path | None,
              needles: Iterable[str] = ()) -> PageResult:
     """Turn one page report into problems (failures) and notes; ``needles``: the build machine's paths."""
-    res = PageResult(page, images=len(report["images"]), mjx=report["mjx"])
-    res.problems += lint_page(report, needles)
-    res.notes += legibility_notes(report, lambda src: image_dpi(page, src))
+    res = PageResult(page, images=len(report["images"]), mjx=report["mjx"], height=report.get("height", 0))
+    res.problems += lint_page(report, needles, lambda src: image_dpi(page, src))
     for img in report["images"]:
         src, parsed = img["src"], urlparse(img["src"])
         if parsed.scheme in ("http", "https"):
@@ -242,6 +266,13 @@ def evaluate(page: Path, report: dict[str, Any], notebook: Path | None,
     return res
 
 
+def is_not_built_page(text: str) -> bool:
+    """Whether the HTML ``text`` is a chapter's "not built in this build" placeholder page."""
+    from ntputils.book.html import NOT_BUILT_CLASS
+
+    return NOT_BUILT_CLASS in text
+
+
 def staleness(project: Project, page: Path, keys) -> list[str]:
     """Why the built chapter ``page`` is stale (empty if it is not a chapter page or is fine).
 
@@ -258,10 +289,13 @@ def staleness(project: Project, page: Path, keys) -> list[str]:
     if chapter is None:
         return []
     nb = project.executed(chapter)
+    text = page.read_text(errors="replace")
+    if is_not_built_page(text):  # a placeholder: it shows no result, so it is stale only once one exists
+        return [f"stale page: 'not built' but {nb.relative_to(project.root)} is current now; rebuild the "
+                "HTML"] if keys.renderable(chapter) else []
     if not nb.exists():
         return [f"orphan page: {nb.relative_to(project.root)} does not exist"]
     meta = read_meta(nb)
-    text = page.read_text(errors="replace")
     problems = []
     if not keys.renderable(chapter):
         problems.append(f"stale page: {nb.relative_to(project.root)} is not current (source, parameters, "
@@ -310,7 +344,8 @@ def check_book(project: Project, screenshot: str | None = "a01", chromium: str |
                     out(f"[{'ok  ' if target.is_file() else 'FAIL'}] {rel}: redirect to {redirect.group(1)}")
                     continue
                 nb = project.root / rel.with_suffix(".ipynb")
-                res = evaluate(page, load(page.as_uri()), nb if nb.exists() else None, needles)
+                shown = nb.exists() and not is_not_built_page(page.read_text(errors="replace"))
+                res = evaluate(page, load(page.as_uri()), nb if shown else None, needles)
                 res.problems += staleness(project, page, keys)
                 results.append(res)
                 out(f"[{'ok  ' if not res.problems else 'FAIL'}] {rel}: {res.images} image(s), {res.mjx} "
@@ -320,10 +355,61 @@ def check_book(project: Project, screenshot: str | None = "a01", chromium: str |
                 if page == shot_page:
                     tab.screenshot(path=shot_path, full_page=True, clip=SCREENSHOT_CLIP)
                     out(f"         screenshot: {shot_path}")
+            phone = browser.new_context(viewport=PHONE_VIEWPORT)
+            phone.set_default_timeout(PAGE_TIMEOUT_S * 1000)
+            _, load = page_loader(phone)
+            for page in phone_pages(project, pages, shot_page):
+                rel = page.relative_to(html_dir)
+                nb = project.root / rel.with_suffix(".ipynb")
+                res = evaluate(page, load(page.as_uri()), nb if nb.exists() else None, needles)
+                res.width = PHONE_VIEWPORT["width"]
+                results.append(res)
+                out(f"[{'ok  ' if not res.problems else 'FAIL'}] {rel} at {res.width} px: {res.images} "
+                    f"image(s), {res.mjx} typeset math")
+                for p in res.problems:
+                    out(f"         - {p}")
             browser.close()
     except PlaywrightError as err:
         raise ChromiumError(f"Chromium via Playwright: {err}") from err
+    tallest = tallest_chapter(project, results)
+    if tallest:
+        out(f"tallest chapter page: {tallest.page.relative_to(html_dir)}, {tallest.height} px "
+            f"at {tallest.width} px")
     return results, shot_path if screenshot else None
+
+
+def phone_pages(project: Project, pages: list[Path], chapter: Path | None) -> list[Path]:
+    """The pages checked at :data:`PHONE_VIEWPORT` too: the page ``index.html`` leads to and ``chapter``
+    (the screenshot's chapter; else the first chapter page)."""
+    html_dir, out = project.html_dir, []
+    index = html_dir / "index.html"
+    if index.is_file():
+        redirect = META_REFRESH.search(index.read_text(errors="replace")[:4000])
+        target = (index.parent / unquote(urlparse(redirect.group(1)).path)).resolve() if redirect else index
+        if target.is_file():
+            out.append(target)
+    if chapter is None:
+        chapter = next((p for p in pages if is_chapter(project, p)), None)
+    if chapter is not None and chapter.resolve() not in out:
+        out.append(chapter.resolve())
+    return [p for p in pages if p.resolve() in out]
+
+
+def is_chapter(project: Project, page: Path) -> bool:
+    """Whether ``page`` is a chapter's page (a notebook source of that name, or an executed notebook beside
+    the page's path in the project)."""
+    rel = page.relative_to(project.html_dir)
+    if rel.parent != project.book_dir.relative_to(project.root):
+        return False
+    return (page.stem in {c.name for c in project.chapters()}
+            or (project.root / rel.with_suffix(".ipynb")).is_file())
+
+
+def tallest_chapter(project: Project, results: list[PageResult]) -> PageResult | None:
+    """The tallest chapter page at :data:`VIEWPORT`'s width (None: no chapter page was checked)."""
+    chapters = [r for r in results
+                if r.width == VIEWPORT["width"] and r.height and is_chapter(project, r.page)]
+    return max(chapters, key=lambda r: r.height, default=None)
 
 
 def run_browser_check(project: Project, screenshot: str | None = "a01", chromium: str | None = None) -> int:

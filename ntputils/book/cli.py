@@ -30,11 +30,10 @@ from ntputils.book.execute import (
 )
 from ntputils.book.keys import KeyCalculator
 from ntputils.book.locks import ChapterBusy, chapter_locks, html_lock
-from ntputils.book.params import parse_overrides, read_source
+from ntputils.book.params import chapter_limits, parse_overrides, read_source
 from ntputils.book.project import Chapter, Project, ProjectError, say, seconds_problem
 from ntputils.book.scorecard import write_scorecard
 from ntputils.book.status import write_status
-from ntputils.book.sweep_spec import SweepSpecError, chapter_limits, check_limits
 from ntputils.chapter import DEFAULT_PROFILE, ParameterError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -89,7 +88,7 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
         say(f"error: {problem}")
         return EXIT_USAGE
     parameters = {"profile": overrides.pop("profile", None) or profile or DEFAULT_PROFILE, **overrides}
-    partial = partial or bool(only)  # rerunning some chapters: render what exists, name the rest
+    partial = partial or bool(only)  # rerunning some chapters: the rest are 'not built' pages
     try:
         selected = project.select(only)
     except ProjectError as err:
@@ -112,15 +111,11 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
             broken.append(RunResult(chapter, "failed", error=f"{type(err).__name__}: {err}",
                                     traceback="(static check of the chapter source; nothing was executed)"))
             continue
-        try:
-            resolved, key = keys.key(chapter, parameters)
-            # the chapter's literal LIMITS hold for a build as for a sweep (`-p d=...` out of range)
+        try:  # the one check of the values, LIMITS included, as for a sweep point
             limits = chapter_limits(read_source(chapter.source), chapter.name)
-        except (ParameterError, SweepSpecError) as err:
+            resolved, key = keys.key(chapter, parameters, limits)
+        except ParameterError as err:
             usage_errors.append(str(err))
-            continue
-        if out_of_range := check_limits(resolved, limits):
-            usage_errors += [f"{p} (chapter {chapter.name})" for p in out_of_range]
             continue
         planned.append(Planned(chapter, parameters, resolved, key))
     if usage_errors:
@@ -134,7 +129,8 @@ def build(project: Project, *, profile: str | None = None, only: list[str] | Non
     for plan in planned:
         meta = read_meta(project.executed(plan.chapter))
         if (not force and meta.get("status") == "ok" and not meta.get("latest_failure")
-                and meta.get("key") == plan.key and keys.run_current(meta)):
+                and keys.key_matches(plan.chapter, plan.parameters, meta.get("key"))
+                and keys.run_current(meta)):
             say(f"[cached] {plan.chapter.name}: up to date ({meta.get('seconds', 0):.1f} s when executed)")
             results.append(RunResult(plan.chapter, "cached", meta.get("seconds", 0.0), meta=meta))
         else:
@@ -239,25 +235,30 @@ def _write_pages(project: Project, keys: KeyCalculator, executed_now: set[str]) 
 
 
 def _build_html(project: Project, keys: KeyCalculator, executed_now: set[str], partial: bool) -> int:
-    """4. HTML: the status page links exactly the renderable chapters, i.e. those rendered."""
+    """4. HTML: the status page links exactly the renderable chapters, i.e. those rendered; in a partial
+    build every other toc chapter is a placeholder page (:func:`html.write_placeholders`), so no chapter
+    or figure number moves."""
     current = _write_pages(project, keys, executed_now)
-    toc_path = None
+    renderable = {name for name, ok in current.items() if ok}
+    toc_path, shown = None, set(renderable)
     try:
         html.check_ready(project, current, partial=partial)
+        placeholders = html.write_placeholders(project, renderable)  # none in a full build
         if partial:
-            keep = {name for name, ok in current.items() if ok}
-            toc_path = html.partial_toc(project, keep)
-            dropped = [f for f in project.toc_files() if f not in project.toc_files(toc_path)]
-            if dropped:
-                say(f"partial build: leaving out {len(dropped)} toc entries without a current page: "
+            toc_path = html.partial_toc(project)
+            if toc_path is not None:
+                dropped = [f for f in project.toc_files() if f not in project.toc_files(toc_path)]
+                say(f"partial build: leaving out {len(dropped)} toc entries without a file: "
                     + ", ".join(dropped))
-            missing = " ".join(c.short for c in project.toc_chapters() if c.name not in keep)
-            if missing:
-                say(f"not built yet (or stale): {missing}; build them with `python -m ntputils.book build "
-                    f"--only {missing}` (or all: `python -m ntputils.book build`)")
+            if placeholders:
+                missing = " ".join(c.short for c in placeholders)
+                shown |= {c.name for c in placeholders}
+                say(f"not built yet (or stale): {missing}; their pages say so (\"not built in this build\"); "
+                    f"build them with `python -m ntputils.book build --only {missing}` (or all: "
+                    "`python -m ntputils.book build`)")
     except ProjectError as err:
         say(f"error: {err}")
-        removed = html.prune_pages(project, {n for n, ok in current.items() if ok})
+        removed = html.prune_pages(project, renderable)
         say("HTML build skipped" + (f"; removed {len(removed)} stale page(s) from {project.html_dir}: "
                                     + ", ".join(removed) if removed else ""))
         return EXIT_FAILED
@@ -265,7 +266,7 @@ def _build_html(project: Project, keys: KeyCalculator, executed_now: set[str], p
     t0 = time.time()
     code = html.jupyter_book(project, toc=toc_path)
     kept = set(project.toc_files(toc_path))
-    removed = html.prune_pages(project, {n for n, ok in current.items() if ok}, toc_entries=kept)
+    removed = html.prune_pages(project, shown, toc_entries=kept)
     if removed:
         say(f"removed {len(removed)} orphan or stale page(s) from {project.html_dir}: {', '.join(removed)}")
     if code != 0:
@@ -305,8 +306,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--jobs", type=int, default=1, help="chapters executed in parallel (default 1)")
     b.add_argument("--no-html", dest="html", action="store_false", help="only execute, skip jupyter-book")
     b.add_argument("--partial", action="store_true",
-                   help="build the HTML from the chapters with a current notebook, leaving out the others "
-                        "(implied by --only)")
+                   help="build the HTML although some chapters have no current notebook: each of those is a "
+                        "page that says it is not built in this build (implied by --only)")
     b.add_argument("--timeout", type=_seconds, default=None,
                    help="seconds allowed per chapter, positive and finite (default: none)")
     b.add_argument("--allow-cpu", action="store_true",

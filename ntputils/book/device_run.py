@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import os
 import platform
@@ -209,7 +210,7 @@ def note_data_reads(root: Path) -> set[str]:
         path = os.fspath(args[0])
         if not isinstance(path, str) or not os.path.abspath(path).startswith(prefix):
             return
-        frame = sys._getframe(1)
+        frame = inspect.currentframe().f_back  # the opener's frame
         while frame is not None:
             if frame.f_code.co_name == "file_sha256":
                 return

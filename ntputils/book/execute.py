@@ -242,8 +242,11 @@ def _add_run_banner(nb, meta: dict[str, Any], link_status: bool) -> None:
     checks = meta.get("checks", [])
     passed = sum(1 for c in checks if c.get("passed"))
     status = "see the [status page](status.md)" if link_status else "see the status page"
+    # a run with -p overrides is not the book's run: a warning box, not the blue note of a normal run
+    head = ("How this page was produced: with overrides, not the book's run\n:class: warning"
+            if overrides_text(meta) else "How this page was produced\n:class: note")
     text = (
-        "```{admonition} How this page was produced\n:class: note\n"
+        f"```{{admonition}} {head}\n"
         f"Executed by `python -m ntputils.book build` with profile **{meta.get('profile')}** on device "
         f"**{meta.get('device')}** (seed {meta.get('seed')}) in {meta.get('seconds', 0):.1f} s; "
         f"parameters: {params}{_overrides_note(meta)}. Checks: {passed}/{len(checks)} passed; {status}. "

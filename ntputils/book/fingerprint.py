@@ -7,6 +7,7 @@ part of a key or fingerprint.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import sys
@@ -30,11 +31,38 @@ def dependency_pins(pyproject: Path) -> list[str]:
     return sorted(data.get("project", {}).get("dependencies", []))
 
 
+@functools.lru_cache(maxsize=256)
+def source_digest(source_text: str) -> str:
+    """sha256 of a chapter's cells as jupytext reads them (type, source, metadata), which is what a run
+    executes and its page renders. The notebook header is left out: saving a chapter in Jupyter Lab
+    without an edit rewrites it (jupytext adds ``format_version`` and ``jupytext_version``, Lab the
+    kernel's ``display_name``), and the runner sets the kernel itself. A source jupytext cannot read:
+    its text."""
+    import jupytext
+
+    try:
+        nb = jupytext.reads(source_text, fmt="py:percent")
+    except Exception:  # noqa: BLE001 - an unreadable source still has a key; its run fails
+        return hashlib.sha256(source_text.encode()).hexdigest()
+    cells = [{"cell_type": c.cell_type, "source": c.source, "metadata": c.metadata} for c in nb.cells]
+    return hashlib.sha256(json.dumps(cells, sort_keys=True, default=repr).encode()).hexdigest()
+
+
 def chapter_key(source_text: str, resolved: dict[str, Any], pins: list[str]) -> str:
-    """A build's key before the run: the chapter's source text, resolved parameters, pins and Python minor
-    version (:func:`run_key` adds what the run executed)."""
+    """A build's key before the run: the chapter's cells (:func:`source_digest`), resolved parameters, pins
+    and Python minor version (:func:`run_key` adds what the run executed)."""
+    return _key({"cells": source_digest(source_text)}, resolved, pins)
+
+
+def legacy_chapter_key(source_text: str, resolved: dict[str, Any], pins: list[str]) -> str:
+    """The key of a run recorded before :func:`chapter_key` read the cells (issue #49): the sha256 of the
+    whole source text. Such a run stays current until its chapter's text changes."""
+    return _key({"source": hashlib.sha256(source_text.encode()).hexdigest()}, resolved, pins)
+
+
+def _key(source: dict[str, str], resolved: dict[str, Any], pins: list[str]) -> str:
     payload = {
-        "source": hashlib.sha256(source_text.encode()).hexdigest(),
+        **source,
         "parameters": resolved,
         "pins": pins,
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",

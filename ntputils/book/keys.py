@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ntputils.book.execute import read_meta
-from ntputils.book.fingerprint import Package, chapter_key, dependency_pins, run_key
+from ntputils.book.fingerprint import Package, chapter_key, dependency_pins, legacy_chapter_key, run_key
 from ntputils.book.params import ChapterSpec, chapter_spec, read_source
 from ntputils.book.project import Chapter, Project
 from ntputils.chapter import ParameterError
@@ -65,10 +65,20 @@ class KeyCalculator:
             self._specs[chapter.name] = (spec, text)
         return self._specs[chapter.name]
 
-    def key(self, chapter: Chapter, parameters: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def key(self, chapter: Chapter, parameters: dict[str, Any],
+            limits: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
+        """(resolved parameters, key): :meth:`ChapterSpec.resolve` checks the values (and ``limits``)."""
         spec, text = self.spec(chapter)
-        resolved = spec.resolve(parameters)
+        resolved = spec.resolve(parameters, limits)
         return resolved, chapter_key(text, resolved, self.pins)
+
+    def key_matches(self, chapter: Chapter, parameters: dict[str, Any], recorded: Any) -> bool:
+        """Whether a run's ``recorded`` key is the chapter's key now: :func:`chapter_key`, or the
+        :func:`legacy_chapter_key` of a run recorded before the key read the cells."""
+        resolved, key = self.key(chapter, parameters)
+        if recorded == key:
+            return True
+        return recorded == legacy_chapter_key(self.spec(chapter)[1], resolved, self.pins)
 
     def is_current(self, chapter: Chapter) -> bool:
         """The executed notebook succeeded, its latest run did not fail and its key is the recomputed one."""
@@ -76,10 +86,10 @@ class KeyCalculator:
         if meta.get("status") != "ok" or meta.get("latest_failure"):
             return False
         try:
-            _, key = self.key(chapter, dict(meta.get("parameters", {})))
+            matches = self.key_matches(chapter, dict(meta.get("parameters", {})), meta.get("key"))
         except (ParameterError, SyntaxError, OSError):
             return False
-        return key == meta.get("key") and self.run_current(meta)
+        return matches and self.run_current(meta)
 
     def renderable(self, chapter: Chapter) -> bool:
         """Current, or the last good run of a chapter whose latest run failed (shown with a banner)."""

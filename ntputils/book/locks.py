@@ -1,17 +1,18 @@
-"""Per-chapter and HTML locks of the build (``fcntl.flock`` on ``.cache/book/locks/*.lock``).
+"""Per-chapter and HTML locks of the build (``filelock.FileLock`` on ``.cache/book/locks/*.lock``).
 
 A chapter's lock is held from before its kernel starts until its results are installed (a second build is
-refused, exit 3); the HTML step waits for the book-wide lock. ``flock`` locks die with their process.
+refused, exit 3); the HTML step waits for the book-wide lock. FileLock takes ``flock`` on Linux, so a lock
+dies with its process; the holder writes its pid into the file for the refusal message.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import IO
+
+from filelock import FileLock, Timeout
 
 from ntputils.book.project import Project
 
@@ -34,60 +35,48 @@ class ChapterBusy(RuntimeError):
     """Another process is building the chapter (its lock is held)."""
 
 
-def _open_lock(project: Project, name: str) -> tuple[Path, IO[str]]:
+def _write_pid(fd: int) -> None:
+    """FileLock's ``on_acquired``: the holder's pid, written through the locked descriptor."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+
+
+def _lock(project: Project, name: str) -> FileLock:
     path = project.cache_dir / "locks" / f"{name}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
-    return path, path.open("a+")
+    return FileLock(path, on_acquired=_write_pid)
 
 
-def _holder(f: IO[str]) -> str:
+def _holder(lock: FileLock) -> str:
     try:
-        f.seek(0)
-        return f.read().strip() or "unknown"
+        return Path(lock.lock_file).read_text().strip() or "unknown"
     except OSError:
         return "unknown"
-
-
-def _mark(f: IO[str]) -> None:
-    f.seek(0)
-    f.truncate()
-    f.write(f"{os.getpid()}\n")
-    f.flush()
 
 
 @contextmanager
 def chapter_locks(project: Project, names: Iterable[str]) -> Iterator[None]:
     """Hold the locks of the chapters ``names`` (non-blocking); raise :class:`ChapterBusy` if one is held."""
-    held: list[IO[str]] = []
-    try:
+    with ExitStack() as held:
         for name in sorted(set(names)):
-            path, f = _open_lock(project, name)
+            lock = _lock(project, name)
             try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = _holder(f)
-                f.close()
+                held.enter_context(lock.acquire(blocking=False))
+            except Timeout:
                 raise ChapterBusy(
-                    f"chapter {name} is being built by another process (pid {holder}, lock {path}); "
-                    "wait for that build to finish, then run again"
-                ) from None
-            _mark(f)
-            held.append(f)
+                    f"chapter {name} is being built by another process (pid {_holder(lock)}, lock "
+                    f"{lock.lock_file}); wait for that build to finish, then run again") from None
         yield
-    finally:
-        for f in held:
-            f.close()  # releases its lock
 
 
 @contextmanager
 def html_lock(project: Project, say=print) -> Iterator[None]:
     """Hold the book-wide lock of the HTML step, waiting (with one message) while another build holds it."""
-    path, f = _open_lock(project, "html")
-    with f:  # closing the file releases the lock
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            say(f"waiting for another build's HTML step (pid {_holder(f)}, lock {path}) ...")
-            fcntl.flock(f, fcntl.LOCK_EX)
-        _mark(f)
+    lock = _lock(project, "html")
+    try:
+        held = lock.acquire(blocking=False)
+    except Timeout:
+        say(f"waiting for another build's HTML step (pid {_holder(lock)}, lock {lock.lock_file}) ...")
+        held = lock.acquire()
+    with held:
         yield

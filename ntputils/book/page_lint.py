@@ -8,6 +8,7 @@ and returns a problem (a string) or ``None``; :func:`lint_page` applies them all
 from __future__ import annotations
 
 import ast
+import math
 import re
 import struct
 from collections.abc import Iterable
@@ -155,13 +156,38 @@ def legibility_problem(natural_width: float, rendered_width: float, dpi: float) 
             f"{dpi:g} dpi renders {px:.1f} px (< {MIN_LABEL_PX:g})")
 
 
-def table_problem(table: dict[str, Any]) -> str | None:
-    """A table (``width``, ``container`` width, ``scroll``: inside a horizontally scrolling element) that
-    is wider than its container and cannot be scrolled, or ``None``."""
-    if table["width"] > table["container"] + 1 and not table["scroll"]:
-        width, container = table["width"], table["container"]
-        return f"table {width:.0f} px wide in a {container:.0f} px container, not scrollable"
-    return None
+#: what a wide thing's ``state`` means (``overflow`` facts of :data:`ntputils.book.browser.CHECK_JS`)
+OVERFLOW_STATES = {
+    "clipped": "is cut off: its box does not scroll",
+    "uncued": "scrolls sideways but nothing shows it (no scroll cue: book/_static/scroll_cue.js not loaded?)",
+    "page": "sticks out of the page column (no box of its own scrolls)",
+}
+
+
+def overflow_problem(item: dict[str, Any]) -> str | None:
+    """Why a display equation, table, figure or output block that is wider than its box (``item``: ``kind``,
+    ``index``, ``name``, ``state``, ``width`` of its content, ``box`` width) is a problem, or ``None`` when it
+    scrolls with a visible cue (``state`` "cued")."""
+    why = OVERFLOW_STATES.get(item["state"])
+    if why is None:
+        return None
+    return (f"wide {item['kind']} {item['index'] + 1} ({_short(item['name'], 40)}): {item['width']:.0f} px "
+            f"in a {item['box']:.0f} px box {why}")
+
+
+def png_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) in pixels of a PNG (its IHDR chunk), or ``None`` when ``data`` is no PNG."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR" or len(data) < 24:
+        return None
+    return struct.unpack(">II", data[16:24])
+
+
+def min_legible_width(natural_width: float, dpi: float | None) -> int:
+    """The narrowest CSS width at which a ``natural_width`` px image drawn at ``dpi`` (None: the default)
+    shows a ``LABEL_PT`` label at :data:`MIN_LABEL_PX` or more: the width the book keeps every figure at
+    (``ntputils.book.sphinx_ext``; a scroll container takes what the column cannot)."""
+    scale = LABEL_PT * (dpi or DEFAULT_DPI) / 72.0
+    return math.ceil(natural_width * MIN_LABEL_PX / scale - 1e-9)
 
 
 def png_dpi(data: bytes) -> float | None:
@@ -180,22 +206,23 @@ def png_dpi(data: bytes) -> float | None:
     return None
 
 
-def legibility_notes(report: dict[str, Any], dpi_of=lambda src: None) -> list[str]:
-    """The figures of one page report whose labels render below :data:`MIN_LABEL_PX` (``dpi_of(src)``:
-    an image's dpi, None: default). Reported beside the problems, not failing the test: a figure's size
-    is the chapter's, and resizing one changes the code its committed tables were made with."""
-    notes = []
+def legibility_problems(report: dict[str, Any], dpi_of=lambda src: None) -> list[str]:
+    """The figures of one page report whose ``LABEL_PT`` labels render below :data:`MIN_LABEL_PX`
+    (``dpi_of(src)``: an image's dpi, None: the default). The book keeps each figure at least
+    :func:`min_legible_width` wide (``ntputils.book.sphinx_ext``), so this fails only where that is lost."""
+    problems = []
     for fig in report.get("figures", []):
         why = legibility_problem(fig["natural"], fig["rendered"], dpi_of(fig["src"]) or DEFAULT_DPI)
         if why:
-            notes.append(f"illegible figure: figure {fig['index'] + 1} "
-                         f"({fig['src'].rsplit('/', 1)[-1][:24]}): {why}")
-    return notes
+            problems.append(f"illegible figure: figure {fig['index'] + 1} "
+                            f"({fig['src'].rsplit('/', 1)[-1][:24]}): {why}")
+    return problems
 
 
-def lint_page(report: dict[str, Any], needles: Iterable[str]) -> list[str]:
-    """The lint problems of one page report: raw reprs/stray outputs, machine paths, uncaptioned
-    figures, unscrollable wide tables."""
+def lint_page(report: dict[str, Any], needles: Iterable[str], dpi_of=lambda src: None) -> list[str]:
+    """The lint problems of one page report: raw reprs/stray outputs, machine paths, uncaptioned and
+    illegible figures, and wide equations, tables, figures and output blocks that are cut off or scroll
+    without a visible cue."""
     problems = []
     for out in report.get("outputs", []):
         why = repr_output(out["text"], out["result"])
@@ -207,8 +234,6 @@ def lint_page(report: dict[str, Any], needles: Iterable[str]) -> list[str]:
         why = figure_problem(fig)
         if why:
             problems.append(f"uncaptioned figure: {where}: {why}")
-    for table in report.get("tables", []):
-        why = table_problem(table)
-        if why:
-            problems.append(f"wide table {table['index'] + 1}: {why}")
+    problems += legibility_problems(report, dpi_of)
+    problems += [why for why in map(overflow_problem, report.get("overflow", [])) if why]
     return problems

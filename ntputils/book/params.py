@@ -17,6 +17,8 @@ from ntputils.chapter import (
     resolve_parameters,
 )
 
+LIMITS_NAME = "LIMITS"
+
 
 @dataclass(frozen=True)
 class ChapterSpec:
@@ -26,14 +28,24 @@ class ChapterSpec:
     defaults: dict[str, Any]
     profiles: dict[str, dict[str, Any]]
 
-    def resolve(self, overrides: dict[str, Any]) -> dict[str, Any]:
-        """The parameters cell updated by the profile's file and then ``overrides``, type-checked."""
+    def resolve(self, overrides: dict[str, Any], limits: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The parameters cell updated by the profile's file and then ``overrides``: the runner's one check
+        of parameter values, for a build and for every sweep point. Each value must reach the kernel
+        (:func:`injectable_problem`), have a name, the type and profile of the chapter's own rules
+        (:func:`~ntputils.chapter.resolve_parameters`, which the kernel applies once more) and lie in
+        ``limits`` (the chapter's ``LIMITS``, :func:`chapter_limits`). Raises :class:`ParameterError`."""
         where = f" for chapter {self.name}"
+        for name, value in overrides.items():
+            if problem := injectable_problem(value):
+                raise ParameterError(f"-p {name}={value!r}: {problem}")
         check_names(list(overrides), list(self.defaults), where=where)
         profile = overrides.get("profile", self.defaults["profile"])
         if profile not in self.profiles:
             raise ParameterError(f"unknown profile {profile!r}{where}; it defines {sorted(self.profiles)}")
-        return resolve_parameters(self.defaults, {**self.profiles[profile], **overrides}, where=where)
+        resolved = resolve_parameters(self.defaults, {**self.profiles[profile], **overrides}, where=where)
+        if problems := check_limits(resolved, limits or {}):
+            raise ParameterError("; ".join(f"{p} (chapter {self.name})" for p in problems))
+        return resolved
 
     def injected(self, resolved: dict[str, Any]) -> dict[str, Any]:
         """What papermill injects for ``resolved``: the values unlike the parameters cell's."""
@@ -146,6 +158,35 @@ def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
         if not sep or not name.strip().isidentifier():
             raise ParameterError(f"-p expects NAME=VALUE, got {pair!r}")
         out[name.strip()] = parse_value(value.strip())
-        if problem := injectable_problem(out[name.strip()]):
-            raise ParameterError(f"-p {pair!r}: {problem}")
     return out
+
+
+def chapter_limits(nb, name: str) -> dict[str, Any]:
+    """The chapter's optional literal ``LIMITS = {param: (low, high) or {allowed, ...}}`` (or ``{}``):
+    ``(low, high)`` inclusive, ``None`` open."""
+    limits = literal_assignment(nb, LIMITS_NAME, name)
+    if limits is None:
+        return {}
+    ok = isinstance(limits, dict) and all(
+        (isinstance(v, tuple) and len(v) == 2) or isinstance(v, (set, frozenset)) for v in limits.values())
+    if not ok:
+        raise ParameterError(f"{LIMITS_NAME} of chapter {name} must map names to (low, high) "
+                             "or to a set of allowed values")
+    return {str(k): v if isinstance(v, tuple) else frozenset(v) for k, v in limits.items()}
+
+
+def check_limits(resolved: dict[str, Any], limits: dict[str, Any]) -> list[str]:
+    """Problems of one resolved point against ``limits`` (``[]`` if none)."""
+    problems = []
+    for key, limit in limits.items():
+        value = resolved.get(key)
+        if isinstance(limit, frozenset):
+            if value not in limit:
+                allowed = sorted(limit, key=repr)
+                problems.append(f"{key}={value!r} is not one of the chapter's values {allowed}")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            low, high = limit
+            if (low is not None and value < low) or (high is not None and value > high):
+                problems.append(f"{key}={value!r} is outside the chapter's limits "
+                                f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]")
+    return problems

@@ -29,6 +29,9 @@ DASK_CONFIG = {"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
                "distributed.scheduler.work-stealing": False, "distributed.scheduler.worker-saturation": 1.0}
 #: each worker process: BLAS/OpenMP threads capped
 WORKER_ENV = {var: "1" for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+#: a LocalCluster's Dask dashboard (bokeh serves it): this machine only, on a free port (two sweeps at
+#: once must not fight over 8787); the sweep prints its address (:func:`dashboard_link`)
+LOCAL_DASHBOARD = "127.0.0.1:0"
 
 
 #: what a worker logs, with a traceback, when one heartbeat to the scheduler fails (a busy machine, or the
@@ -206,7 +209,8 @@ def read_slurm_config(path: Path) -> dict[str, Any]:
     try:
         own = dask.config.collect([str(path)], env={})  # dask's YAML reader; raises ValueError
         if not isinstance(dask.config.get("jobqueue.slurm", None, config=own), dict):
-            raise ValueError("no `jobqueue: slurm:` section (it is a dask config file, see README.md)")
+            raise ValueError("no `jobqueue: slurm:` section (it is a dask config file, "
+                             "see book/using/sweeps.md)")
         cfg = dask.config.merge(dask.config.config, own)
         with dask.config.set(cfg):
             if problem := slurm_settings_problem(own):
@@ -364,7 +368,7 @@ def _open(stack: contextlib.ExitStack, *, workers: int, scheduler: str | None, s
             wait_for_submission(cluster, jobs)
         else:
             cluster = stack.enter_context(LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=LOCAL_DASHBOARD,
                 env=WORKER_ENV, silence_logs=40))
         client = Client(cluster)
     client.register_plugin(QuietHeartbeat())

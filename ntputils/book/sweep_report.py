@@ -1,12 +1,17 @@
 """``sweep-report NAME [--out DIR]``: the book's sweeps page (chapter :data:`PAGE`) run by papermill on one
-scratch sweep, written to ``DIR`` (default ``sweeps/NAME/report/``) as ``NAME.ipynb`` and ``NAME.html``."""
+scratch sweep, written to ``DIR`` (default ``sweeps/NAME/report/``) as ``NAME.ipynb`` and ``NAME.html``,
+titled as a scratch sweep (not the book's committed sweeps); what papermill and the kernel print (e.g.
+ipykernel's "Kernel is running over TCP without encryption") goes to ``NAME.log`` there."""
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import os
 import shutil
+import sys
 import tempfile
+from collections.abc import Iterator
 from html import escape
 from pathlib import Path
 
@@ -41,7 +46,7 @@ def report_command(project: Project, name: str, out: Path | None = None) -> int:
     except OSError as err:  # --out under a file, or in a folder that cannot be written
         print(f"error: --out: {os_problem(err)}")
         return 2
-    executed, page = out / f"{name}.ipynb", out / f"{name}.html"
+    executed, page, log = out / f"{name}.ipynb", out / f"{name}.html", out / f"{name}.log"
     work = Path(tempfile.mkdtemp(prefix=f"sweep-report-{name}-"))
     try:
         spec = {"source": str(chapter.source), "input": str(work / "input.ipynb"), "output": str(executed),
@@ -49,19 +54,67 @@ def report_command(project: Project, name: str, out: Path | None = None) -> int:
         env = worker_env(project, work / "record.json", None)
         write_currency(project, work / "currency.json")
         env[CURRENCY_ENV] = str(work / "currency.json")
-        with environment(env):
+        with environment(env), output_to(log):
             result = run_papermill(spec)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if result.get("status") != "ok":
         print(f"error: the sweeps page failed on {name}: {result.get('ename', 'no result')}: "
-              f"{result.get('evalue', '')}\n{result.get('traceback', '')}")
+              f"{result.get('evalue', '')}\n{result.get('traceback', '')}\n(log: {log})")
         return 1
     import nbformat
 
-    page.write_text(notebook_html(nbformat.read(executed, as_version=4), f"sweep {name}"))
-    print(f"wrote {executed} and {page}")
+    nb = nbformat.read(executed, as_version=4)
+    scratch_title(nb, name)
+    nbformat.write(nb, executed)
+    page.write_text(notebook_html(nb, f"scratch sweep {name}"))
+    print(f"wrote {executed} and {page} (log: {log})")
     return 0
+
+
+@contextlib.contextmanager
+def output_to(log: Path) -> Iterator[None]:
+    """This process's file descriptors 1 and 2 write to ``log`` inside the block, and so do the processes
+    it starts (papermill's kernel: ipykernel's warnings); the console gets the report's own lines only."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with log.open("ab") as f:
+            os.dup2(f.fileno(), 1)
+            os.dup2(f.fileno(), 2)
+            try:
+                yield
+            finally:
+                for stream in (sys.stdout, sys.stderr):
+                    with contextlib.suppress(OSError, ValueError):
+                        stream.flush()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+    finally:
+        for fd in saved:
+            os.close(fd)
+
+
+def scratch_title(nb, name: str) -> None:
+    """Title the report as the scratch sweep it draws: the page's title and its opening paragraph are of the
+    book's committed sweeps; the list of what is drawn for each table stays."""
+    first = next((c for c in nb.cells if c.cell_type == "markdown" and c.source.lstrip().startswith("# ")),
+                 None)
+    if first is None:
+        return
+    lines = first.source.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("* ")), len(lines))
+    end = start
+    while end < len(lines) and (lines[end].startswith(("* ", "  ")) or (
+            not lines[end].strip() and end + 1 < len(lines) and lines[end + 1].startswith("* "))):
+        end += 1
+    first.source = "\n".join([
+        f"# Scratch sweep `{name}`, drawn", "",
+        f"A **scratch sweep** (`sweeps/{name}/`): not committed and not part of the book; "
+        f"`python -m ntputils.book sweep-table {name} --publish` commits it. It is drawn by the code of the "
+        f"book's page of committed sweeps (chapter {PAGE}). For the sweep:" + ("" if start < end else "."),
+        "", *lines[start:end]]).rstrip() + "\n"
 
 
 def notebook_html(nb, title: str) -> str:

@@ -18,19 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ntputils.book.fingerprint import chapter_code_digest, dependency_pins
-from ntputils.book.params import (
-    ChapterSpec,
-    chapter_spec,
-    injectable_problem,
-    literal_assignment,
-    parse_value,
-    read_source,
-)
+from ntputils.book.params import ChapterSpec, chapter_limits, chapter_spec, parse_value, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.chapter import ParameterError
 from ntputils.committed import NAME_RE
 
-LIMITS_NAME = "LIMITS"
 RANGE_RE = re.compile(r"^(-?\d+):(-?\d+)(?::(-?\d+))?$")
 MAX_POINTS = 100_000
 
@@ -130,8 +122,6 @@ def parse_axis_values(key: str, text: str) -> list[Any]:
         raise SweepSpecError(f"-p {key}={text}: empty value in the list")
     values = [parse_value(p.strip()) for p in parts]
     for i, v in enumerate(values):
-        if problem := injectable_problem(v):
-            raise SweepSpecError(f"-p {key}={text}: {problem}")
         if repr(v) in map(repr, values[:i]):
             raise SweepSpecError(f"-p {key}={text}: duplicate value {v!r}")
     return values
@@ -172,42 +162,6 @@ def parse_axes(pairs: list[str] | None) -> dict[str, list[Any]]:
     return axes
 
 
-def chapter_limits(nb, name: str) -> dict[str, Any]:
-    """The chapter's optional literal ``LIMITS = {param: (low, high) or {allowed, ...}}`` (or ``{}``)."""
-    try:
-        limits = literal_assignment(nb, LIMITS_NAME, name)
-    except ParameterError as err:
-        raise SweepSpecError(str(err)) from None
-    if limits is None:
-        return {}
-    ok = isinstance(limits, dict) and all(
-        (isinstance(v, tuple) and len(v) == 2) or isinstance(v, (set, frozenset)) for v in limits.values())
-    if not ok:
-        raise SweepSpecError(f"{LIMITS_NAME} of chapter {name} must map names to (low, high) "
-                             "or to a set of allowed values")
-    return {str(k): v if isinstance(v, tuple) else frozenset(v) for k, v in limits.items()}
-
-
-def check_limits(resolved: dict[str, Any], limits: dict[str, Any]) -> list[str]:
-    """Problems of one resolved point against ``limits`` and the rule ``seed >= 0`` (``[]`` if none)."""
-    problems = []
-    seed = resolved.get("seed")
-    if isinstance(seed, int) and seed < 0:
-        problems.append(f"seed={seed} is negative (seeds are >= 0)")
-    for key, limit in limits.items():
-        value = resolved.get(key)
-        if isinstance(limit, frozenset):
-            if value not in limit:
-                allowed = sorted(limit, key=repr)
-                problems.append(f"{key}={value!r} is not one of the chapter's values {allowed}")
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            low, high = limit
-            if (low is not None and value < low) or (high is not None and value > high):
-                problems.append(f"{key}={value!r} is outside the chapter's limits "
-                                f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]")
-    return problems
-
-
 def code_hash(chapter_code: str, pins: list[str]) -> str:
     """sha256 of the chapter's normalized code cells, the shared data's digest, pins and Python version."""
     from ntputils.paths import data_digest
@@ -246,7 +200,10 @@ def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, p
         spec: ChapterSpec = chapter_spec(chapter.name, nb, chapter.source)
     except (ParameterError, SyntaxError) as err:
         raise SweepSpecError(f"chapter {chapter.name} is malformed: {err}") from None
-    limits = chapter_limits(nb, chapter.name)
+    try:
+        limits = chapter_limits(nb, chapter.name)
+    except ParameterError as err:
+        raise SweepSpecError(str(err)) from None
     chapter_code = chapter_code_of(nb)
     chash = code_hash(chapter_code, dependency_pins(project.pyproject))
 
@@ -257,11 +214,10 @@ def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, p
     for combo in itertools.product(*axes.values()):
         overrides = dict(zip(axes, combo, strict=True))
         try:
-            resolved = spec.resolve({**base, **overrides})
+            resolved = spec.resolve({**base, **overrides}, limits)
         except ParameterError as err:
             problems.append(str(err))
             continue
-        problems += check_limits(resolved, limits)
         pid = point_id(chash, resolved)
         if pid in seen:
             problems.append(f"points {seen[pid]} and {overrides} resolve to the same parameters")

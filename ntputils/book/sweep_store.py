@@ -5,12 +5,13 @@ them, for the driver, the table, ``sweep-status`` and ``sweep-report``."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock, Timeout, lock_descriptor
 
 from ntputils.book.fingerprint import Package, trace_digest
 from ntputils.book.project import Project
@@ -75,32 +76,32 @@ class DriverRunning(RuntimeError):
 
 @contextlib.contextmanager
 def driver_lock(directory: Path) -> Iterator[None]:
-    """One driver per sweep: an exclusive ``flock`` on ``.lock``, else :class:`DriverRunning`."""
+    """One driver per sweep: ``filelock.FileLock`` on ``.lock`` (``flock``: it dies with its process), else
+    :class:`DriverRunning`."""
     directory.mkdir(parents=True, exist_ok=True)
-    with (directory / LOCK).open("w") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise DriverRunning(f"another sweep driver (or a sweep-table --publish) is running on "
-                                f"{directory}") from None
+    try:
+        held = FileLock(directory / LOCK).acquire(blocking=False)
+    except Timeout:
+        raise DriverRunning(f"another sweep driver (or a sweep-table --publish) is running on "
+                            f"{directory}") from None
+    with held:
         yield
 
 
 @contextlib.contextmanager
 def no_driver(directory: Path) -> Iterator[None]:
-    """Hold the sweep's lock shared (read-only), so no driver starts meanwhile; :class:`DriverRunning`
-    when a driver holds it."""
+    """Hold the sweep's lock for reading, so no driver starts meanwhile; :class:`DriverRunning` when a
+    driver (or another publish) holds it. The lock file is opened read-only (filelock's
+    ``lock_descriptor``), so a sweep folder that cannot be written is still read."""
     try:
         f = (directory / LOCK).open("r")
     except FileNotFoundError:
         yield
         return
-    with f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise DriverRunning(f"the driver of sweep {directory.name!r} is still running (it holds "
-                                f"{directory / LOCK}); wait for it to finish") from None
+    with f:  # closing it releases the lock
+        if not lock_descriptor(f.fileno(), blocking=False):
+            raise DriverRunning(f"the driver of sweep {directory.name!r} is still running (it, or another "
+                                f"publish, holds {directory / LOCK}); wait for it to finish")
         yield
 
 
