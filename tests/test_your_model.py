@@ -63,6 +63,8 @@ def test_documents_by_unit_from_files_and_folders(tmp_path):
     assert read_documents(tmp_path, unit="file") == ["One story. Still one. <|endoftext|> Two.",
                                                      "para one line two para two"]
     assert read_documents(tmp_path, max_documents=3) == ["One story. Still one.", "Two.", "para one line two"]
+    (tmp_path / "wiki.md").write_text(" = Title = \n \n First  line .\n \n Second\n")  # WikiText: " " lines
+    assert read_documents(tmp_path / "wiki.md") == ["= Title =", "First line .", "Second"]
 
 
 def test_bad_corpora_are_named(tmp_path):

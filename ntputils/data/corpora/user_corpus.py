@@ -22,6 +22,7 @@ encodes the document as it is.
 from __future__ import annotations
 
 import lzma
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -77,7 +78,7 @@ def _split(text: str, unit: str) -> list[str]:
     if unit == "story":
         parts = text.split(END_OF_TEXT)
     elif unit == "paragraph":
-        parts = [block for block in text.replace("\r\n", "\n").split("\n\n")]
+        parts = re.split(r"\n[ \t\r\f\v]*\n", text)  # a blank line: nothing but spaces between two ends
     elif unit == "line":
         parts = text.splitlines()
     else:  # "file"
