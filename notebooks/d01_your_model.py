@@ -65,7 +65,7 @@ seed = 0         # seeds random, numpy and torch (and the untrained control's in
 device = "auto"  # "auto" (CUDA when present, else CPU), "cpu" or "cuda"
 model = "results/models/a07-tinystories10/step-01500"  # a model folder (Hugging Face causal LM or this book's)
 tokenizer = ""   # a tokenizer folder or file ("": the model folder's own)
-corpus = "data:tinystories/tinystories_v1_train_head.txt.xz"  # a text file or folder; data: = $NTP_DATA_DIR
+corpus = "data:tinystories/tinystories_v1_train_head.txt.xz"  # a text file or folder (data:REL is under NTP_DATA_DIR)
 unit = "auto"    # documents: "auto", "story", "paragraph", "line" or "file"
 max_documents = 10  # the first documents of the corpus (0: all)
 context_lengths = [6]  # tokens per context; several lengths: the contexts of each
