@@ -442,6 +442,42 @@ else:
     print("this model folder or corpus is not a07's cpu-profile run: nothing to compare with a07")
 
 # %% [markdown]
+# ## Geometry against the training step (a committed sweep)
+#
+# The same page run on a07's model folders at four steps of one run (the committed table `d01-steps`; its command
+# is printed below). Step 0 is the initialization, which is also the untrained control of every point, so there
+# every claim must deviate. Drawn: the off-diagonal similarities of the claims above, and the concept sign
+# agreement, against the step. Nothing is drawn when the table is missing or stale.
+
+# %% mystnb={"figure": {"caption": "The off-diagonal similarities of the model to the proxy and the theory, and the concept sign agreement, at four steps of a07's run (the committed sweep d01-steps); step 0 is the initialization.", "name": "fig-d01-steps"}, "image": {"alt": "Two line plots against the training step."}}
+STEPS_SWEEP = "d01-steps"
+pub_steps = shown_committed(STEPS_SWEEP)
+if pub_steps is not None and not pub_steps["stale"]:
+    wide = recorded_values(pub_steps["table"], "model")
+    wide.index = [int(Path(str(m)).name.removeprefix("step-")) for m in wide.index]
+    wide = wide.sort_index()
+    print(f"command: `{pub_steps['provenance'].get('command', '')}`")
+    x = np.maximum(wide.index.to_numpy(), 1)  # step 0 drawn at 1 on the log axis
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
+    for key, color in (("H_proxy_heat", "steelblue"), ("H_proxy_first", "darkorange"), ("W_proxy_occ", "seagreen"),
+                       ("H_mm_heat", "purple"), ("H_mm_first", "brown"), ("W_mm_occ", "gray")):
+        if f"d01_{key}_offdiag" in wide:
+            axes[0].plot(x, wide[f"d01_{key}_offdiag"], marker="o", color=color, label=sim_specs.get(key, key))
+    axes[0].set(xscale="log", xlabel="training step (0 drawn at 1)", ylabel="off-diagonal sim", ylim=(0, 1),
+                title="(a) similarity to the data's geometry")
+    axes[1].plot(x, wide["d01_concept_agreement"], marker="o", color="steelblue", label="model")
+    axes[1].plot(x, wide["d01_concept_agreement_control"], marker="s", ls="--", color="gray",
+                 label="control: H shuffled against the contexts")
+    axes[1].plot(x, wide["d01_concept_agreement_untrained"], ls=":", color="black", label="untrained")
+    axes[1].set(xscale="log", xlabel="training step (0 drawn at 1)", ylabel="sign agreement",
+                title=f"(b) concepts: sign agreement, top {n_concepts}")
+    axes[1].legend(fontsize=9)
+    axes[0].legend(fontsize=9)
+    plt.show()
+else:
+    print(f"the committed table {STEPS_SWEEP} is {'missing' if pub_steps is None else 'stale'}: nothing drawn")
+
+# %% [markdown]
 # ## What differs from the papers, and the limits of this page
 #
 # * **The similarity claims are the papers' visual resemblances made numbers** (paper A's Figs. 1 and 3 show
