@@ -351,6 +351,24 @@ def parser() -> argparse.ArgumentParser:
     sr.add_argument("name", help="sweep name")
     sr.add_argument("--out", type=Path, default=None, metavar="DIR", help="default: sweeps/NAME/report/")
 
+    ge = sub.add_parser("geometry", help="the papers' geometry of a model folder on a corpus (chapter d01): "
+                                         "an executed notebook and an HTML page")
+    ge.add_argument("--model", required=True, metavar="DIR",
+                    help="a Hugging Face causal LM folder (save_pretrained) or a model folder of this book")
+    ge.add_argument("--corpus", required=True, metavar="PATH",
+                    help="a .txt / .txt.xz file or a folder of them (data:REL: $NTP_DATA_DIR/REL)")
+    ge.add_argument("--tokenizer", metavar="PATH", help="tokenizer folder or file (default: the model's)")
+    ge.add_argument("--context-length", type=int, action="append", dest="context_lengths", metavar="N",
+                    help="tokens per context, repeatable (default: 6)")
+    ge.add_argument("--contexts", type=int, metavar="N", help="contexts kept (default 0: all distinct ones)")
+    ge.add_argument("--documents", type=int, metavar="N", help="first documents read (default 0: all)")
+    ge.add_argument("--words", type=int, metavar="N", help="most frequent next tokens of the word claims "
+                                                           "(default 0: all that occur)")
+    ge.add_argument("--device", help="auto (default), cpu or cuda")
+    ge.add_argument("-p", "--param", action="append", metavar="NAME=VALUE", dest="params",
+                    help="any other parameter of chapter d01 (Python literal), repeatable")
+    ge.add_argument("--out", type=Path, default=None, metavar="DIR", help="default: geometry/<model name>/")
+
     ss = sub.add_parser("sweep-status", help="points done, failed, running and pending of a sweep, its ETA, "
                                              "slowest point and last error (read-only: safe while it runs)")
     ss.add_argument("name", help="sweep name")
@@ -473,6 +491,18 @@ def _main(argv: list[str] | None = None) -> int:
         from ntputils.book.sweep_report import report_command
 
         return report_command(project, args.name, args.out)
+    if args.command == "geometry":
+        from ntputils.book.geometry import geometry_command
+
+        try:
+            overrides = parse_overrides(args.params)
+        except ParameterError as err:
+            say(f"error: {err}")
+            return EXIT_USAGE
+        return geometry_command(project, args.model, args.corpus, tokenizer=args.tokenizer,
+                                context_lengths=args.context_lengths, contexts=args.contexts,
+                                documents=args.documents, words=args.words, device=args.device,
+                                overrides=overrides, out=args.out)
     if args.command == "sweep-status":
         from ntputils.book.sweep_status import status_command
 
