@@ -22,6 +22,7 @@ from ntputils.training.pretrained import (
 )
 
 transformers = pytest.importorskip("transformers")
+from tiny_gpt2 import save_tiny_gpt2  # noqa: E402 - after the skip: it needs transformers
 
 TEXTS = [
     "the cat sat on the mat and the dog sat on the log",
@@ -35,20 +36,8 @@ TEXTS = [
 @pytest.fixture(scope="module")
 def tiny_gpt2(tmp_path_factory):
     """A 2-layer, d=32 GPT-2 with a 300-token byte-level BPE, written with save_pretrained."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(TEXTS, trainers.BpeTrainer(vocab_size=300, show_progress=False,
-                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     folder = tmp_path_factory.mktemp("tiny-gpt2")
-    transformers.PreTrainedTokenizerFast(tokenizer_object=tok).save_pretrained(folder)
-    config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, n_positions=32,
-                                     vocab_size=tok.get_vocab_size())
-    torch.manual_seed(0)
-    transformers.GPT2LMHeadModel(config).save_pretrained(folder)
-    return folder, tok.get_vocab_size()
+    return folder, save_tiny_gpt2(folder, TEXTS, vocab_size=300, n_positions=32)
 
 
 def test_load_gpt2_from_a_local_folder_and_env(tiny_gpt2, monkeypatch):

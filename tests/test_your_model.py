@@ -47,6 +47,7 @@ from ntputils.training.models import build_model
 REPO = Path(__file__).resolve().parents[1]
 A07_FOLDER = REPO / "results" / "models" / "a07-tinystories10"
 transformers = pytest.importorskip("transformers")
+from tiny_gpt2 import save_tiny_gpt2  # noqa: E402 - after the skip: it needs transformers
 
 
 # ---------------------------------------------------------------------------------------------
@@ -222,25 +223,13 @@ def test_a_changed_or_missing_model_folder_is_refused(book_folder, tmp_path):
 @pytest.fixture(scope="module")
 def tiny_hf(tmp_path_factory):
     """A 2-layer, d=32 GPT-2 with a 200-token byte-level BPE saved with save_pretrained, and a corpus."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
     texts = ["the cat sat on the mat and the dog sat on the log", "a girl named lily played in the park",
              "once upon a time there was a boat on the sea", "the sun was warm and the birds sang"] * 5
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=200, show_progress=False,
-                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     root = tmp_path_factory.mktemp("hf")
-    folder = root / "tiny-gpt2"
-    transformers.PreTrainedTokenizerFast(tokenizer_object=tok).save_pretrained(folder)
-    config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, n_positions=8,
-                                     vocab_size=tok.get_vocab_size())
-    torch.manual_seed(0)
-    transformers.GPT2LMHeadModel(config).save_pretrained(folder)
+    save_tiny_gpt2(root / "tiny-gpt2", texts, vocab_size=200, n_positions=8)
     corpus = root / "corpus.txt"
     corpus.write_text("\n\n".join(texts))
-    return folder, corpus
+    return root / "tiny-gpt2", corpus
 
 
 def test_a_hugging_face_folder_gives_h_w_and_its_untrained_twin(tiny_hf):

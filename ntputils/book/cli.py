@@ -494,15 +494,10 @@ def _main(argv: list[str] | None = None) -> int:
     if args.command == "geometry":
         from ntputils.book.geometry import geometry_command
 
-        try:
-            overrides = parse_overrides(args.params)
-        except ParameterError as err:
-            say(f"error: {err}")
-            return EXIT_USAGE
         return geometry_command(project, args.model, args.corpus, tokenizer=args.tokenizer,
                                 context_lengths=args.context_lengths, contexts=args.contexts,
                                 documents=args.documents, words=args.words, device=args.device,
-                                overrides=overrides, out=args.out)
+                                params=args.params, out=args.out)
     if args.command == "sweep-status":
         from ntputils.book.sweep_status import status_command
 

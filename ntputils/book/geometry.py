@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ntputils.book.page_report import run_page
-from ntputils.book.params import ParameterError, chapter_limits, chapter_spec, read_source
+from ntputils.book.params import ParameterError, chapter_limits, chapter_spec, parse_overrides, read_source
 from ntputils.book.project import Project, ProjectError, os_problem
 
 PAGE = "d01"
@@ -31,10 +31,11 @@ def _absolute(value: str, what: str) -> str:
 def geometry_command(project: Project, model: str, corpus: str, *, tokenizer: str | None = None,
                      context_lengths: list[int] | None = None, contexts: int | None = None,
                      documents: int | None = None, words: int | None = None, device: str | None = None,
-                     overrides: dict[str, Any] | None = None, out: Path | None = None) -> int:
-    """Run the page on ``model`` and ``corpus``; exit code 0, 1 (the page failed) or 2 (bad arguments)."""
-    params: dict[str, Any] = dict(overrides or {})
+                     params: list[str] | None = None, out: Path | None = None) -> int:
+    """Run the page on ``model`` and ``corpus`` (``params``: ``-p NAME=VALUE`` of any other parameter); exit
+    code 0, 1 (the page failed) or 2 (bad arguments)."""
     try:
+        params: dict[str, Any] = parse_overrides(params)
         params["model"] = _absolute(model, "--model")
         params["corpus"] = _absolute(corpus, "--corpus")
         if tokenizer is not None:
