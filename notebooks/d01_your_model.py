@@ -179,7 +179,7 @@ print(f"tokenizer: {tok.kind} ({tok.path}), {tok.vocab_size:,} tokens"
       + (f"; documents framed by {strings[tok.bos]} ... {strings[tok.eos]}" if tok.bos is not None else ""))
 if fm.meta:
     print("made by:", ", ".join(f"{k}={v}" for k, v in fm.meta.items()))
-record("d01_parameters", fm.parameters)
+_ = record("d01_parameters", fm.parameters)
 
 # %% [markdown]
 # ## The corpus: contexts, supports and what counting them took
@@ -199,7 +199,7 @@ record("d01_windows", cc.windows)
 record("d01_m", data.m)
 record("d01_V", data.V)
 record("d01_count_mib", cc.array_bytes / 2**20)
-record("d01_count_seconds", cc.seconds, tol=math.inf)  # a wall time
+_ = record("d01_count_seconds", cc.seconds, tol=math.inf)  # a wall time
 
 # %% [markdown]
 # ## H and W: the model and the same architecture untrained
@@ -388,7 +388,6 @@ for source, clusters in (("data", cl_data), ("model", cl_model)):
 fig = renderer.grid(grid_panels, ncols=2 ** p_grid,
                     title=f"orthants of the top {p_grid} concepts: data (top row(s)), model (bottom row(s))")
 plt.show()
-record("d01_orthant_jaccard_mean", float(np.nanmean(list(overlaps.values()))))
 
 # %% [markdown]
 # ## Checks
@@ -398,6 +397,7 @@ record("d01_orthant_jaccard_mean", float(np.nanmean(list(overlaps.values()))))
 # window once, and, when computed, $\boldsymbol L^{\rm mm}$ is certified.
 
 # %%
+record("d01_orthant_jaccard_mean", float(np.nanmean(list(overlaps.values()))))
 S_dense_heat = data.S[:, heat].toarray().astype(float)
 S_dense_heat -= S_dense_heat.mean(axis=0, keepdims=True)
 check("the Gram factor's correlations equal the dense proxy's (heatmap contexts), max |difference| <= 1e-9",
