@@ -189,36 +189,12 @@ def check_contexts(fm: FolderModel, contexts: Sequence[Sequence[int]]) -> None:
                                f"tokenizer does not match the model ({fm.path})")
 
 
-def _hf_states(model: torch.nn.Module, ids: torch.Tensor) -> torch.Tensor:
-    return model(input_ids=ids, output_hidden_states=True).hidden_states[-1]
-
-
 def context_states(fm: FolderModel, contexts: Sequence[Sequence[int]], batch_size: int = 256,
                    progress: bool = True) -> np.ndarray:
     """``H`` (d x m, float32): the state the decoder reads after the last token of each context, batched by
     context length (no padding), with a progress bar."""
     check_contexts(fm, contexts)
-    if fm.kind == NTP_MODEL_TYPE:
-        return last_layer_context_embeddings(fm.model, contexts, batch_size=batch_size, progress=progress)
-    from tqdm import tqdm
-
-    rows = [list(map(int, c)) for c in contexts]
-    lengths = np.array([len(r) for r in rows])
-    device, H = next(fm.model.parameters()).device, None
-    with torch.no_grad():
-        bar = tqdm(total=len(rows), disable=None if progress else True, desc="contexts")
-        for length in np.unique(lengths):
-            members = np.flatnonzero(lengths == length)
-            for start in range(0, members.size, batch_size):
-                chunk = members[start:start + batch_size]
-                ids = torch.tensor([rows[j] for j in chunk], dtype=torch.long, device=device)
-                last = _hf_states(fm.model, ids)[:, -1].float().cpu()
-                if H is None:
-                    H = torch.empty(last.shape[1], len(rows))
-                H[:, torch.as_tensor(chunk)] = last.T
-                bar.update(chunk.size)
-        bar.close()
-    return H.numpy()  # type: ignore[union-attr]
+    return last_layer_context_embeddings(fm.model, contexts, batch_size=batch_size, progress=progress)
 
 
 def decoder(fm: FolderModel) -> np.ndarray:

@@ -129,10 +129,11 @@ def _final_states(model: torch.nn.Module, ids: torch.Tensor) -> torch.Tensor:
     """Decoder inputs at every position ``[B, T, d]`` (after the final norm)."""
     if isinstance(model, NTPTransformer):
         return model.hidden_states(ids)
-    backbone = getattr(model, "transformer", None)
-    if backbone is None:
+    if not hasattr(model, "get_output_embeddings"):
         raise ValueError(f"cannot read hidden states of {type(model).__name__}")
-    return backbone(input_ids=ids).last_hidden_state  # GPT-2 applies ln_f here: the lm_head input
+    # any Hugging Face causal LM: the last hidden state is the lm_head input (GPT-2 and Llama apply their
+    # final norm before returning it)
+    return model(input_ids=ids, output_hidden_states=True).hidden_states[-1]
 
 
 def _device_of(model: torch.nn.Module) -> torch.device:
