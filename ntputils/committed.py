@@ -250,7 +250,9 @@ def made_with(prov: dict[str, Any]) -> str:
     """``", made on an NVIDIA H100 80GB HBM3 (cuda, tf32), torch 2.11.0+cu130, Python 3.12.3"``: the device
     and versions a table's provenance records (``""`` when it records none)."""
     env, versions = prov.get("environment") or {}, prov.get("versions") or {}
-    where = (f", made on {env['gpu']} ({env.get('device')}, {env.get('precision')})" if env.get("gpu")
+    settings = ", ".join(str(x) for x in (env.get("device"), env.get("precision"),
+                                          env.get("compile") and f"compiled: {env['compile']}") if x)
+    where = (f", made on {env['gpu']} ({settings})" if env.get("gpu")
              else f", made on {env['device']}" if env.get("device") else "")
     made = [f"torch {versions['torch']}" if versions.get("torch") else "",
             f"Python {versions['python']}" if versions.get("python") else ""]

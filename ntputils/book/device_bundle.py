@@ -44,6 +44,9 @@ TREE_LIMIT = 64 * 2**20  # what travels: tracked + untracked-not-ignored files +
 COMMAND_LIMIT = 2000  # characters of one device command
 DEADLINE_S = 570  # the whole command, hard bound (timeout)
 BUDGET_S = 540  # the runner's own deadline, archive written (pip's install comes before it)
+#: torch.compile mode of the transformer's forward on the GPU machine (:mod:`ntputils.book.device_speed`):
+#: CUDA graphs replace the eager step's kernel launches, which bound it there (issue #46)
+COMPILE_MODE = "reduce-overhead"
 STATE_DIR = "/tmp/ntpbook-device"  # on the machine's local disk: results and checkpoints between calls
 #: the paper-profile sweep of each network chapter, as ``make paper-gpu`` ran them (device=cuda: never
 #: silently on a CPU)
@@ -88,55 +91,67 @@ class BundleError(RuntimeError):
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PaperCost:
-    """What one point of a paper profile costs: FLOPs and kernel launches per optimizer step, steps, and
-    the measured seconds of one step on this project's CPU (one thread)."""
+    """What one point of a paper profile costs: FLOPs and kernel launches per optimizer step (eager, and
+    with the forward and backward compiled into CUDA graphs), steps, and the measured seconds of one step
+    on this project's CPU (one thread)."""
 
     flop_per_step: float
     launches_per_step: int
+    compiled_launches_per_step: int
     steps: int
     cpu_step_s: tuple[float, float]
     source: str
 
 
-#: measured (issue #46: the FLOP count of a07's 12 x 512 model at batch 512, the launch count of one
-#: eager step; book/performance.md: 5.3-7.5 s a step on one thread of the 2-core machine)
-PAPER_COSTS = {"a07": PaperCost(6.96e11, 1400, 42_000, (5.3, 7.5), "12 layers, d=512, batch 512")}
+#: a07: the FLOP count of the 12 x 512 model at batch 512 and the launch count of one eager step (issue #46);
+#: compiled: two graph replays, ~30 foreach AdamW kernels, the loss, the batch gather, two host syncs (an
+#: estimate); book/performance.md: 5.3-7.5 s a step on one thread of the 2-core machine
+PAPER_COSTS = {"a07": PaperCost(6.96e11, 1400, 100, 42_000, (5.3, 7.5), "12 layers, d=512, batch 512")}
 #: what a paper profile costs on this project's CPU, where no FLOP count is at hand
 PAPER_CPU_TEXT = {"a06": "about 6 h (a06-paper's training took 20,817 s on the project's 2-core machine)",
                   "b05": "a few minutes (400 steps)", "b06": "a few minutes (400 steps)"}
-#: H100 rates used by the estimate (dense peak x an efficiency range for matrices of a few thousand rows)
-H100 = {"fp32_flops": (67e12 * 0.5, 67e12 * 0.7), "tf32_flops": (495e12 * 0.3, 495e12 * 0.5),
-        "launch_s": (5e-6, 8e-6), "eval_and_setup_s": (30.0, 60.0)}
+#: GPU rates used by the estimate: dense peak x an efficiency range for matrices of a few thousand rows
+#: (H100 and H200 share the arithmetic). The seconds a launch are MEASURED, not assumed: on the H200 on
+#: 2026-11-28 the eager TF32 step of a07's paper model took more than 17.6 ms (42,000 steps not done after
+#: 739 s of training in two commands), i.e. at least 12.6 us for each of its ~1,400 launches, against the
+#: 5-8 us assumed before that run; the upper end is the lower bound x 1.6.
+GPU = {"fp32_flops": (67e12 * 0.5, 67e12 * 0.7), "tf32_flops": (495e12 * 0.3, 495e12 * 0.5),
+       "launch_s": (12.6e-6, 20e-6), "eval_and_setup_s": (30.0, 60.0), "compile_s": (60.0, 150.0)}
+#: the settings the estimate prints, in order: (label, precision, compiled)
+SETTINGS = (("fp32", "fp32", False), ("tf32", "tf32", False), ("tf32 + CUDA graphs", "tf32", True))
 
 
-def wall_estimate(cost: PaperCost, precision: str = "tf32") -> dict[str, Any]:
-    """A point's wall on one H100 as a (low, high) range in seconds: per step the larger of the compute
-    (FLOPs / rate) and the CPU's launch time (launches x seconds a launch: eager PyTorch launches
-    asynchronously, so the two overlap), times the steps, plus evaluation and set-up."""
-    rate = H100["tf32_flops" if precision == "tf32" else "fp32_flops"]
+def wall_estimate(cost: PaperCost, precision: str = "tf32", compiled: bool = False) -> dict[str, Any]:
+    """A point's wall on one H100/H200 as a (low, high) range in seconds: per step the larger of the
+    compute (FLOPs / rate) and the CPU's launch time (launches x seconds a launch: PyTorch launches
+    asynchronously, so the two overlap), times the steps, plus evaluation and set-up (and compilation)."""
+    rate = GPU["tf32_flops" if precision == "tf32" else "fp32_flops"]
     compute = (cost.flop_per_step / rate[1], cost.flop_per_step / rate[0])
-    launch = (cost.launches_per_step * H100["launch_s"][0], cost.launches_per_step * H100["launch_s"][1])
+    launches = cost.compiled_launches_per_step if compiled else cost.launches_per_step
+    launch = (launches * GPU["launch_s"][0], launches * GPU["launch_s"][1])
     step = (max(compute[0], launch[0]), max(compute[1], launch[1]))
-    extra = H100["eval_and_setup_s"]
-    return {"precision": precision, "compute_ms": tuple(round(1e3 * c, 1) for c in compute),
+    extra = tuple(GPU["eval_and_setup_s"][i] + (GPU["compile_s"][i] if compiled else 0.0) for i in (0, 1))
+    return {"precision": precision, "compiled": compiled,
+            "compute_ms": tuple(round(1e3 * c, 1) for c in compute),
             "launch_ms": tuple(round(1e3 * c, 1) for c in launch),
             "wall_s": (round(cost.steps * step[0] + extra[0]), round(cost.steps * step[1] + extra[1])),
             "cpu_h": tuple(round(cost.steps * s / 3600, 1) for s in cost.cpu_step_s)}
 
 
 def estimate_lines(prefix: str) -> list[str]:
-    """The printed wall estimate of chapter ``prefix``'s paper point (one line per precision)."""
+    """The printed wall estimate of chapter ``prefix``'s paper point (one line per setting)."""
     cost = PAPER_COSTS.get(prefix)
     if cost is None:
         return [f"{prefix}: no FLOP count recorded; on this project's CPU: "
                 f"{PAPER_CPU_TEXT.get(prefix, 'unknown')}"]
     out = [f"{prefix} paper point ({cost.source}, {cost.steps:,} steps, {cost.flop_per_step:.3g} FLOP and "
-           f"~{cost.launches_per_step:,} kernel launches a step):"]
-    for precision in ("fp32", "tf32"):
-        e = wall_estimate(cost, precision)
-        out.append(f"  {precision}: compute {e['compute_ms'][0]}-{e['compute_ms'][1]} ms, launches "
+           f"~{cost.launches_per_step:,} kernel launches a step eager, ~{cost.compiled_launches_per_step} "
+           "compiled):"]
+    for label, precision, compiled in SETTINGS:
+        e = wall_estimate(cost, precision, compiled)
+        out.append(f"  {label}: compute {e['compute_ms'][0]}-{e['compute_ms'][1]} ms, launches "
                    f"{e['launch_ms'][0]}-{e['launch_ms'][1]} ms a step -> "
-                   f"{e['wall_s'][0]}-{e['wall_s'][1]} s on one H100")
+                   f"{e['wall_s'][0]}-{e['wall_s'][1]} s on one H100/H200")
     lo, hi = wall_estimate(cost)["cpu_h"]
     out.append(f"  on this project's CPU: {lo}-{hi} h (one thread)")
     return out
@@ -287,7 +302,8 @@ class Bundle:
 
 def make_bundle(project: Project, chapter: str, pairs: list[str] | None, *, profile: str | None,
                 name: str | None, python_version: str = "3.12", state_dir: str = STATE_DIR,
-                budget_s: float = BUDGET_S, precision: str = "tf32", with_wheels: bool = True,
+                budget_s: float = BUDGET_S, precision: str = "tf32", compile_mode: str | None = COMPILE_MODE,
+                with_wheels: bool = True,
                 wheel_cache: Path | None = None) -> Bundle:
     """Plan the sweep here, write the bundle (replacing an earlier one) and measure it; raises
     :class:`BundleError` or :class:`SweepSpecError` (nothing run). ``wheel_cache``: where downloaded wheels
@@ -315,7 +331,7 @@ def make_bundle(project: Project, chapter: str, pairs: list[str] | None, *, prof
     write_json_atomic(plan_file, {"name": plan.name, "chapter": plan.chapter.name, "git": commit,
                                   "notebook": f"{BUNDLE_DIR}/{plan.name}.ipynb", "tasks": tasks, "desc": desc,
                                   "data": data, "state_dir": state_dir, "budget_s": budget_s,
-                                  "precision": precision})
+                                  "precision": precision, "compile": compile_mode})
     command = device_command(f"{BUNDLE_DIR}/{plan.name}.json", state_dir)
     tree = travelling_bytes(project.root, [folder])
     if tree > TREE_LIMIT:

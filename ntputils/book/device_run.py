@@ -29,16 +29,10 @@ all pure Python (IPython and its dependencies), so the same files install under 
 and the rehearsal (``tests/test_device_bundle.py``) installs exactly the bundle's wheels. The result is
 built by :mod:`ntputils.book.point_record`, as a papermill point's is; no executed notebook is kept.
 
-**Speed on CUDA only** (``precision: "tf32"`` in the plan): the child registers a global forward
-pre-hook that lets cuBLAS and cuDNN use TF32 while a module runs in training mode (the forward and the
-backward that follows it) and switches TF32 off for a module in eval mode, so the evaluation of the
-loss, the norms and the embedding snapshots (the geometry) stays in float32, the loss in float64 as
-the training loop computes it. Nothing is registered on a CPU run. This lives in the runner, not in
-``ntputils.training``: an edit of ``train_ntp`` would change the fingerprint of every committed table
-that trained a network (twelve of them) and mark them all STALE, while their CPU numbers do not
-depend on it. bfloat16 autocast (``train_ntp(amp=True)``), fused AdamW and CUDA graphs would need such
-an edit; the wall estimate of :func:`ntputils.book.device_bundle.wall_estimate` says what TF32 alone
-leaves.
+**Speed and progress** (:mod:`ntputils.book.device_speed`, on CUDA only, as the plan asks): TF32 while a
+module trains (the geometry is evaluated in float32), the transformer's forward compiled with CUDA graphs
+after a probe, and a progress line (step, milliseconds a step, seconds left) at steps 1, 10, 100, 1,000 and
+every 30 s, kept in ``progress.json`` so that the summary of a point the deadline stopped says how far it got.
 """
 
 from __future__ import annotations
@@ -60,6 +54,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ntputils.book.device_speed import PROGRESS_ENV, speed_up, watch_training
 from ntputils.book.environment import machine, package_versions
 from ntputils.book.execute import _die_with_parent, evidence_problem, trace_path, worker_env
 from ntputils.book.point_record import POINT_THREADS, note_error, point_meta, point_result, source_digests
@@ -117,6 +112,7 @@ def environment_of(plan: dict[str, Any]) -> dict[str, Any]:
     made_on = f"{acc['gpu']}, {machine()}" if acc["gpu"] else machine()
     return {**acc, "versions": versions(), "os_cpus": os.cpu_count(), "threads": POINT_THREADS,
             "precision": plan.get("precision", "fp32") if acc["device"] == "cuda" else "fp32",
+            "compile": plan.get("compile") if acc["device"] == "cuda" else None,
             "executor": "in-process IPython (ntputils.book.device_run)",
             "machine": made_on}
 
@@ -142,38 +138,11 @@ def code_cells(notebook: dict[str, Any], inject: dict[str, Any]) -> list[str]:
     return out
 
 
-def tf32_while_training() -> Any:
-    """On CUDA: a global forward pre-hook that enables TF32 for modules in training mode and disables it
-    in eval mode (see the module docstring); returns the hook's handle, or ``None`` without CUDA."""
-    import torch
-
-    if not torch.cuda.is_available():
-        return None
-    state = {"on": None}
-
-    def hook(module: torch.nn.Module, args: Any) -> None:
-        if module.training is not state["on"]:
-            state["on"] = module.training
-            set_tf32(module.training)
-
-    return torch.nn.modules.module.register_module_forward_pre_hook(hook)
-
-
-def set_tf32(on: bool) -> None:
-    """TF32 for float32 matrix products and convolutions on or off: torch's ``fp32_precision`` settings
-    (torch >= 2.9; mixing them with the legacy ``allow_tf32`` flags is an error there), else the flags."""
-    import torch
-
-    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
-    if hasattr(matmul, "fp32_precision") and hasattr(cudnn, "conv"):
-        matmul.fp32_precision = cudnn.conv.fp32_precision = "tf32" if on else "ieee"
-    else:  # pragma: no cover - older torch
-        matmul.allow_tf32 = cudnn.allow_tf32 = on
-
-
-def run_cells(notebook: Path, inject: dict[str, Any], precision: str) -> dict[str, Any]:
+def run_cells(notebook: Path, inject: dict[str, Any], precision: str, compile_mode: str | None = None,
+              steps: int | None = None) -> dict[str, Any]:
     """Run the notebook's code cells in an IPython shell, stopping at the first error; return the outcome
-    (``status`` ``ok`` or ``failed`` with ``ename``, ``evalue``, ``traceback``, ``cell``) and ``cells_s``."""
+    (``status`` ``ok`` or ``failed`` with ``ename``, ``evalue``, ``traceback``, ``cell``), ``cells_s`` and
+    the speed-ups applied (``speed``). ``steps``: the training's length, for the progress lines."""
     from IPython.core.interactiveshell import InteractiveShell
 
     class Shell(InteractiveShell):
@@ -181,8 +150,9 @@ def run_cells(notebook: Path, inject: dict[str, Any], precision: str) -> dict[st
             """``%matplotlib inline`` needs no event loop (the base class raises)."""
 
     shell = Shell.instance()
-    if precision == "tf32":
-        tf32_while_training()
+    speed = speed_up(precision, compile_mode)
+    progress = os.environ.get(PROGRESS_ENV)
+    watch_training(steps, Path(progress) if progress else None)
     cells = code_cells(json.loads(notebook.read_text()), inject)
     t0 = time.perf_counter()
     for number, source in enumerate(cells, 1):
@@ -193,8 +163,8 @@ def run_cells(notebook: Path, inject: dict[str, Any], precision: str) -> dict[st
         if error is not None:
             return {"status": "failed", "ename": type(error).__name__, "evalue": str(error), "cell": number,
                     "traceback": "".join(traceback.format_exception(error)),
-                    "cells_s": time.perf_counter() - t0}
-    return {"status": "ok", "cells_s": time.perf_counter() - t0}
+                    "cells_s": time.perf_counter() - t0, "speed": speed}
+    return {"status": "ok", "cells_s": time.perf_counter() - t0, "speed": speed}
 
 
 def note_data_reads(root: Path) -> set[str]:
@@ -226,7 +196,8 @@ def point_child(task_file: Path) -> int:
     task = json.loads(task_file.read_text())
     reads = note_data_reads(Path(os.environ.get("NTP_DATA_DIR", "/nonexistent")).resolve())
     try:
-        outcome = run_cells(Path(task["notebook"]), task["inject"], task.get("precision", "fp32"))
+        outcome = run_cells(Path(task["notebook"]), task["inject"], task.get("precision", "fp32"),
+                            task.get("compile"), task.get("resolved", {}).get("steps"))
     except Exception as err:  # noqa: BLE001 - the shell itself failed: the point's error
         outcome = {"status": "failed", "ename": type(err).__name__, "evalue": str(err), "cells_s": 0.0,
                    "traceback": traceback.format_exc()}
@@ -257,9 +228,10 @@ def run_point(root: Path, plan: dict[str, Any], task: dict[str, Any], sweep: Pat
     record_path = directory / "record.json"
     task_file = directory / "task.json"
     write_json_atomic(task_file, {**task, "notebook": str(root / plan["notebook"]),
-                                  "precision": plan.get("precision", "fp32")})
+                                  "precision": plan.get("precision", "fp32"), "compile": plan.get("compile")})
     child_env = worker_env(Project(root), record_path, threads=POINT_THREADS) | env
     child_env[POINT_ENV] = f"{plan['name']}/{task['id']}"
+    child_env[PROGRESS_ENV] = str(directory / "progress.json")
     t0 = time.perf_counter()
     with (directory / "log").open("a") as log:
         # a process group of its own (killed whole at the deadline) in this session, dying with this driver:
@@ -296,6 +268,16 @@ def run_point(root: Path, plan: dict[str, Any], task: dict[str, Any], sweep: Pat
                           data_read=outcome.get("data_read"))
     write_json_atomic(directory / RESULT, result)
     return result
+
+
+def progress_text(sweep: Path, point: str) -> str:
+    """`` at step N of S (X ms a step, ~T s to go)`` from the point's ``progress.json``, or ``""``."""
+    p = read_json(sweep / "points" / point / "progress.json")
+    if not p.get("step"):
+        return ""
+    of = f" of {p['steps']:,}" if p.get("steps") else ""
+    left = f", ~{p['seconds_left']:.0f} s to go" if p.get("seconds_left") is not None else ""
+    return f" at step {p['step']:,}{of} ({p['ms_per_step']} ms a step{left})"
 
 
 def archive(sweep: Path, out: Path, name: str, lines: list[str]) -> Path:
@@ -356,8 +338,8 @@ def drive(plan_path: Path, out: Path, deadline: float) -> int:
         result = run_point(root, plan, task, sweep, env, run, left)
         if result is None:
             counts["unfinished"] += 1
-            lines.append(f"point {task['id']}: stopped at the deadline (checkpointed; the same command "
-                         "resumes)")
+            lines.append(f"point {task['id']}: stopped at the deadline{progress_text(sweep, task['id'])} "
+                         "(checkpointed; the same command resumes)")
             continue
         counts[result["status"]] += 1
         lines.append(f"point {task['id']} {task['overrides']}: {result['status']} in "
