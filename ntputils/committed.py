@@ -343,6 +343,7 @@ class PaperProfileView:
     failed: str = ""  # the error of a paper-profile run that failed (its table has no values)
     state: str = ""  # state_line: current / re-certified / STALE with both refresh commands / not checked
     seeds: Any = None  # the five-seed view shown with it (show_paper_profile)
+    dots: list[DotRow] = field(default_factory=list)  # per claim: the cpu run's and the paper run's value
 
     def counts(self) -> dict[str, int]:
         """Outcome -> number of claims under the paper profile."""
@@ -351,7 +352,8 @@ class PaperProfileView:
         return self.claims["paper outcome"].value_counts().to_dict()
 
     def html(self) -> str:
-        """The section's HTML: provenance (or why there is no table), a STALE line, the two tables."""
+        """The section's HTML: provenance (or why there is no table), a STALE line, a dot plot of the
+        claims (:func:`plot_html`) and, folded below it, the two tables."""
         if not self.found:
             return (f"<p><b>No committed paper-profile run</b> of {escape(self.prefix)} "
                     f"({escape(self.error)}). Make it with <code>{escape(self.refresh)}</code>.</p>")
@@ -365,12 +367,16 @@ class PaperProfileView:
         if self.failed:
             head += ("<p style='color:#c00'><b>The committed paper-profile run FAILED</b>: "
                      f"<code>{escape(self.failed[:500])}</code></p>")
-        parts = [head + _state_html(self.stale, self.state)]
-        for title, df in (("Claims (rule fixed before either run)", self.claims),
-                          ("Recorded values", self.records)):
+        parts = [head + _state_html(self.stale, self.state), plot_html(self.dots, PAPER_LANES, "outcomes",
+                                                                "'differ': the runs' outcomes differ.")]
+        tables, sizes = [], []
+        for title, df, what in (("Claims (rule fixed before either run)", self.claims, "claims"),
+                                ("Recorded values", self.records, "recorded values")):
             if df is not None and not df.empty:
-                parts.append(f"<p><b>{title}</b></p>" + df.to_html(index=False, escape=True, border=0))
-        return "\n".join(parts)
+                tables.append(f"<p><b>{title}</b></p>" + df.to_html(index=False, escape=True, border=0))
+                sizes.append(f"{len(df)} {what}")
+        parts.append(folded(f"The numbers: {' and '.join(sizes)} (click to open)", "\n".join(tables)))
+        return "\n".join(p for p in parts if p)
 
     def text(self) -> str:
         """A plain-text summary (terminals, logs)."""
@@ -413,9 +419,15 @@ def beside_cpu(prefix: str, record: dict[str, Any], root: Path | None = None,
     rec_rows = {r["metric"]: r for r in ok[ok["kind"] == "record"].to_dict("records")}
 
     cpu_cmp = {c["key"]: c for c in record.get("comparisons", [])}
-    claims = []
+    claims, dots = [], []
     for key in [*cpu_cmp, *(k for k in cmp_rows if k not in cpu_cmp)]:
         c, r = cpu_cmp.get(key, {}), cmp_rows.get(key)
+        cpu_outcome, paper_outcome = c.get("outcome"), (r["outcome"] if r else None)
+        dots.append(DotRow(str(key), [Dot(0, c.get("measured"), cpu_outcome, c.get("low"), c.get("high")),
+                                      Dot(1, _paper_value(r) if r else None, paper_outcome,
+                                          r.get("low") if r else None, r.get("high") if r else None)],
+                           note="differ" if c and r and cpu_outcome != paper_outcome else "",
+                           note_outcome="deviates"))
         claims.append({"key": key, "claim": c.get("claim", ""), "rule": c.get("rule", ""),
                        "cpu": _shown(c.get("measured")) if c else "-", "cpu outcome": c.get("outcome", "-"),
                        "paper": _shown(_paper_value(r)) if r else "-",
@@ -438,7 +450,7 @@ def beside_cpu(prefix: str, record: dict[str, Any], root: Path | None = None,
     return PaperProfileView(prefix, True, stale=pub["stale"], provenance=pub["provenance"],
                             refresh=refresh, claims=pd.DataFrame(claims), records=pd.DataFrame(records),
                             checks=checks, failed=failed or ("failed" if len(bad) else ""),
-                            state=state_line(sweep_name(prefix), pub))
+                            state=state_line(sweep_name(prefix), pub), dots=dots)
 
 
 def show_paper_profile(prefix: str, record: dict[str, Any], profile: str) -> PaperProfileView | None:
@@ -736,20 +748,42 @@ class SeedsView:
     rows: Any = None  # DataFrame: claim, [rule,] reproduced, seed 0 ... seed 4, verdict
     error: str = ""
     same_seed: str = ""  # :func:`same_seed_line`
+    dots: list[DotRow] = field(default_factory=list)  # per claim: each seed's value (:func:`dot_figure`)
+    lanes: list[tuple[str, str]] = field(default_factory=list)  # the seeds, top to bottom in a row
 
     def html(self) -> str:
-        """A one-line note with the command that makes the table, or its STALE line and the table."""
+        """A one-line note with the command that makes the table, or its STALE line, a dot plot of the
+        seeds' values and, folded below it, the table."""
         if not self.found:
             return (f"<p>No committed five-seed run of {escape(self.prefix)} ({escape(self.error)}). Make it "
                     f"with <code>{escape(seeds_command(self.prefix))}</code>.</p>")
+        n = 0 if self.rows is None else len(self.rows)
+        table = self.rows.to_html(index=False, escape=True, border=0) if n else ""
         return (f"<p><b>Five seeds</b> (a claim is reproduced when it holds at {SEEDS_REPRODUCED_AT} or more "
                 f"of them, fragile at fewer, deviates at none)</p>"
                 + _state_html(self.stale, self.state)
                 + (f"<p>{escape(self.same_seed)}</p>" if self.same_seed else "")
-                + self.rows.to_html(index=False, escape=True, border=0))
+                + plot_html(self.dots, self.lanes, "held at",
+                            "'held at': reproduced at k of n seeds ('all same': every seed measured the "
+                            "same value).")
+                + folded(f"The numbers: {n} claims x {len(self.lanes)} seeds, each value and outcome "
+                         "(click to open)", table))
+
+    def text(self) -> str:
+        """A plain-text summary (terminals, logs)."""
+        if not self.found:
+            return f"no committed five-seed run of {self.prefix}: {self.error}"
+        verdicts = self.rows["verdict"].value_counts().to_dict() if self.rows is not None and len(self.rows) \
+            else {}
+        return (f"five-seed run {seeds_name(self.prefix)}: {0 if self.rows is None else len(self.rows)} "
+                f"claims, verdicts {verdicts}"
+                + (" [STALE]" if self.stale else " [currency not checked]" if self.stale is None else ""))
 
     def _repr_html_(self) -> str:
         return self.html()
+
+    def __repr__(self) -> str:
+        return self.text()
 
 
 def seeds_view(prefix: str, record: dict[str, Any] | None = None, root: Path | None = None,
@@ -769,10 +803,19 @@ def seeds_view(prefix: str, record: dict[str, Any] | None = None, root: Path | N
     cpu = {c.get("key"): c for c in (record or {}).get("comparisons", [])}
     rules = (table[table["kind"] == "compare"].groupby("metric")["rule"].first().to_dict()
              if "rule" in table else {})
-    rows = []
+    rows, dots = [], []
     claims = seed_claims(table)
+    seeds = sorted({s for c in claims.values() for s in c["outcomes"]})
+    judged = table[table["kind"] == "compare"]
+    judged = judged[judged["status"] == "ok"] if "status" in judged else judged
+    bounds = {(r["metric"], int(r["seed"])): (r.get("low"), r.get("high")) for r in judged.to_dict("records")}
     for key, c in claims.items():
-        row = {"claim": cpu.get(key, {}).get("claim") or key}
+        marks = [Dot(seeds.index(s), c["values"][s], o, *bounds.get((key, s), (None, None)))
+                 for s, o in c["outcomes"].items()]
+        dots.append(DotRow(str(key), marks, note="all same" if c["verdict"] == SEED_NOT_USED else
+                           f"{c['k']}/{c['n']}",
+                           note_outcome=c["verdict"]))
+        row = {"key": key, "claim": cpu.get(key, {}).get("claim") or key}
         if cpu or rules:
             row["rule"] = cpu.get(key, {}).get("rule") or rules.get(key, "")
         row["reproduced"] = "seed not used" if c["verdict"] == SEED_NOT_USED else f"{c['k']}/{c['n']}"
@@ -781,7 +824,8 @@ def seeds_view(prefix: str, record: dict[str, Any] | None = None, root: Path | N
         flip = f"; {MACHINE_FRAGILE}" if c["machine_fragile"] else ""
         rows.append(row | {"verdict": c["verdict"] + flip})
     return SeedsView(prefix, True, stale=pub["stale"], state=state_line(name, pub), rows=pd.DataFrame(rows),
-                     same_seed=same_seed_line(claims, record))
+                     same_seed=same_seed_line(claims, record), dots=dots,
+                     lanes=[(f"seed {s}", "o") for s in seeds])
 
 
 def seed_tables(root: Path | None = None, currency: dict[str, Any] | None = None) -> dict[str, dict]:
@@ -790,3 +834,277 @@ def seed_tables(root: Path | None = None, currency: dict[str, Any] | None = None
     return {prefix: {"claims": seed_claims(pub["table"]), "provenance": pub["provenance"],
                      "stale": pub["stale"]}
             for prefix, pub in _tables(SEEDS_SUFFIX, root, currency).items()}
+
+
+# ----------------------------------------------------------------------------------------------
+# the evidence at a glance: one dot plot per view (a row per claim, a dot per run), tables folded
+# ----------------------------------------------------------------------------------------------
+
+#: a dot's colour by the outcome of its claim at that run; any other outcome (not run, failed, not
+#: reproduced, not judged by that run): :data:`OTHER_COLOUR`
+OUTCOME_COLOURS = {"reproduced": "#1b7837", "deviates": "#b2182b", CANNOT_FAIL: "#b35806"}
+OTHER_COLOUR = "#7f7f7f"
+#: a row whose numbers are all positive and span more than this ratio is drawn on a logarithmic axis
+LOG_RATIO = 100.0
+#: the plot's width (inches; shown 100 px an inch, so 800 px: a text column), resolution and font size
+PLOT_WIDTH_IN, PLOT_DPI, PLOT_FONT_PT = 8.0, 100, 10
+#: x positions (inches) of the plot's columns: claim labels end, the no-number column, the row's smallest
+#: number (right-aligned), the strip of values, the row's largest number, the note column's centre
+_X_LABEL, _X_NA, _X_MIN, _STRIP, _X_MAX, _X_NOTE = 2.45, 2.62, 3.4, (3.48, 6.45), 6.53, 7.45
+_PAD = 0.04  # share of the strip left free at each end (where +-inf is drawn)
+PAPER_LANES = (("cpu run (this page)", "o"), ("paper profile", "D"))
+
+
+@dataclass
+class Dot:
+    """One run's measurement of a claim in a dot plot (:func:`dot_figure`): its ``lane`` (which run: the cpu
+    run, the paper run, a seed), the ``value`` as recorded (a number, ``"inf"``, JSON text of a list,
+    ``None``: not measured), the claim's ``outcome`` at that run (``None``: that run did not judge it)
+    and the rule's bounds at that run (``low``/``high``; ``None``: open or not recorded)."""
+
+    lane: int
+    value: Any
+    outcome: str | None
+    low: Any = None
+    high: Any = None
+
+
+@dataclass
+class DotRow:
+    """One claim of a dot plot: its short ``label``, one :class:`Dot` per run, and a short ``note`` shown at
+    the right end (e.g. ``4/5``) in the colour of ``note_outcome``."""
+
+    label: str
+    dots: list[Dot]
+    note: str = ""
+    note_outcome: str | None = None
+
+
+def _number(value: Any) -> float | None:
+    """A recorded value as a float (``inf`` included); ``None`` when it has no number (missing, NaN, a
+    bool, a list, text)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(x) else x
+
+
+def _bound(value: Any) -> float | None:
+    """A rule bound as recorded (``low``/``high`` of a record or a table row): a finite float or ``None``."""
+    x = _number(value)
+    return x if x is not None and math.isfinite(x) else None
+
+
+def _colour(outcome: str | None) -> str:
+    return OUTCOME_COLOURS.get(str(outcome), OTHER_COLOUR)
+
+
+def row_scale(row: DotRow) -> tuple[Callable[[float], float], float, float, bool] | None:
+    """A row's own axis: ``(position, smallest, largest, log)`` over its finite values and bounds, where
+    ``position(x)`` is the share of the strip (``_PAD`` at the smallest number, ``1 - _PAD`` at the largest,
+    ``0.5`` when all are equal); ``None`` when the row has no finite number."""
+    nums = [x for d in row.dots for x in (_number(d.value), _bound(d.low), _bound(d.high))
+            if x is not None and math.isfinite(x)]
+    if not nums:
+        return None
+    lo, hi = min(nums), max(nums)
+    log = lo > 0 and hi / lo > LOG_RATIO
+    def scaled(x: float) -> float:
+        return math.log10(x) if log else x
+    a, b = scaled(lo), scaled(hi)
+
+    def position(x: float) -> float:
+        return 0.5 if b == a else _PAD + (1 - 2 * _PAD) * (scaled(x) - a) / (b - a)
+
+    return position, lo, hi, log
+
+
+def _label(text: str, width_in: float, fits: Callable[[str], float]) -> str:
+    """``text`` cut in the middle (with an ellipsis) to ``width_in`` inches as ``fits`` measures it: its
+    start and its end stay (keys differ at both: ``sim_H_proxy_STS_TF`` / ``..._offdiag``)."""
+    if fits(text) <= width_in:
+        return text
+    head, tail = text[: len(text) // 2], text[len(text) // 2:]
+    while len(head) + len(tail) > 4 and fits(f"{head}\u2026{tail}") > width_in:
+        if len(head) >= len(tail):
+            head = head[:-1]
+        else:
+            tail = tail[1:]
+    return f"{head}\u2026{tail}"
+
+
+def dot_figure(rows: list[DotRow], lanes: tuple[tuple[str, str], ...] | list[tuple[str, str]],
+               note_title: str = "") -> Any:
+    """A compact dot plot (a matplotlib ``Figure``, Agg): one row per claim, in each row one mark per run
+    (``lanes``: name and marker of each run, drawn top to bottom), coloured by the claim's outcome at
+    that run. Each row has its own axis (:func:`row_scale`): its smallest and largest number stand at the
+    strip's ends; the rule's bounds are black bars, shaded on the side where the rule holds. A value with
+    no number is an ``x`` in the ``n/a`` column, ``inf`` a triangle at the strip's end: no value is left
+    out. Every mark is a ``Line2D`` whose gid is ``dot``, ``inf`` or ``no number``; a bound's bar has gid
+    ``bound``."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    n = max(len(lanes), 1)
+    spacing = 0.09 if n <= 2 else 0.05
+    row_h = max(0.24, spacing * (n - 1) + 0.1)
+    width = PLOT_WIDTH_IN
+    fig = Figure(figsize=(width, 1.0), dpi=PLOT_DPI)  # its height is set below the legend's lines
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0, 0, 1, 1))  # data coordinates are inches from the top left corner
+    ax.set_xlim(0, width)
+    ax.set_ylim(1.0, 0)
+    ax.set_axis_off()
+    renderer = fig.canvas.get_renderer()
+    font = {"fontsize": PLOT_FONT_PT}
+
+    def text_width(text: str) -> float:
+        t = ax.text(0, 0, text, **font)
+        w = t.get_window_extent(renderer).width / fig.dpi
+        t.remove()
+        return w
+
+    # legend: the outcome colours, then the runs' markers
+    x, y = 0.08, 0.2
+    items = [("o", _colour(o), o) for o in OUTCOME_COLOURS]
+    items.append(("o", OTHER_COLOUR, "other"))
+    lane_items = [(m, "#333333", name) for name, m in lanes] if n <= 2 else []
+    for marker, colour, name in items + lane_items:
+        w = text_width(name) + 0.22
+        if x + w > width - 0.05:
+            x, y = 0.08, y + 0.2
+        ax.plot([x + 0.06], [y], marker=marker, color=colour, markersize=6, linestyle="none")
+        ax.text(x + 0.15, y, name, va="center", **font)
+        x += w + 0.15
+    if n > 2:
+        order = f"runs top to bottom in each row: {lanes[0][0]} ... {lanes[-1][0]}"
+        if x + text_width(order) > width - 0.05:
+            x, y = 0.08, y + 0.2
+        ax.text(x, y, order, va="center", **font)
+    head = y + 0.27
+    bold = {**font, "fontweight": "bold", "va": "center"}
+    ax.text(0.08, head, "claim", ha="left", **bold)
+    ax.text(_X_NA, head, "n/a", ha="center", **bold)
+    ax.text(_X_MIN, head, "min", ha="right", **bold)
+    ax.text(sum(_STRIP) / 2, head, "value (each row its own axis)", ha="center", **bold)
+    ax.text(_X_MAX, head, "max", ha="left", **bold)
+    if note_title:
+        ax.text(_X_NOTE, head, note_title, ha="center", **bold)
+    top = head + 0.15
+    height = top + row_h * max(len(rows), 1) + 0.1
+    fig.set_size_inches(width, height)
+    ax.set_ylim(height, 0)
+    ax.plot([0.05, width - 0.05], [top, top], color="#999999", linewidth=0.8)
+
+    strip_w = _STRIP[1] - _STRIP[0]
+    for i, row in enumerate(rows):
+        y0, yc = top + i * row_h, top + (i + 0.5) * row_h
+        if i % 2:
+            ax.add_patch(Rectangle((0.05, y0), width - 0.1, row_h, facecolor="#f3f3f3", edgecolor="none",
+                                   zorder=0))
+        ax.text(_X_LABEL, yc, _label(row.label, _X_LABEL - 0.08, text_width), ha="right", va="center", **font)
+        if row.note:
+            ax.text(_X_NOTE, yc, row.note, ha="center", va="center", color=_colour(row.note_outcome), **font)
+
+        def lane_y(lane: int, yc: float = yc) -> float:
+            return yc + (lane - (n - 1) / 2) * spacing
+
+        scale = row_scale(row)
+        if scale is not None:
+            position, lo, hi, log = scale
+
+            def xof(v: float, position: Callable[[float], float] = position) -> float:
+                return _STRIP[0] + strip_w * position(v)
+
+            ax.plot([_STRIP[0], _STRIP[1]], [yc, yc], color="#cccccc", linewidth=0.8, zorder=1)
+            ax.text(_X_MIN, yc, f"{lo:.3g}", ha="right", va="center", **font)
+            ax.text(_X_MAX, yc, f"{hi:.3g}" + (" log" if log else ""), ha="left", va="center", **font)
+            # one bar across the row when every measured value was judged against the same bounds, else
+            # a short bar in each value's lane (a chance level that differs by run, a table without bounds)
+            bounds = {(_bound(d.low), _bound(d.high)) for d in row.dots if _number(d.value) is not None}
+            spans = ([(b, yc - row_h * 0.42, yc + row_h * 0.42) for b in bounds - {(None, None)}]
+                     if len(bounds) == 1 else
+                     [((_bound(d.low), _bound(d.high)), lane_y(d.lane) - spacing / 2,
+                       lane_y(d.lane) + spacing / 2) for d in row.dots
+                      if (_bound(d.low), _bound(d.high)) != (None, None)])
+            for (low, high), ya, yb in spans:
+                left = xof(low) if low is not None else _STRIP[0]
+                right = xof(high) if high is not None else _STRIP[1]
+                ax.add_patch(Rectangle((left, ya), max(right - left, 0.0), yb - ya, facecolor="#1b7837",
+                                       alpha=0.12, edgecolor="none", zorder=1))
+                for b in (low, high):
+                    if b is not None:
+                        ax.plot([xof(b), xof(b)], [ya, yb], color="black", linewidth=1.4, zorder=2,
+                                gid="bound")
+        for d in row.dots:
+            v, colour, yd = _number(d.value), _colour(d.outcome), lane_y(d.lane)
+            marker = lanes[d.lane][1] if d.lane < len(lanes) else "o"
+            if v is None:
+                ax.plot([_X_NA], [yd], marker="x", color=colour, markersize=5, markeredgewidth=1.5,
+                        linestyle="none", gid="no number", zorder=3)
+            elif math.isinf(v):
+                ax.plot([_STRIP[1] if v > 0 else _STRIP[0]], [yd], marker=">" if v > 0 else "<",
+                        color=colour, markersize=6, linestyle="none", gid="inf", zorder=3)
+            else:
+                assert scale is not None  # a finite value gives the row a scale
+                ax.plot([_STRIP[0] + strip_w * scale[0](v)], [yd], marker=marker, color=colour,
+                        markersize=5.5 if n <= 2 else 5, markeredgecolor="white", markeredgewidth=0.5,
+                        linestyle="none", gid="dot", zorder=3)
+    return fig
+
+
+def figure_png(fig: Any) -> bytes:
+    """The PNG bytes of a :func:`dot_figure` (RGB: it has no transparency, a sixth smaller than RGBA)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    fig.canvas.draw()
+    buf = io.BytesIO()
+    Image.fromarray(np.asarray(fig.canvas.buffer_rgba())[..., :3]).save(buf, format="PNG", optimize=True)
+    return buf.getvalue()
+
+
+def plot_caption(lanes: tuple[tuple[str, str], ...] | list[tuple[str, str]], note: str = "") -> str:
+    """The line above a dot plot: what the axis, a mark and (``note``) the right column are."""
+    order = f" Runs: {lanes[0][0]} to {lanes[-1][0]}, top to bottom in each row." if len(lanes) > 2 else ""
+    return ("Axis: each row its own, from min to max, the row's smallest and largest number (values and "
+            "the rule's bounds; 'log': logarithmic). Black bars: the rule's bounds, the shaded side passes; "
+            "grey: other outcomes (not run, failed, not judged); \u00d7: no number (not measured, or a list "
+            f"of values); \u25b6 / \u25c0: inf / -inf.{order}" + (f" {note}" if note else ""))
+
+
+def plot_html(rows: list[DotRow], lanes: tuple[tuple[str, str], ...] | list[tuple[str, str]],
+              note_title: str = "", note: str = "") -> str:
+    """A :func:`dot_figure` as HTML: the caption line and the PNG inline (base64), 800 px wide; ``""`` for
+    no rows. A plot that cannot be drawn says why in one line (the tables below it still show)."""
+    import base64
+
+    if not rows:
+        return ""
+    try:
+        fig = dot_figure(rows, lanes, note_title)
+        png = base64.b64encode(figure_png(fig)).decode("ascii")
+    except Exception as err:  # noqa: BLE001 - a page's tables must show even when matplotlib fails
+        return f"<p>(no dot plot: {escape(type(err).__name__)}: {escape(str(err))})</p>"
+    marks = sum(len(r.dots) for r in rows)
+    px = round(fig.get_figwidth() * 100)
+    alt = f"dot plot: {len(rows)} claims, {marks} measurements"
+    return (f"<p style='font-size:90%;margin-bottom:0.3em'>{escape(plot_caption(lanes, note))}</p>"
+            f"<img src='data:image/png;base64,{png}' alt='{escape(alt)}' width='{px}' "
+            "style='max-width:100%;height:auto'>")
+
+
+def folded(summary: str, body: str) -> str:
+    """``body`` folded under a one-line ``summary`` (``<details>``): one click away."""
+    return f"<details><summary>{escape(summary)}</summary>\n{body}\n</details>" if body else ""

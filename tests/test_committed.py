@@ -312,3 +312,129 @@ def test_five_identical_seed_values_are_one_measurement_and_cannot_fail_is_no_re
     assert seed_verdict([CANNOT_FAIL] * 2 + ["reproduced"] * 3, [1, 2, 3, 4, 5]) == CANNOT_FAIL
     assert seed_verdict([CANNOT_FAIL] * 5, [1, 2, 3, 4, 5]) == CANNOT_FAIL
     assert seed_verdict([CANNOT_FAIL] * 2 + ["deviates"] * 3, [1, 2, 3, 4, 5]) == "deviates"
+
+
+# ----------------------------------------------------------------------------------------------
+# the section at a glance: a dot plot per view, the tables folded below it
+# ----------------------------------------------------------------------------------------------
+
+def marks(rows, lanes) -> dict[str, int]:
+    """gid -> how many artists of a dot plot carry it (``dot``, ``inf``, ``no number``, ``bound``)."""
+    fig = committed.dot_figure(rows, lanes)
+    gids = [line.get_gid() for line in fig.axes[0].lines if line.get_gid()]
+    return {g: gids.count(g) for g in set(gids)}
+
+
+def png_of(html: str) -> bytes:
+    import base64
+    import re
+
+    (data,) = re.findall(r"<img src='data:image/png;base64,([A-Za-z0-9+/=]+)'", html)
+    return base64.b64decode(data)
+
+
+def folded_tables(html: str) -> str:
+    """The part of a view's html inside its ``<details>``, checking every table is in it."""
+    start, end = html.index("<details><summary>"), html.index("</details>")
+    assert html.count("<details>") == 1 and start < html.index("<table") and html.rindex("</table>") < end
+    return html[start:end]
+
+
+CPU = {"comparisons": [{"key": "big", "claim": "the mean is big", "rule": ">= 100", "measured": 4.5,
+                        "outcome": D, "low": 100.0, "high": None},
+                       {"key": "later", "claim": "needs the paper run", "rule": ">= 1", "measured": None,
+                        "outcome": "not run", "low": 1.0, "high": None}],
+       "results": {"mean": {"value": 4.5}}}
+
+
+def test_the_paper_view_is_a_dot_plot_with_its_tables_one_click_away(root):
+    view = beside_cpu("t01", CPU, root, currency={"t01-paper": {"stale": True}})
+    html = view.html()
+    png = png_of(html)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert int.from_bytes(png[16:20], "big") == 800  # 800 px wide: a text column, 10 pt type at 1:1
+    assert committed.PLOT_FONT_PT >= 10 and "width='800'" in html
+    inside = folded_tables(html)
+    assert "Claims (rule fixed before either run)" in inside and "Recorded values" in inside
+    assert "<summary>The numbers: 2 claims and 1 recorded values" in html
+    # what says where the numbers come from and whether they are current stays visible
+    for line in ("Paper-profile run <code>t01-paper</code>", "STALE", "recertify t01-paper"):
+        assert line in html and line not in inside
+    assert html.index("STALE") < html.index("<img") < html.index("<details>")
+    # the cpu run's 4.5 and the paper run's 499.5 are dots; 'later' has no number in either run: an x in
+    # each lane, none left out; the cpu run's bound of each claim is a bar (the paper table records none)
+    assert marks(view.dots, committed.PAPER_LANES) == {"dot": 2, "no number": 2, "bound": 2}
+    assert [(d.value, d.outcome) for d in view.dots[0].dots] == [(4.5, D), (499.5, R)]
+    assert view.dots[0].note == "differ" and view.dots[1].note == ""  # 'later' is not in the paper run
+
+
+def test_the_seed_view_draws_one_dot_per_seed_value(root):
+    write_table(root, "t01-seeds", seeds_body({"four": [R, R, D, R, R], "none": [D] * 5}),
+                axes={"seed": [0, 1, 2, 3, 4]}, points=5)
+    view = seeds_view("t01", None, root, currency={"t01-seeds": {"stale": True}})
+    html = view.html()
+    assert png_of(html).startswith(b"\x89PNG")
+    inside = folded_tables(html)
+    assert "2.5 (deviates)" in inside and "STALE" in html and "STALE" not in inside
+    assert "<summary>The numbers: 2 claims x 5 seeds" in html
+    assert [lane for lane, _ in view.lanes] == [f"seed {s}" for s in range(5)]
+    assert marks(view.dots, view.lanes) == {"dot": 10}
+    four = view.dots[0]
+    assert [d.value for d in four.dots] == [0.5, 1.5, 2.5, 3.5, 4.5]
+    assert [d.outcome for d in four.dots] == [R, R, D, R, R] and four.note == "4/5"
+    assert "claims, verdicts" in view.text() and "[STALE]" in view.text()
+
+
+def test_a_seed_without_a_number_is_drawn_as_a_mark_not_left_out(root):
+    # seed 4's point failed, seed 3 measured a list (no number), seed 2 measured inf
+    body = seeds_body({"c": [R] * 5}).replace("p4,4,cpu,compare,c,4.5,,reproduced,,ok,1.0\n",
+                                                "p4,4,cpu,point,,,,error,,failed,1.0\n")
+    body = body.replace("p3,3,cpu,compare,c,3.5,,", 'p3,3,cpu,compare,c,,"[1, 2]",')
+    body = body.replace("p2,2,cpu,compare,c,2.5,", "p2,2,cpu,compare,c,inf,")
+    write_table(root, "t02-seeds", body)
+    view = seeds_view("t02", None, root, currency={})
+    (row,) = view.dots
+    assert [d.outcome for d in row.dots] == [R, R, R, R, "failed"]
+    assert marks(view.dots, view.lanes) == {"dot": 2, "inf": 1, "no number": 2}
+    assert "alt='dot plot: 1 claims, 5 measurements'" in view.html()
+
+
+def test_a_rules_bound_is_one_bar_or_one_per_run_where_it_differs():
+    from ntputils.committed import Dot, DotRow
+
+    lanes = [(f"seed {s}", "o") for s in range(5)]
+    same = DotRow("same", [Dot(s, 0.9 + s / 100, R, 0.5, None) for s in range(5)])
+    chance = DotRow("chance", [Dot(s, 0.9, R, 0.5 + s / 100, float("nan")) for s in range(5)])
+    between = DotRow("between", [Dot(0, 1.0, R, 0.9, 1.1)])
+    assert marks([same], lanes)["bound"] == 1
+    assert marks([chance], lanes)["bound"] == 5  # each seed's own chance level
+    assert marks([between], lanes)["bound"] == 2
+
+
+def test_each_row_has_its_own_axis_and_says_when_it_is_logarithmic():
+    from ntputils.committed import Dot, DotRow, row_scale
+
+    position, lo, hi, log = row_scale(DotRow("drop", [Dot(0, 1.6e5, R, 100.0), Dot(1, 8e4, R, 100.0)]))
+    assert (lo, hi, log) == (100.0, 1.6e5, True)
+    assert position(100.0) == pytest.approx(committed._PAD) and position(1.6e5) == pytest.approx(
+        1 - committed._PAD)
+    position, lo, hi, log = row_scale(DotRow("x", [Dot(0, -1.2, R, None, -0.1), Dot(1, "[1]", D)]))
+    assert (lo, hi, log) == (-1.2, -0.1, False)
+    assert row_scale(DotRow("equal", [Dot(0, 30, R, 30, 30)]))[0](30) == 0.5
+    assert row_scale(DotRow("none", [Dot(0, None, "not run"), Dot(1, "inf", D)])) is None
+
+
+def test_a_long_claim_key_is_cut_in_the_middle():
+    label = committed._label("sim_W_theory_Synthetic_LSTM_offdiag", 1.0, lambda t: len(t) / 20)
+    assert label.startswith("sim_W_th") and label.endswith("offdiag") and "\u2026" in label
+    assert len(label) <= 20 and committed._label("short", 1.0, lambda t: len(t) / 20) == "short"
+
+
+def test_a_plot_that_cannot_be_drawn_leaves_the_tables(root, monkeypatch):
+    def broken(*args, **kw):
+        raise RuntimeError("no backend")
+
+    monkeypatch.setattr(committed, "dot_figure", broken)
+    html = beside_cpu("t01", CPU, root, currency={}).html()
+    assert "(no dot plot: RuntimeError: no backend)" in html and "<img" not in html
+    assert "499.5" in folded_tables(html)
