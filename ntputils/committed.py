@@ -1086,7 +1086,8 @@ def plot_caption(lanes: tuple[tuple[str, str], ...] | list[tuple[str, str]], not
 
 def plot_html(rows: list[DotRow], lanes: tuple[tuple[str, str], ...] | list[tuple[str, str]],
               note_title: str = "", note: str = "") -> str:
-    """A :func:`dot_figure` as HTML: the caption line and the PNG inline (base64), 800 px wide; ``""`` for
+    """A :func:`dot_figure` as an HTML ``<figure>``: the PNG inline (base64), 800 px wide, and its caption
+    (``figcaption``; the book's extension keeps it legible, :mod:`ntputils.book.sphinx_ext`); ``""`` for
     no rows. A plot that cannot be drawn says why in one line (the tables below it still show)."""
     import base64
 
@@ -1100,9 +1101,9 @@ def plot_html(rows: list[DotRow], lanes: tuple[tuple[str, str], ...] | list[tupl
     marks = sum(len(r.dots) for r in rows)
     px = round(fig.get_figwidth() * 100)
     alt = f"dot plot: {len(rows)} claims, {marks} measurements"
-    return (f"<p style='font-size:90%;margin-bottom:0.3em'>{escape(plot_caption(lanes, note))}</p>"
-            f"<img src='data:image/png;base64,{png}' alt='{escape(alt)}' width='{px}' "
-            "style='max-width:100%;height:auto'>")
+    return (f"<figure class='ntp-dot-plot'><img src='data:image/png;base64,{png}' alt='{escape(alt)}' "
+            f"width='{px}' style='max-width:100%;height:auto'><figcaption><span class='caption-text'>"
+            f"{escape(plot_caption(lanes, note))}</span></figcaption></figure>")
 
 
 def folded(summary: str, body: str) -> str:

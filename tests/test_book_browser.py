@@ -29,6 +29,8 @@ GOOD = """<html><body><article><p>fine</p><img src="data:image/png;base64,{b64}"
 <span class="caption-text">A caption.</span></figcaption></figure></div>
 <div class="cell_output"><div style="overflow-x: auto">
 <table style="width: 3000px"><tr><td>wide</td></tr></table></div>
+<div style="overflow-x: auto"><details><summary>folded seeds</summary>
+<table style="width: 2800px"><tr><td>folded wide</td></tr></table></details></div>
 <figure><div class="ntp-scroll ntp-figure-scroll" style="--ntp-min-width: 1008px">
 <img src="../wide.png" alt="A wide plot kept legible."></div><figcaption>Legible.</figcaption></figure></div>
 <div class="math"><mjx-container display="true" style="display: block; overflow-x: auto">

@@ -2,7 +2,7 @@
 // table, a figure kept at its legible width (ntputils/book/sphinx_ext.py) or an output block that is wider
 // than the column gets the class ntp-overflows (a dashed right edge, a coloured scroll bar;
 // scroll_cue.css) and a line under it saying there is more to the right. Recomputed when the page's
-// width changes and once MathJax has typeset. Checked by ntputils/book/browser.py.
+// width changes, when a <details> opens and once MathJax has typeset. Checked by ntputils/book/browser.py.
 (() => {
   const TARGETS = ".ntp-scroll, mjx-container[display='true'], div.math mjx-container, table, " +
     ".cell_output pre, .cell_output .output.text_html";
@@ -50,5 +50,7 @@
   document.addEventListener("DOMContentLoaded", () => { update(); mathjax(); });
   window.addEventListener("load", () => { update(); mathjax(); });
   window.addEventListener("resize", schedule);
+  // a <details> that opens shows its tables for the first time: "toggle" does not bubble, so capture it
+  document.addEventListener("toggle", schedule, true);
   window.ntpScrollCues = update;
 })();

@@ -47,6 +47,11 @@ CHECK_JS = r"""
     Promise.all(imgs.map((i) => i.complete ? null : new Promise((r) => { i.onload = r; i.onerror = r; }))),
     sleep(20000),
   ]);
+  const height = document.documentElement.scrollHeight;  // as the page opens, its folds closed
+  // every folded <details> opened, as a reader's click opens it: what it holds is checked as then shown
+  // (book/_static/scroll_cue.js recomputes its cues on the "toggle" events, dispatched as tasks)
+  root.querySelectorAll('details:not([open])').forEach((d) => { d.open = true; });
+  await sleep(50);
   // two frames: book/_static/scroll_cue.js has run after the last layout change
   await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
   const text = (e, n) => (e.textContent || '').replace(/\s+/g, ' ').trim().slice(0, n);
@@ -103,7 +108,7 @@ CHECK_JS = r"""
           ? {kind, index, name, state: 'page', width: Math.round(right - page.left), box: root.clientWidth}
           : null;
       })).filter((x) => x),
-    height: document.documentElement.scrollHeight,
+    height,
     text: document.body.innerText,
   };
   // book/_static/figure_zoom.js: the first figure opens at its natural size on click and Escape closes it
