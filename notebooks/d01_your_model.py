@@ -447,12 +447,16 @@ else:
 # The same page run on a07's model folders at four steps of one run (the committed table `d01-steps`; its command
 # is printed below). Step 0 is the initialization, which is also the untrained control of every point, so there
 # every claim must deviate. Drawn: the off-diagonal similarities of the claims above, and the concept sign
-# agreement, against the step. Nothing is drawn when the table is missing or stale.
+# agreement, against the step. Nothing is drawn when the table is missing or stale, or when this page's model
+# folder is not one of a07's (the sweep says nothing about another model).
 
 # %% mystnb={"figure": {"caption": "The off-diagonal similarities of the model to the proxy and the theory, and the concept sign agreement, at four steps of a07's run (the committed sweep d01-steps); step 0 is the initialization.", "name": "fig-d01-steps"}, "image": {"alt": "Two line plots against the training step."}}
 STEPS_SWEEP = "d01-steps"
-pub_steps = shown_committed(STEPS_SWEEP)
-if pub_steps is not None and not pub_steps["stale"]:
+a07_model = fm.meta.get("chapter") == "a07_tinystories_transformer"  # the sweep is of a07's folders only
+pub_steps = shown_committed(STEPS_SWEEP) if a07_model else None
+if not a07_model:
+    print(f"this model folder is not one of a07's: the committed sweep {STEPS_SWEEP} of a07's folders is not drawn")
+elif pub_steps is not None and not pub_steps["stale"]:
     wide = recorded_values(pub_steps["table"], "model")
     wide.index = [int(Path(str(m)).name.removeprefix("step-")) for m in wide.index]
     wide = wide.sort_index()

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from html import unescape
 from pathlib import Path
 
 import numpy as np
@@ -340,5 +341,6 @@ def test_geometry_on_an_untrained_model_reads_deviates(tiny_hf, tmp_path):
     assert outcomes["deviates"] >= 6 and outcomes["reproduced"] == 0, outcomes
     html = (out / "tiny-gpt2.html").read_text()
     assert "the theory is not computed" in html  # V x m above max_mm_entries: the proxy stands in
-    # the model's two figures (A Figs. 1/3, B's orthants); a07's step sweep is added when that is current
-    assert len(re.findall(r'<img src="data:image/png;base64,', html)) >= 2
+    # the model's two figures (A Figs. 1/3, B's orthants), and not a07's step sweep: another model's
+    assert len(re.findall(r'<img src="data:image/png;base64,', html)) == 2
+    assert "the committed sweep d01-steps of a07's folders is not drawn" in unescape(html)
