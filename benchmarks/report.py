@@ -20,6 +20,7 @@ from benchmarks import lmm_budget as bench_budget
 from benchmarks import sweep as bench_sweep
 from benchmarks import train_step as bench_train_step
 from benchmarks.common import RESULTS_DIR
+from ntputils.book.device_bundle import PAPER_COSTS, SETTINGS, wall_estimate
 
 BOOK_PAGE = Path(__file__).resolve().parents[1] / "book" / "performance.md"
 TEMPLATE = Path(__file__).resolve().parent / "performance_template.md"
@@ -226,7 +227,7 @@ def train_step_section() -> list[str]:
     where = (["**Where ours' extra time goes** (models that miss the goal at 1 thread):", "", *profiles, ""]
              if profiles else [])
     return [machine_line(payload) + " " + load, "", bench_train_step.format_table(rows), "", summary, "",
-            *bench_train_step.verdicts(rows), "", *where]
+            *where]
 
 
 FIGURES_DIR = BOOK_PAGE.parent / "images"
@@ -345,6 +346,19 @@ def figures() -> dict[str, str]:
     return out
 
 
+def gpu_estimate(prefix: str = "a07") -> list[str]:
+    """The wall estimate of a chapter's paper point on the GPU machine, one row per setting
+    (:func:`ntputils.book.device_bundle.wall_estimate`, the numbers ``make device-bundle`` prints)."""
+    cost = PAPER_COSTS[prefix]
+    rows = ["| setting | compute a step (ms) | launches a step (ms) | "
+            f"{cost.steps:,} steps + evaluation, set-up (and compilation) (s) |", "|---|---|---|---|"]
+    for label, precision, compiled in SETTINGS:
+        e = wall_estimate(cost, precision, compiled)
+        rows.append(f"| {label} | {e['compute_ms'][0]}-{e['compute_ms'][1]} | {e['launch_ms'][0]}-"
+                    f"{e['launch_ms'][1]} | {e['wall_s'][0]:,}-{e['wall_s'][1]:,} |")
+    return rows
+
+
 def render() -> str:
     text = TEMPLATE.read_text()
     lmm_payloads = [p for p in load("lmm") if p["file"] != "lmm_budget.json"]
@@ -359,6 +373,7 @@ def render() -> str:
     text = text.replace("<!-- TRACE_OVERHEAD -->", trace)
     train = "\n".join(train_step_section()).strip() or "(not measured yet)"
     text = text.replace("<!-- TRAIN_STEP -->", train)
+    text = text.replace("<!-- GPU_ESTIMATE -->", "\n".join(gpu_estimate()))
     for placeholder, block in figures().items():
         text = text.replace(placeholder, block)
     return text.rstrip() + "\n"

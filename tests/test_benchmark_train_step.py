@@ -32,7 +32,7 @@ def test_worker_measures_both_loops_and_the_driver_combines_them():
     assert isinstance(row["meets_goal"], bool)
     table = train_step.format_table([row])
     assert table.count("\n") == 2 and "`tiny`" in table
-    assert "tiny" in train_step.verdicts([row])[0]
+    assert ("| met |" in table) is row["meets_goal"] and ("**not met**" in table) is not row["meets_goal"]
 
 
 @pytest.mark.slow  # a fresh process importing torch: > 10 s on the shared machine
@@ -49,5 +49,18 @@ def test_profile_covers_the_hot_steps_and_names_the_top_functions():
     for p in loops.values():
         assert p["steps"] == 4 and p["total_ms_per_step"] > 0 and p["top"]
         assert p["top"][0]["own_ms_per_step"] >= p["top"][-1]["own_ms_per_step"]
-    (line,) = train_step.profile_lines({"profiles": {"tiny": loops}})
-    assert line.startswith("- `tiny`") and "top functions" in line
+    intro, blank, table, _ = train_step.profile_lines({"profiles": {"tiny": loops}})
+    assert intro.startswith("`tiny`: cProfile of 4 hot steps") and blank == ""
+    assert table.startswith("| function | ours, ms a step |")
+    assert "<method" not in table and "<built-in" not in table
+
+
+@pytest.mark.parametrize(("entry", "name"), [
+    ("<method 'run_backward' of 'torch._C._EngineBase' objects>", "_EngineBase.run_backward"),
+    ("<built-in method torch.lstm>", "torch.lstm"),
+    ("<built-in method torch._C._nn.adaptive_avg_pool2d>", "torch.nn.functional.adaptive_avg_pool2d"),
+    ("adam.py:347(_single_tensor_adam)", "_single_tensor_adam (adam.py)"),
+    ("~", "~"),
+])
+def test_profile_entries_are_named_as_a_reader_names_them(entry, name):
+    assert train_step.function_name(entry) == name

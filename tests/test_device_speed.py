@@ -11,6 +11,7 @@ import torch
 
 from ntputils.book.device_speed import (
     compile_forward,
+    compile_on_first_training_call,
     compile_probe,
     speed_up,
     tf32_while_training,
@@ -95,10 +96,31 @@ def test_a_compiler_failure_falls_back_to_eager_and_says_so():
 
 
 def test_compile_probe_reports_success_and_failure():
-    assert compile_probe(None, device="cpu", backend=Counting()) is None
+    backend = Counting()
+    assert compile_probe(None, device="cpu", backend=backend) is None and backend.graphs >= 1
     error = compile_probe(None, device="cpu", backend=failing)
     assert error is not None and "no compiler" in error
-    assert "forward" not in NTPTransformer.__dict__ or NTPTransformer.forward.__module__ != __name__
+
+
+def test_the_named_class_is_compiled_at_its_first_training_call_only():
+    cls, model, x = tiny()
+    eager = model(x).detach()
+    backend, said = Counting(), []
+    handle = compile_on_first_training_call(("Other", cls.__name__), None, backend, say=said.append)
+    try:
+        model.eval()
+        model(x)
+        assert "forward" not in cls.__dict__  # eval mode: nothing compiled
+        model.train()
+        torch.testing.assert_close(model(x).detach(), eager)  # this call still eager
+        assert backend.graphs == 0 and "forward" in cls.__dict__
+        torch.testing.assert_close(model(x).detach(), eager)  # compiled from here on
+        assert backend.graphs >= 1
+        assert said == [f"[device_speed] {cls.__name__}.forward compiled (default mode)"]
+        assert "forward" not in NTPTransformer.__dict__  # the base class keeps its eager forward
+    finally:
+        handle.remove()
+        del cls.forward
 
 
 def test_speed_up_applies_nothing_without_cuda(monkeypatch):

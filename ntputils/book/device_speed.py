@@ -9,12 +9,13 @@ CPU numbers do not depend on any of it. Three pieces, each switched on by the bu
   for a module in eval mode, so the evaluation of the loss, the norms and the embedding snapshots (the
   geometry) stays in float32, the loss in float64 as the training loop computes it.
 * **A compiled forward** (``compile: "reduce-overhead"``): ``torch.compile`` of the transformer's forward
-  (:meth:`ntputils.training.models.common.NTPModel.forward`) in the mode named, whose CUDA graphs replace
+  (``NTPModel.forward``, named in :data:`COMPILED_CLASSES`) in the mode named, whose CUDA graphs replace
   the ~1,400 kernel launches of an eager step. Measured on the H200 on 2026-11-28 (issue #46): the eager
   TF32 step of a07's paper model took more than 17.6 ms (42,000 steps were not done after 739 s of
   training over two commands), so the launches, not the arithmetic (2.8-4.7 ms), bound it. A small
-  transformer is compiled and trained for two steps first (:func:`compile_probe`); if that fails the run
-  stays eager and the log says why. A failure at the real model's first forward also falls back to eager.
+  attention block is compiled and trained for two steps first (:func:`compile_probe`); if that fails the run
+  stays eager and the log says why. A failure at the real model's first compiled forward also falls back to
+  eager.
 * **Progress** (always): a global optimizer step hook prints the step reached (the optimizer's own step
   count, so a resumed run reports the true step), the milliseconds a step over the last interval and the
   seconds left at that rate, at steps 1, 10, 100 and 1,000 and then every ``every_s`` seconds, and writes the
@@ -32,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 PROGRESS_ENV = "NTPBOOK_PROGRESS"  # the progress.json a device point's child writes
-EARLY_STEPS = (1, 10, 100, 1000)  # steps reported at once (compile and warm-up show in their times)
+EARLY_STEPS = (1, 10, 100, 1000)
+#: the model classes whose forward is compiled (named, not imported: the runner imports no math layer)
+COMPILED_CLASSES = ("NTPTransformer",)  # steps reported at once (compile and warm-up show in their times)
 
 
 def set_tf32(on: bool) -> None:
@@ -101,19 +104,29 @@ def compile_forward(cls: type, mode: str | None, backend: str | Callable = "indu
 
 
 def compile_probe(mode: str | None, device: str = "cuda", backend: str | Callable = "inductor") -> str | None:
-    """Compile a two-layer transformer's forward and train it two steps on ``device``; ``None`` when that
-    worked, else the error (then the point runs eagerly)."""
+    """Compile a small attention block's forward (the operations of the book's transformer: matrix products,
+    RMS norm, causal attention, SiLU) and train it two steps on ``device``; ``None`` when that worked, else
+    the error (then the point runs eagerly). Built here from torch alone: the runner imports no math layer."""
     import torch
+    from torch import nn
 
-    from ntputils.training.models.transformer import NTPTransformer, TransformerConfig
+    class Probe(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb, self.qkv = nn.Embedding(8, 32), nn.Linear(32, 96, bias=False)
+            self.norm, self.out = nn.RMSNorm(32), nn.Linear(32, 8, bias=False)
 
-    class Probe(NTPTransformer):
-        """A subclass, so that compiling its forward leaves the transformer's alone."""
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            h = self.emb(x)
+            q, k, v = self.qkv(self.norm(h)).view(*x.shape, 3, 2, 16).unbind(2)
+            q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+            a = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.out(nn.functional.silu(h + a.transpose(1, 2).reshape(*x.shape, 32))[:, -1])
 
     try:
         restore = compile_forward(Probe, mode, backend, fallback=False)
         try:
-            model = Probe(TransformerConfig(vocab_size=8, d=32, n_layers=2, n_heads=2, max_len=4)).to(device)
+            model = Probe().to(device)
             opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
             x = torch.randint(0, 8, (16, 4), device=device)
             for _ in range(2):
@@ -130,6 +143,27 @@ def compile_probe(mode: str | None, device: str = "cuda", backend: str | Callabl
     return None
 
 
+def compile_on_first_training_call(class_names: tuple[str, ...], mode: str | None,
+                                   backend: str | Callable = "inductor",
+                                   say: Callable[[str], None] = print) -> Any:
+    """A global forward pre-hook that compiles the forward of a model class named in ``class_names`` (by
+    name: the runner imports no math layer) the first time one of its modules runs in training mode. That
+    first call still runs eagerly (``Module.__call__`` looked ``forward`` up before its hooks); every later
+    call of the class is compiled. Returns the hook's handle."""
+    import torch
+
+    done: set[type] = set()
+
+    def hook(module: torch.nn.Module, args: Any) -> None:
+        cls = type(module)
+        if cls.__name__ in class_names and module.training and cls not in done:  # the name first: cheap
+            done.add(cls)
+            compile_forward(cls, mode, backend, say=say)
+            say(f"[device_speed] {cls.__name__}.forward compiled ({mode or 'default'} mode)")
+
+    return torch.nn.modules.module.register_module_forward_pre_hook(hook)
+
+
 def speed_up(precision: str, compile_mode: str | None, say: Callable[[str], None] = print) -> dict[str, Any]:
     """What the plan asks, on CUDA only: TF32 while training, the compiled transformer forward (after a
     probe). Returns what was applied (``{"tf32": bool, "compiled": mode or None, "compile_error": ...}``)."""
@@ -141,14 +175,13 @@ def speed_up(precision: str, compile_mode: str | None, say: Callable[[str], None
     if precision == "tf32":
         applied["tf32"] = tf32_while_training() is not None
     if compile_mode:
+        mode = None if compile_mode == "default" else compile_mode
         t0 = time.perf_counter()
-        error = compile_probe(None if compile_mode == "default" else compile_mode)
+        error = compile_probe(mode)
         say(f"[device_speed] compile probe ({compile_mode}): "
             f"{'ok' if error is None else 'failed: ' + error} in {time.perf_counter() - t0:.0f} s")
         if error is None:
-            from ntputils.training.models.transformer import NTPTransformer
-
-            compile_forward(NTPTransformer, None if compile_mode == "default" else compile_mode, say=say)
+            compile_on_first_training_call(COMPILED_CLASSES, mode, say=say)
             applied["compiled"] = compile_mode
         else:
             applied["compile_error"] = error
