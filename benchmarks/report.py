@@ -105,6 +105,15 @@ def machine_line(payload: dict) -> str:
     )
 
 
+def fold(summary: str, lines: list[str]) -> list[str]:
+    """``lines`` (Markdown) folded under a one-line ``summary``: a ``<details>`` HTML block, the Markdown
+    between its blank lines parsed as usual; nothing for no lines."""
+    body = list(lines)
+    while body and not body[-1].strip():
+        body.pop()
+    return [f"<details><summary>{summary}</summary>", "", *body, "", "</details>", ""] if body else []
+
+
 def _tables(payloads: list[dict], format_table, verdicts) -> list[str]:
     parts = []
     for payload in payloads:
@@ -117,6 +126,7 @@ def _tables(payloads: list[dict], format_table, verdicts) -> list[str]:
         notes = sorted({r["baseline_note"] for r in payload["rows"] if r.get("baseline_note")})
         parts += [f"- {n}" for n in notes] + ([""] if notes else [])
     rows = [r for p in payloads for r in p["rows"]]
+    parts = fold(f"Every case measured: {len(rows)} rows in {len(payloads)} table(s) (open)", parts)
     if rows:
         parts += ["**Targets (speed and memory goals set for these solvers)**", ""] + verdicts(rows) + [""]
     return parts
@@ -187,8 +197,9 @@ def sweep_tables() -> list[str]:
         if not path.exists():
             continue
         payload = json.loads(path.read_text()) | {"file": path.name}
-        parts += [f"**{group}** -- " + machine_line(payload), "",
-                  bench_sweep.format_table(group, payload["rows"]), ""]
+        parts += [f"**{group}** -- " + machine_line(payload), ""]
+        parts += fold(f"The {group} table: {len(payload['rows'])} rows (open)",
+                      [bench_sweep.format_table(group, payload["rows"])])
         parts += bench_sweep.verdicts(group, payload["rows"]) + [""]
     return parts
 
@@ -224,10 +235,10 @@ def train_step_section() -> list[str]:
                f"{len(met)} of {len(ok)} configurations; the largest ratio is {worst['ratio_cpu']:.2f} "
                f"(`{worst['spec']}`, {worst['threads']} thread(s))." if worst else "")
     profiles = bench_train_step.profile_lines(payload)
-    where = (["**Where ours' extra time goes** (models that miss the goal at 1 thread):", "", *profiles, ""]
-             if profiles else [])
-    return [machine_line(payload) + " " + load, "", bench_train_step.format_table(rows), "", summary, "",
-            *where]
+    where = fold(f"Where ours' extra time goes: cProfile of the {len(payload.get('profiles', {}))} model(s) "
+                 "that miss the goal at 1 thread (open)", profiles)
+    table = fold(f"Every (model, threads): {len(rows)} rows (open)", [bench_train_step.format_table(rows)])
+    return [summary, "", machine_line(payload) + " " + load, "", *table, *where]
 
 
 FIGURES_DIR = BOOK_PAGE.parent / "images"
