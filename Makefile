@@ -87,7 +87,7 @@ device-bundle: $(STAMP)
 	$(PY) -m ntputils.book device-bundle $(DEVICE_ARGS)
 
 browser-test: $(STAMP)
-	$(PY) -m ntputils.book browser --screenshot a01
+	$(PY) -m tests.browser_check --screenshot a01
 
 status: $(STAMP)
 	$(PY) -m ntputils.book status

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ntputils.book.browser import ChromiumError, check_book, find_chromium, run_browser_check, zoom_problems
 from ntputils.book.project import Project
+from tests.browser_check import ChromiumError, check_book, find_chromium, run_browser_check, zoom_problems
 
 REPO = Path(__file__).resolve().parents[1]
 

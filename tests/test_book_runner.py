@@ -278,7 +278,7 @@ def test_html_build_and_browser_check(tmp_path):
     if shutil.which("chromium") is None:
         pytest.skip("chromium not installed")
     pytest.importorskip("playwright")
-    from ntputils.book.browser import check_book
+    from tests.browser_check import check_book
 
     results, shot = check_book(project, screenshot="a01", out=lambda *a: None)
     assert all(not r.problems for r in results), [r.problems for r in results if r.problems]
@@ -655,8 +655,8 @@ def test_no_page_links_a_chapter_by_its_notebook_file():
 def test_the_browser_check_takes_a_placeholder_page_for_what_it_is(tmp_path):
     """A placeholder page shows no run, so the browser check does not call it an orphan or stale page, as
     long as the chapter has no current notebook; once it has one, the page is stale."""
-    from ntputils.book.browser import is_not_built_page, staleness
     from ntputils.book.keys import KeyCalculator
+    from tests.browser_check import is_not_built_page, staleness
 
     project = make_project(tmp_path, {"a01_good": GOOD, "a02_failing": FAILING})
     page = project.html_dir / "book" / "a02_failing.html"

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from ntputils.book import cli, html
-from ntputils.book.browser import staleness
 from ntputils.book.execute import FAILED_BANNER_TAG, read_meta, run_id
 from ntputils.book.params import chapter_spec, read_source
 from ntputils.book.project import Project
 from ntputils.chapter import ParameterError
+from tests.browser_check import staleness
 
 from chapters import add_chapter, chapter_text
 

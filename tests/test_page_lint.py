@@ -6,19 +6,15 @@ from __future__ import annotations
 import pytest
 from pngs import png
 
-from ntputils.book.page_lint import (
-    MIN_LABEL_PX,
+from ntputils.book.png import MIN_LABEL_PX, label_px, min_legible_width, png_dpi, png_size
+from tests.page_lint import (
     figure_problem,
-    label_px,
     legibility_problem,
     legibility_problems,
     lint_page,
     machine_paths,
-    min_legible_width,
     overflow_problem,
     path_needles,
-    png_dpi,
-    png_size,
     repr_output,
 )
 

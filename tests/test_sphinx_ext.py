@@ -13,7 +13,7 @@ from docutils.parsers.rst import Parser
 from docutils.utils import new_document
 from pngs import png
 
-from ntputils.book.page_lint import min_legible_width
+from ntputils.book.png import min_legible_width
 from ntputils.book.sphinx_ext import LegibleFigures, legible_width, wrap_data_images
 
 

@@ -1,7 +1,7 @@
 // Figures at full size: a chapter's figure (an image in a cell output) is drawn for a wide page and shown
 // shrunk to the text column; clicking it (or Enter on it) opens it at its natural size, one image pixel
 // per CSS pixel, in a view over the page that scrolls; a click or Escape closes it.
-// Checked by the browser test (ntputils/book/browser.py: the first figure of every page opens and closes).
+// Checked by the browser test (tests/browser_check.py: the first figure of every page opens and closes).
 document.addEventListener("DOMContentLoaded", () => {
   const figures = document.querySelectorAll(".cell_output img");
   if (!figures.length) return;

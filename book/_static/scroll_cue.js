@@ -2,7 +2,7 @@
 // table, a figure kept at its legible width (ntputils/book/sphinx_ext.py) or an output block that is wider
 // than the column gets the class ntp-overflows (a dashed right edge, a coloured scroll bar;
 // scroll_cue.css) and a line under it saying there is more to the right. Recomputed when the page's
-// width changes, when a <details> opens and once MathJax has typeset. Checked by ntputils/book/browser.py.
+// width changes, when a <details> opens and once MathJax has typeset. Checked by tests/browser_check.py.
 (() => {
   const TARGETS = ".ntp-scroll, mjx-container[display='true'], div.math mjx-container, table, " +
     ".cell_output pre, .cell_output .output.text_html";

@@ -521,8 +521,14 @@ def _main(argv: list[str] | None = None) -> int:
         from ntputils.book.adopt import adopt_command
 
         return adopt_command(project, args.dir, force=args.force)
-    if args.command == "browser":
-        from ntputils.book.browser import run_browser_check
+    if args.command == "browser":  # a test of the built book, kept with the tests: tests/browser_check.py
+        import subprocess
+        import sys
 
-        return run_browser_check(project, screenshot=args.screenshot, chromium=args.chromium)
+        if not (project.root / "tests" / "browser_check.py").is_file():
+            print(f"error: no tests/browser_check.py under {project.root} (the check needs a checkout)")
+            return EXIT_USAGE
+        cmd = [sys.executable, "-m", "tests.browser_check", "--screenshot", args.screenshot or "",
+               *(["--chromium", args.chromium] if args.chromium else [])]
+        return subprocess.run(cmd, cwd=project.root, check=False).returncode
     return EXIT_USAGE  # pragma: no cover

@@ -1,8 +1,11 @@
 """Browser test of the built book: Playwright drives Debian's headless Chromium over every page (``file://``).
 
 Per page: images loaded, MathJax typeset without errors, no traceback shown, no http(s) request, no JavaScript
-exception, not stale (:func:`staleness`), :mod:`ntputils.book.page_lint` passed, and the first figure opens at
+exception, not stale (:func:`staleness`), :mod:`tests.page_lint` passed, and the first figure opens at
 full size (``book/_static/figure_zoom.js``). Screenshot of one chapter: ``_build/screenshots/<chapter>.png``.
+
+A test of the built book, so it lives with the tests: ``make browser-test`` (``python -m tests.browser_check
+--screenshot a01`` from the checkout's root; ``python -m ntputils.book browser`` runs the same).
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ntputils.book.keys import KeyCalculator
-from ntputils.book.page_lint import lint_page, path_needles, png_dpi
+from ntputils.book.png import png_dpi
 from ntputils.book.project import Project
+from tests.page_lint import lint_page, path_needles
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_FLAGS = ["--disable-gpu", "--disable-quic"]  # on top of Playwright's own (headless, no sandbox, ...)
@@ -69,7 +73,7 @@ CHECK_JS = r"""
       .filter((e) => /Traceback \(most recent call last\)/.test(e.textContent || ''))
       .map((e) => text(e, 200)),
     stderr_outputs: root.querySelectorAll('.output.stderr').length,
-    // facts for ntputils.book.page_lint: text outputs, figures, wide things and the visible text
+    // facts for tests/page_lint.py: text outputs, figures, wide things and the visible text
     outputs: [...root.querySelectorAll('.cell_output')].flatMap((c, index) =>
       [...c.querySelectorAll('.output.text_plain, .output.stream')].map((o) =>
         ({index, result: o.classList.contains('text_plain'),
@@ -428,3 +432,17 @@ def run_browser_check(project: Project, screenshot: str | None = "a01", chromium
     print(f"browser check: {len(results)} page(s), {len(bad)} with problems"
           + (f"; screenshot {shot}" if shot else ""))
     return 1 if bad else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m tests.browser_check", description=__doc__.split("\n")[0])
+    ap.add_argument("--screenshot", default="a01", help="chapter prefix to screenshot ('' for none)")
+    ap.add_argument("--chromium", default=None, help="path of the Chromium binary (default: found on PATH)")
+    args = ap.parse_args(argv)
+    return run_browser_check(Project.default(), screenshot=args.screenshot or None, chromium=args.chromium)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

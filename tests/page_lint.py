@@ -2,25 +2,18 @@
 
 Each rule takes the facts of one thing (an output's text, the page's visible text, one figure, one table)
 and returns a problem (a string) or ``None``; :func:`lint_page` applies them all to one page report of
-:data:`ntputils.book.browser.CHECK_JS`.
+:data:`tests.browser_check.CHECK_JS`. It lives with the tests: nothing in the book's build or runner uses it.
 """
 
 from __future__ import annotations
 
 import ast
-import math
 import re
-import struct
 from collections.abc import Iterable
 from typing import Any
 
-#: matplotlib's default figure dpi (the inline backend of matplotlib-inline >= 0.1.7 keeps it, and no chapter
-#: sets ``figure.dpi``/``savefig.dpi``); used when the PNG carries no pHYs chunk to read it from.
-DEFAULT_DPI = 100.0
-#: matplotlib's default font size (``font.size``), in points: the tick and axis labels of a chapter figure.
-LABEL_PT = 10.0
-#: the smallest CSS px height of that label we accept: below 7 px text is no longer legible on a screen.
-MIN_LABEL_PX = 7.0
+from ntputils.book.png import DEFAULT_DPI, LABEL_PT, MIN_LABEL_PX, label_px
+
 #: an image alt text that is a generated name rather than a description: a long hex hash or a file name.
 FILE_ALT = re.compile(r"[0-9a-fA-F]{32,}|\.(png|jpe?g|svg|gif|pdf)\s*$", re.IGNORECASE)
 CAPTION_NUMBER = re.compile(r"^\s*(Fig(ure)?\.?|Table)\s*[\d.]+\s*", re.IGNORECASE)
@@ -139,14 +132,6 @@ def figure_problem(fig: dict[str, Any]) -> str | None:
     return None
 
 
-def label_px(natural_width: float, rendered_width: float, dpi: float) -> float | None:
-    """The CSS px height a ``LABEL_PT`` label drawn at ``dpi`` has once the image is shown at
-    ``rendered_width`` (None when the image is not shown or has no size)."""
-    if natural_width <= 0 or rendered_width <= 0:
-        return None
-    return LABEL_PT * dpi / 72.0 * rendered_width / natural_width
-
-
 def legibility_problem(natural_width: float, rendered_width: float, dpi: float) -> str | None:
     """A figure shrunk so far that its default-size labels fall below :data:`MIN_LABEL_PX`, or ``None``."""
     px = label_px(natural_width, rendered_width, dpi)
@@ -156,7 +141,7 @@ def legibility_problem(natural_width: float, rendered_width: float, dpi: float) 
             f"{dpi:g} dpi renders {px:.1f} px (< {MIN_LABEL_PX:g})")
 
 
-#: what a wide thing's ``state`` means (``overflow`` facts of :data:`ntputils.book.browser.CHECK_JS`)
+#: what a wide thing's ``state`` means (``overflow`` facts of :data:`tests.browser_check.CHECK_JS`)
 OVERFLOW_STATES = {
     "clipped": "is cut off: its box does not scroll",
     "uncued": "scrolls sideways but nothing shows it (no scroll cue: book/_static/scroll_cue.js not loaded?)",
@@ -173,37 +158,6 @@ def overflow_problem(item: dict[str, Any]) -> str | None:
         return None
     return (f"wide {item['kind']} {item['index'] + 1} ({_short(item['name'], 40)}): {item['width']:.0f} px "
             f"in a {item['box']:.0f} px box {why}")
-
-
-def png_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) in pixels of a PNG (its IHDR chunk), or ``None`` when ``data`` is no PNG."""
-    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR" or len(data) < 24:
-        return None
-    return struct.unpack(">II", data[16:24])
-
-
-def min_legible_width(natural_width: float, dpi: float | None) -> int:
-    """The narrowest CSS width at which a ``natural_width`` px image drawn at ``dpi`` (None: the default)
-    shows a ``LABEL_PT`` label at :data:`MIN_LABEL_PX` or more: the width the book keeps every figure at
-    (``ntputils.book.sphinx_ext``; a scroll container takes what the column cannot)."""
-    scale = LABEL_PT * (dpi or DEFAULT_DPI) / 72.0
-    return math.ceil(natural_width * MIN_LABEL_PX / scale - 1e-9)
-
-
-def png_dpi(data: bytes) -> float | None:
-    """The dpi a PNG records in its pHYs chunk (matplotlib writes it), or ``None``."""
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        return None
-    pos = 8
-    while pos + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        if kind == b"pHYs" and length >= 9:
-            x, _, unit = struct.unpack(">IIB", data[pos + 8:pos + 17])
-            return round(x * 0.0254, 1) if unit == 1 and x else None
-        if kind in (b"IDAT", b"IEND"):
-            return None
-        pos += 12 + length
-    return None
 
 
 def legibility_problems(report: dict[str, Any], dpi_of=lambda src: None) -> list[str]:
