@@ -51,6 +51,12 @@ def test_compiled_forward_gives_the_eager_logits_and_restores():
     backend = Counting()
     restore = compile_forward(cls, None, backend)
     try:
+        with torch.no_grad():
+            model(x)
+        model.eval()
+        model(x)
+        assert backend.graphs == 0  # analysis calls (no grad, eval mode) stay eager
+        model.train()
         torch.testing.assert_close(model(x).detach(), eager)
         assert backend.graphs >= 1
     finally:

@@ -68,9 +68,10 @@ def tf32_while_training() -> Any:
 
 def compile_forward(cls: type, mode: str | None, backend: str | Callable = "inductor",
                     say: Callable[[str], None] = print, fallback: bool = True) -> Callable[[], None]:
-    """Replace ``cls.forward`` by ``torch.compile`` of it; with ``fallback`` the first failure of the
-    compiled forward (compilation happens at the first call) is said and the eager forward used from then
-    on, else it is raised. Returns a function that restores the eager forward."""
+    """Replace ``cls.forward`` by ``torch.compile`` of it for training calls (training mode, gradients on;
+    every other call stays eager); with ``fallback`` the first failure of the compiled forward (compilation
+    happens at the first call) is said and the eager forward used from then on, else it is raised. Returns
+    a function that restores the eager forward."""
     import torch
 
     eager = cls.__dict__.get("forward")
@@ -79,7 +80,9 @@ def compile_forward(cls: type, mode: str | None, backend: str | Callable = "indu
     chosen = {"fn": compiled}
 
     def forward(self: Any, x: Any) -> Any:
-        if chosen["fn"] is base:
+        # only training steps: an analysis call (eval mode or no grad) runs eagerly, so no output of a CUDA
+        # graph replay is held while a later replay overwrites it (chunked read-outs keep several)
+        if chosen["fn"] is base or not (self.training and torch.is_grad_enabled()):
             return base(self, x)
         try:
             return compiled(self, x)
