@@ -161,6 +161,8 @@ def test_every_chapter_runs_failure_is_reported_and_leaves_no_notebook(tmp_path,
     status = project.status_page.read_text()
     assert "| [a01_good](a01_good.ipynb) | ok, overrides: steps=5 | cpu | cpu |" in status
     assert "| a02\\_failing | failed |" in status and "**FAIL**" in status
+    # each chapter's tables are folded under a one-line count, left open where a check failed
+    assert "<details><summary>" in status and "<details open><summary>" in status
 
     before = project.executed(good).read_bytes()
     assert cli.build(project, only=["a01"], make_html=False, overrides={"steps": 5}) == 0

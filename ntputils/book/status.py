@@ -4,7 +4,9 @@ notebooks' metadata (and ``.cache/book/failed/*.json``): run times, budget share
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import UTC, datetime
+from html import escape
 from typing import Any
 
 from ntputils.book.environment import git_commit, machine, package_versions
@@ -138,26 +140,34 @@ def render_status(project: Project, chapters: list[Chapter], executed_now: set[s
             lines.append("- **stale**: its source, parameters, `ntputils` or pins changed since this run; "
                          "not rendered in this build")
         lines.append("")
-        checks = st.get("checks", [])
+        checks, comparisons = st.get("checks", []), st.get("comparisons", [])
+        tables: list[str] = []
         if checks:
-            lines += ["| check | result | measured | paper | tol |", "|---|---|---|---|---|"]
+            tables += ["| check | result | measured | paper | tol |", "|---|---|---|---|---|"]
             for c in checks:
                 result = "PASS" if c.get("passed") else "**FAIL**"
                 claim = md_cell(c.get("claim")) + (" (sanity line, not evidence)" if c.get("sanity") else "")
-                lines.append(f"| {claim} | {result} | {md_cell(c.get('measured'))} | "
-                             f"{md_cell(c.get('paper'))} | {md_cell(c.get('tol'))} |")
-            lines.append("")
+                tables.append(f"| {claim} | {result} | {md_cell(c.get('measured'))} | "
+                              f"{md_cell(c.get('paper'))} | {md_cell(c.get('tol'))} |")
+            tables.append("")
         else:
             lines += ["No check cells ran.", ""]
-        comparisons = st.get("comparisons", [])
         if comparisons:
-            lines += ["| pre-registered claim | outcome | measured | chance | paper | rule | why |",
-                      "|---|---|---|---|---|---|---|"]
+            tables += ["| pre-registered claim | outcome | measured | chance | paper | rule | why |",
+                       "|---|---|---|---|---|---|---|"]
             for c in comparisons:
                 keys = ("claim", "outcome", "measured", "chance", "paper", "rule", "note")
                 cells = [md_cell(c.get(k)) for k in keys]
-                lines.append("| " + " | ".join(cells) + " |")
-            lines.append("")
+                tables.append("| " + " | ".join(cells) + " |")
+            tables.append("")
+        if tables:  # folded under a one-line count; open where a check failed
+            failed = sum(not c.get("passed") for c in checks)
+            outcomes = ", ".join(f"{n} {o}" for o, n in
+                                 Counter(str(c.get("outcome")) for c in comparisons).most_common())
+            summary = (f"{len(checks)} check(s), {failed} failed; {len(comparisons)} claim(s)"
+                       + (f": {outcomes}" if outcomes else "") + " (the tables)")
+            lines += [f"<details{' open' if failed else ''}><summary>{escape(summary)}</summary>", "",
+                      *tables, "</details>", ""]
     env = package_versions()
     lines += ["## Environment of this build", "", "| item | value |", "|---|---|"]
     lines += [f"| {md_cell(k)} | {md_cell(v)} |" for k, v in env.items()]
