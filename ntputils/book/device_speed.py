@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 
 PROGRESS_ENV = "NTPBOOK_PROGRESS"  # the progress.json a device point's child writes
-EARLY_STEPS = (1, 10, 100, 1000)
+EARLY_STEPS = (1, 10, 100, 1000)  # steps reported at once (compile and warm-up show in their times)
 #: the model classes whose forward is compiled (named, not imported: the runner imports no math layer)
-COMPILED_CLASSES = ("NTPTransformer",)  # steps reported at once (compile and warm-up show in their times)
+COMPILED_CLASSES = ("NTPTransformer",)
 
 
 def set_tf32(on: bool) -> None:
