@@ -26,8 +26,7 @@ def run_once(source: Path, traced: bool, root: Path) -> dict:
     hook on or off; its wall and summed cell seconds."""
     import nbformat
 
-    from ntputils.book.execute import environment, trace_path, worker_env
-    from ntputils.book.execute import run_papermill as run
+    from ntputils.book.execute import run_papermill, trace_path, worker_env
     from ntputils.book.project import Project
     from ntputils.tracing import TRACE_ENV
 
@@ -36,12 +35,11 @@ def run_once(source: Path, traced: bool, root: Path) -> dict:
         env = worker_env(Project(root), work / "record.json", threads=1)
         if not traced:
             env.pop(TRACE_ENV, None)
-        with environment(env):
-            t0 = time.perf_counter()
-            result = run({"source": str(source), "input": str(work / "in.ipynb"),
-                          "output": str(work / "out.ipynb"), "parameters": {"profile": "cpu"},
-                          "cwd": str(root)})
-            wall = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        result = run_papermill({"source": str(source), "input": str(work / "in.ipynb"),
+                                "output": str(work / "out.ipynb"), "parameters": {"profile": "cpu"},
+                                "cwd": str(root)}, env=env, log=work / "run.log", work=work)
+        wall = time.perf_counter() - t0
         if result["status"] != "ok":
             raise RuntimeError(f"{source.name} failed: {result.get('ename')}: {result.get('evalue')}")
         out = nbformat.read(work / "out.ipynb", as_version=4)

@@ -1,7 +1,9 @@
 """Execute one chapter: jupytext -> ipynb (two hidden trace cells) -> ``python -m papermill`` as a child.
 
-A good run becomes ``book/<chapter>.ipynb`` with its provenance; a failed one keeps the last good notebook
-under a "latest run failed" banner. Interrupts and ``--timeout`` SIGKILL papermill and what its run started.
+:func:`run_papermill` is the one executor of the book: the build's chapters, each sweep point (in its Dask
+worker) and the page reports (``sweep-report``, ``geometry``) all run through it. A good build run becomes
+``book/<chapter>.ipynb`` with its provenance; a failed one keeps the last good notebook under a "latest run
+failed" banner. Interrupts and ``--timeout`` SIGKILL papermill and what its run started.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -152,19 +153,6 @@ def worker_env(project: Project, record: Path, threads: int | None) -> dict[str,
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             env.setdefault(var, str(threads))
     return env
-
-
-@contextlib.contextmanager
-def environment(env: dict[str, str]) -> Iterator[None]:
-    """This process's environment is exactly ``env`` inside the block, the previous one after."""
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def trace_path(record: Path) -> Path:
@@ -402,27 +390,6 @@ KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel d
 KERNEL_START_ATTEMPTS = 3
 
 
-def run_papermill(spec: dict[str, Any]) -> dict[str, Any]:
-    """papermill's API in this process (``spec``: ``source``, ``input``, ``output``, ``parameters``, ``cwd``);
-    returns ``{"status": "ok"}`` or ``{"status": "failed", "ename", ...}``, never raises. A kernel that
-    fails to start is started again (:data:`KERNEL_START_ATTEMPTS` in all)."""
-    import papermill
-
-    for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
-        try:
-            write_input(Path(spec["source"]), Path(spec["input"]))
-            papermill.execute_notebook(spec["input"], spec["output"], parameters=spec["parameters"],
-                                       kernel_name=KERNEL_NAME, cwd=spec["cwd"], progress_bar=False,
-                                       log_output=True, start_timeout=START_TIMEOUT_S)
-            return {"status": "ok"}
-        except Exception as err:  # noqa: BLE001 - any failure is reported as a failed chapter
-            if attempt < KERNEL_START_ATTEMPTS and any(m in str(err) for m in KERNEL_START_FAILURES):
-                continue
-            return {"status": "failed", **(notebook_error(Path(spec["output"])) or {
-                "ename": type(err).__name__, "evalue": str(err), "traceback": traceback.format_exc()})}
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
 def kill_run(proc: subprocess.Popen, work: Path) -> None:
     """SIGKILL papermill, then every process of its run (:func:`processes_of`)."""
     if proc.poll() is None:  # once reaped, its pid may be another process's
@@ -461,20 +428,66 @@ def papermill_command(notebook: Path, output: Path, params: Path, cwd: Path) -> 
             "--cwd", str(cwd), "-k", KERNEL_NAME, "--log-output", "--start-timeout", str(START_TIMEOUT_S)]
 
 
-def _papermill(project: Project, p: dict[str, Path], work: Path, timeout: float | None,
-               threads: int | None) -> tuple[int | None, bool]:
-    """Run papermill on the run's files, output to ``run.log``; return (exit code, timed out)."""
-    cmd = papermill_command(p["input"], p["output"], p["params"], project.root)
+def run_papermill(spec: dict[str, Any], *, env: dict[str, str], log: Path, work: Path,
+                  timeout: float | None = None) -> dict[str, Any]:
+    """Execute a chapter: ``python -m papermill`` as a child process, supervised. The one executor of the
+    build, of sweep points (in their Dask workers) and of the page reports.
+
+    ``spec``: ``source`` (the jupytext chapter), ``input`` and ``output`` (notebooks), ``parameters``
+    (injected), ``cwd``; ``env``: the kernel's environment (:func:`worker_env`, whose record path lies in
+    ``work``: every process of the run is found by it); ``log``: what papermill and the kernel print.
+
+    Why a child and not papermill's API in the calling process: the child's environment is ``env`` without
+    touching ``os.environ`` of a threaded process (a Dask worker), its output goes to ``log`` without
+    redirecting the caller's file descriptors, a timeout is a bound on ``wait``, and a kill of the caller
+    (``PR_SET_PDEATHSIG``), Ctrl-C (:func:`interrupt_all`) or a timeout SIGKILLs papermill with its kernel
+    and what that started (:func:`kill_run`).
+
+    Returns ``{"status": "ok"}``, ``{"status": "failed", "ename", "evalue", "traceback"[, "cell"]}``,
+    ``{"status": "timeout", ...}`` or ``{"status": "interrupted", ...}``; never raises for the chapter's
+    sake. A kernel that fails to start is started again (:data:`KERNEL_START_ATTEMPTS` in all)."""
+    notebook, output, params = Path(spec["input"]), Path(spec["output"]), work / "params.yaml"
+    try:
+        write_input(Path(spec["source"]), notebook)
+        write_params(spec["parameters"], params)
+    except Exception as err:  # noqa: BLE001 - a source that does not convert is a failed chapter
+        log.write_text(tb := traceback.format_exc())
+        return {"status": "failed", "ename": type(err).__name__, "evalue": str(err), "traceback": tb}
+    cmd = papermill_command(notebook, output, params, Path(spec["cwd"]))
+    for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+        output.unlink(missing_ok=True)
+        code, timed_out = _supervised(cmd, env, log, work, Path(spec["cwd"]), timeout, append=attempt > 1)
+        if code is None or INTERRUPTED.is_set():
+            return {"status": "interrupted", "ename": "KeyboardInterrupt", "evalue": "interrupted (Ctrl-C)"}
+        if timed_out:
+            return {"status": "timeout", "ename": "TimeoutError",
+                    "evalue": f"chapter did not finish within {timeout:g} s", "traceback": ""}
+        if code == 0 and output.exists():
+            return {"status": "ok"}
+        if failure := notebook_error(output):
+            return {"status": "failed", **failure}
+        # no error cell: papermill itself failed (a kernel that died or did not start); its log says why
+        tail = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()][-40:]
+        if attempt < KERNEL_START_ATTEMPTS and any(m in line for line in tail for m in KERNEL_START_FAILURES):
+            continue
+        return {"status": "failed", "ename": "PapermillFailed",
+                "evalue": f"papermill exited with code {code}" + (f": {tail[-1]}" if tail else ""),
+                "traceback": "\n".join(tail)}
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _supervised(cmd: list[str], env: dict[str, str], log: Path, work: Path, cwd: Path, timeout: float | None,
+                append: bool) -> tuple[int | None, bool]:
+    """Run papermill's ``cmd`` with its output to ``log``; return (exit code, timed out); ``None`` when an
+    interrupt came first."""
     timed_out = False
-    with p["run_log"].open("w") as log:
+    with log.open("a" if append else "w") as out:
         with _ACTIVE_LOCK:  # interrupt_all sees this run, or it had set INTERRUPTED before
             if INTERRUPTED.is_set():
                 return None, False
             # a session of its own: a terminal's Ctrl-C reaches the build only, which stops the run itself
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=project.root,
-                                    env=worker_env(project, p["record"], threads)
-                                    | {CURRENCY_ENV: str(p["currency"])}, start_new_session=True,
-                                    preexec_fn=_die_with_parent(os.getpid()))
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env,
+                                    start_new_session=True, preexec_fn=_die_with_parent(os.getpid()))
             _ACTIVE[proc.pid] = (proc, work)
         try:
             proc.wait(timeout=timeout)  # a bound per chapter: papermill's --execution-timeout is per cell
@@ -493,18 +506,19 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
     p = _paths(project, chapter, work)
     for path in p.values():
         path.parent.mkdir(parents=True, exist_ok=True)
-    start, failure, code, timed_out, handed = time.time(), {}, None, False, {}
+    start, handed = time.time(), {}
     try:
-        write_input(chapter.source, p["input"])
-        write_params(inject, p["params"])
         handed = write_currency(project, p["currency"])
-    except Exception as err:  # noqa: BLE001 - a source that does not convert is a failed chapter
-        failure = {"ename": type(err).__name__, "evalue": str(err), "traceback": traceback.format_exc()}
-        p["run_log"].write_text(failure["traceback"])
+    except Exception as err:  # noqa: BLE001 - a committed table that cannot be read fails the chapter
+        p["run_log"].write_text(tb := traceback.format_exc())
+        outcome = {"status": "failed", "ename": type(err).__name__, "evalue": str(err), "traceback": tb}
     else:
-        code, timed_out = _papermill(project, p, work, timeout, threads)
+        env = worker_env(project, p["record"], threads) | {CURRENCY_ENV: str(p["currency"])}
+        outcome = run_papermill({"source": str(chapter.source), "input": str(p["input"]),
+                                 "output": str(p["output"]), "parameters": inject, "cwd": str(project.root)},
+                                env=env, log=p["run_log"], work=work, timeout=timeout)
     seconds = round(time.time() - start, 2)
-    if INTERRUPTED.is_set():
+    if outcome["status"] == "interrupted" or INTERRUPTED.is_set():
         return RunResult(chapter, "interrupted", seconds, error="interrupted (Ctrl-C)")
     shutil.copyfile(p["run_log"], p["log"])
 
@@ -529,23 +543,14 @@ def _run_in(project: Project, chapter: Chapter, parameters: dict[str, Any], reso
                             **record["params"]}
 
     problem = evidence_problem(record)
-    if code == 0 and not timed_out and p["output"].exists() and not problem:
+    if outcome["status"] == "ok" and not problem:
         install_executed(project, chapter, p["output"], meta, link_status)
         p["failed_json"].unlink(missing_ok=True)
         p["failed_nb"].unlink(missing_ok=True)
         return RunResult(chapter, "ok", seconds, log=p["log"], meta=meta)
 
-    failure = failure or notebook_error(p["output"])
-    if timed_out:
-        error, tb = f"TimeoutError: chapter did not finish within {timeout:g} s", ""
-    elif failure:
-        error, tb = f"{failure['ename']}: {failure['evalue']}", failure["traceback"]
-    elif problem and code == 0:
-        error, tb = ": ".join(problem), ""
-    else:  # no error cell: papermill itself failed (a kernel that died or did not start); its log says why
-        tail = [line for line in p["log"].read_text(errors="replace").splitlines() if line.strip()]
-        error = f"papermill exited with code {code}" + (f": {tail[-1].strip()}" if tail else "")
-        tb = "\n".join(tail[-40:])
+    failure = outcome if outcome["status"] != "ok" else {"ename": problem[0], "evalue": problem[1]}
+    error, tb = f"{failure['ename']}: {failure['evalue']}", failure.get("traceback", "")
     meta.update(status="failed", error=error, traceback=tb, cell=failure.get("cell"))
     return record_failure(project, chapter, meta, p["output"], log=p["log"])
 

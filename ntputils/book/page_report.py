@@ -5,17 +5,14 @@ page on one scratch sweep) and of ``geometry`` (chapter d01 on a reader's model 
 from __future__ import annotations
 
 import base64
-import contextlib
-import os
 import shutil
-import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from html import escape
 from pathlib import Path
 from typing import Any
 
-from ntputils.book.execute import ANSI, HIDDEN, environment, run_papermill, worker_env, write_currency
+from ntputils.book.execute import ANSI, HIDDEN, run_papermill, worker_env, write_currency
 from ntputils.book.project import Chapter, Project
 from ntputils.committed import CURRENCY_ENV
 
@@ -35,11 +32,9 @@ def run_page(project: Project, chapter: Chapter, parameters: dict[str, Any], out
     try:
         spec = {"source": str(chapter.source), "input": str(work / "input.ipynb"), "output": str(executed),
                 "parameters": parameters, "cwd": str(project.root)}
-        env = worker_env(project, work / "record.json", None)
         write_currency(project, work / "currency.json")
-        env[CURRENCY_ENV] = str(work / "currency.json")
-        with environment(env), output_to(log):
-            result = run_papermill(spec)
+        env = worker_env(project, work / "record.json", None) | {CURRENCY_ENV: str(work / "currency.json")}
+        result = run_papermill(spec, env=env, log=log, work=work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if result.get("status") != "ok":
@@ -55,30 +50,6 @@ def run_page(project: Project, chapter: Chapter, parameters: dict[str, Any], out
     page.write_text(notebook_html(nb, title))
     print(f"wrote {executed} and {page} (log: {log})")
     return 0
-
-
-@contextlib.contextmanager
-def output_to(log: Path) -> Iterator[None]:
-    """This process's file descriptors 1 and 2 write to ``log`` inside the block, and so do the processes
-    it starts (papermill's kernel: ipykernel's warnings); the console gets the report's own lines only."""
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    saved = [os.dup(1), os.dup(2)]
-    try:
-        with log.open("ab") as f:
-            os.dup2(f.fileno(), 1)
-            os.dup2(f.fileno(), 2)
-            try:
-                yield
-            finally:
-                for stream in (sys.stdout, sys.stderr):
-                    with contextlib.suppress(OSError, ValueError):
-                        stream.flush()
-                os.dup2(saved[0], 1)
-                os.dup2(saved[1], 2)
-    finally:
-        for fd in saved:
-            os.close(fd)
 
 
 def notebook_html(nb, title: str) -> str:

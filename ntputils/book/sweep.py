@@ -1,27 +1,25 @@
 """Parameter sweeps of a chapter on Dask: ``python -m ntputils.book sweep CHAPTER -p KEY=V1,V2 ...``.
 
-Each point runs the chapter through papermill in a Dask worker process; ``sweeps/<name>/points/<id>/`` holds
+Each point runs the chapter through papermill (:func:`ntputils.book.execute.run_papermill`, the build's
+executor) from a Dask worker process; ``sweeps/<name>/points/<id>/`` holds
 ``params.json``, ``attempts``, ``log``, ``executed.ipynb``, ``error.txt``, ``result.json``, the only done
 marker. Rerunning resumes: points with a current result are skipped; ``--retry-failed`` reruns errors.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
 import os
 import socket
 import sys
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ntputils.book.device_bundle import cpu_paper_problem
 from ntputils.book.environment import git_commit, machine, package_versions
-from ntputils.book.execute import META_KEY, environment, evidence_problem, run_papermill, trace_path
+from ntputils.book.execute import META_KEY, evidence_problem, run_papermill, trace_path
 from ntputils.book.execute import worker_env as kernel_env
 from ntputils.book.fingerprint import Package
 from ntputils.book.point_record import POINT_THREADS, note_error, point_meta, point_result
@@ -57,35 +55,12 @@ NO_WORKER_S = 60.0
 SCHEDULER_NO_WORKER_S = 600.0
 
 
-@contextlib.contextmanager
-def _point_environment(project: Project, record: Path, log: Path,
-                       extra: dict[str, str] | None = None) -> Iterator[None]:
-    """The kernel's environment (one BLAS thread, then ``extra``: the plan's ``env``) and papermill's log
-    (with this process's stdout/stderr)."""
+def _point_env(project: Project, record: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The kernel's environment of a point: one BLAS thread, then ``extra`` (the plan's ``env``), and the
+    point's name (``<sweep>/<point id>``), which keeps committed tables out of its record."""
     env = kernel_env(project, record, threads=POINT_THREADS) | dict(extra or {})
-    env[POINT_ENV] = f"{record.parent.parent.parent.name}/{record.parent.name}"  # <sweep>/<point id>
-    handler = logging.FileHandler(log, mode="w")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    logger = logging.getLogger("papermill")
-    old_level = logger.level
-    logger.setLevel(logging.INFO)
-    logger.addHandler(handler)
-    saved_fds = {}
-    for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
-        stream.flush()
-        saved_fds[fd] = os.dup(fd)
-        os.dup2(handler.stream.fileno(), fd)
-    try:
-        with environment(env):
-            yield
-    finally:
-        for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
-            stream.flush()
-            os.dup2(saved_fds[fd], fd)
-            os.close(saved_fds[fd])
-        logger.removeHandler(handler)
-        logger.setLevel(old_level)
-        handler.close()
+    env[POINT_ENV] = f"{record.parent.parent.parent.name}/{record.parent.name}"
+    return env
 
 
 def _cell_seconds(nb) -> float:
@@ -108,15 +83,16 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     with (directory / "attempts").open("a") as f:
         f.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "run": task["run"],
                             "started": datetime.now(UTC).isoformat(timespec="milliseconds")}) + "\n")
-    for stale in ("executed.ipynb", "error.txt", "record.json", "trace.json", ".input.ipynb", RESULT):
+    for stale in ("executed.ipynb", "error.txt", "record.json", "trace.json", ".input.ipynb", "params.yaml",
+                  RESULT):
         (directory / stale).unlink(missing_ok=True)
     project = Project(Path(task["root"]))
     record_path, output = directory / "record.json", directory / "executed.ipynb"
     t0 = time.perf_counter()
-    with _point_environment(project, record_path, directory / "log", task.get("env")):
-        outcome = run_papermill({"source": task["source"], "input": str(directory / ".input.ipynb"),
-                                 "output": str(output), "parameters": task["inject"],
-                                 "cwd": str(project.root)})
+    outcome = run_papermill({"source": task["source"], "input": str(directory / ".input.ipynb"),
+                             "output": str(output), "parameters": task["inject"], "cwd": str(project.root)},
+                            env=_point_env(project, record_path, task.get("env")), log=directory / "log",
+                            work=directory)
     t_papermill = time.perf_counter() - t0
     record = read_json(record_path)
     trace = read_json(trace_path(record_path)) or None
@@ -132,6 +108,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
         nb.metadata[META_KEY] = meta
         write_text_atomic(output, nbformat.writes(nb))
     (directory / ".input.ipynb").unlink(missing_ok=True)
+    (directory / "params.yaml").unlink(missing_ok=True)
     if status != "ok":
         note_error(directory, meta, outcome)
     seconds = time.perf_counter() - t0
