@@ -278,7 +278,9 @@ print(f"{occ.size} words occur as a next token{'' if not n_words else f' (the {n
 #    the same share with the model's context embeddings shuffled against the contexts (supports shuffled).
 # 5. (this build's defaults only) **the page finds what a07 finds**: for a07's own model and corpus, each of
 #    this page's similarities is within `a07_tolerance` ($=0.02$; trained values drift across CPU models by a
-#    small fraction of that) of the value a07's committed five-seed table records at seed 0.
+#    small fraction of that) of the value a07's committed five-seed table records at seed 0. Control: the
+#    same difference against a07's value at seed 1, another model trained by the same recipe; a tolerance
+#    that the other model meets too cannot tell this page's model apart, and the claim reads "cannot fail".
 
 # %%
 sim_specs = {"H_proxy_heat": "sim(H, S~) heatmap contexts", "H_proxy_first": f"sim(H, S~) first {first.size} contexts",
@@ -424,20 +426,24 @@ same_run = (fm.meta.get("chapter") == "a07_tinystories_transformer" and fm.meta.
             and n_words == 0 and n_curve == 1000 and theory)
 a07_claims = preregister({f"d01_a07_{key}": (f"{sim_specs.get(key, key)} equals a07's seed-0 value",
                                              within(0.0, abs_tol=a07_tolerance), None, "a07-seeds, seed 0")
-                          for key in a07_keys}) if same_run else {}
+                          for key in a07_keys},
+                         controls={f"d01_a07_{key}": "the same difference against a07's seed-1 model"
+                                   for key in a07_keys}) if same_run else {}
 if same_run:
     pub = shown_committed("a07-seeds")
-    current = pub is not None and not pub["stale"]
-    a07 = recorded_values(pub["table"], "seed").loc[0] if current else None
+    values = recorded_values(pub["table"], "seed") if pub is not None and not pub["stale"] else None
+    a07 = values if values is not None and {0, 1} <= set(values.index) else None
     table = []
     for key in a07_keys:
-        theirs = None if a07 is None else float(a07[f"a07_{key}"])
+        theirs, other = (None, None) if a07 is None else (float(a07.loc[0, f"a07_{key}"]),
+                                                          float(a07.loc[1, f"a07_{key}"]))
         outcome = a07_claims[f"d01_a07_{key}"].judge(None if theirs is None else sims[key].value - theirs,
-                                                     paper=theirs)
+                                                     paper=theirs,
+                                                     control=None if other is None else sims[key].value - other)
         table.append({"similarity": sim_specs[key], "this page": sims[key].value, "a07 (seed 0)": theirs,
-                      "outcome": outcome})
-    display(pd.DataFrame(table).set_index("similarity").style.format("{:.4f}", subset=["this page", "a07 (seed 0)"],
-                                                                     na_rep="-"))
+                      "a07 (seed 1, control)": other, "outcome": outcome})
+    display(pd.DataFrame(table).set_index("similarity").style.format(
+        "{:.4f}", subset=["this page", "a07 (seed 0)", "a07 (seed 1, control)"], na_rep="-"))
 else:
     print("this model folder or corpus is not a07's cpu-profile run: nothing to compare with a07")
 
