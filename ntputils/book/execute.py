@@ -71,7 +71,6 @@ def _paths(project: Project, chapter: Chapter, work: Path) -> dict[str, Path]:
     """Files of one run: scratch files in its folder ``work``, the published log and failure."""
     return {
         "input": work / "in.ipynb",
-        "params": work / "params.yaml",
         "output": work / "out.ipynb",
         "record": work / "record.json",
         "currency": work / "currency.json",

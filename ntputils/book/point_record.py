@@ -3,8 +3,7 @@
 Two executors make points: the book's papermill child, started from a Dask worker
 (:func:`ntputils.book.sweep.run_point`), and the in-process executor of the GPU machine
 (:mod:`ntputils.book.device_run`). Both build the result here, so a table, ``publish`` and ``adopt`` read
-one contract. Standard library only (the GPU machine's image has
-neither Dask nor papermill).
+one contract. Standard library only (the GPU machine's image has neither Dask nor papermill).
 """
 
 from __future__ import annotations

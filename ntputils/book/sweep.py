@@ -1,9 +1,9 @@
 """Parameter sweeps of a chapter on Dask: ``python -m ntputils.book sweep CHAPTER -p KEY=V1,V2 ...``.
 
 Each point runs the chapter through papermill (:func:`ntputils.book.execute.run_papermill`, the build's
-executor) from a Dask worker process; ``sweeps/<name>/points/<id>/`` holds
-``params.json``, ``attempts``, ``log``, ``executed.ipynb``, ``error.txt``, ``result.json``, the only done
-marker. Rerunning resumes: points with a current result are skipped; ``--retry-failed`` reruns errors.
+executor) from a Dask worker process; ``sweeps/<name>/points/<id>/`` holds ``params.json``, ``attempts``,
+``log``, ``executed.ipynb``, ``error.txt``, ``result.json``, the only done marker. Rerunning resumes: points
+with a current result are skipped; ``--retry-failed`` reruns errors.
 """
 
 from __future__ import annotations
