@@ -155,13 +155,27 @@ claims_table()
 # * (S3) R3, on the mean over seeds, at every swept $d<\mathrm{rank}\,\widetilde{\boldsymbol S}$: share at least 1.
 #
 # A sweep-level claim reads `not run` when the committed table is missing or stale.
+#
+# **Negative controls** (registered with the rules above, which are unchanged, before any control value was
+# computed; each is judged by its claim's own rule, and a claim whose control passes too reads *cannot fail*):
+#
+# * R1 and (T2 below): the **untrained** model, CE $-\,\mathcal H$ at step 0 of the same run.
+# * R3 and S3: the untrained model, off-diagonal `sim` of $\boldsymbol H_0$ to $\widetilde{\boldsymbol S}_d$
+#   minus that to $\widetilde{\boldsymbol S}$.
+# * S1, S2 and (T1 below): the trained runs with the **theory's pairing broken**: R2 judged on the
+#   shuffled-column `sim` ($\boldsymbol H$'s and $\boldsymbol W^\top$'s columns permuted against those of
+#   $\boldsymbol H^{\rm mm}$ and $\boldsymbol W^{\rm mm\top}$, same spectrum; the control of every similarity
+#   claim of the book), against the same baselines, with R1 as measured. It asks whether the rule would
+#   pass a run that fits but whose context and word geometry is not the theory's.
 
 # %%
+UNTRAINED = "the same model untrained (step 0)"
+PAIRING_BROKEN = "the trained runs with H's and W^T's columns shuffled against the theory's (R2), R1 as measured"
 claims = preregister({
     "c01_ce": ("this run: final CE - H", at_most(1e-3, "R1, the a05 rule"), None, "not studied below d = V"),
     "c01_topd": ("this run: off-diag sim(H, S~_d) - off-diag sim(H, S~), d < rank S~",
                  at_least(0.0, "R3, paper B: top-d factors first"), None, "paper B: top-d singular factors first"),
-})
+}, controls={"c01_ce": UNTRAINED, "c01_topd": UNTRAINED})
 sim_claims = preregister_similarity({
     "c01_sim_H_mm": ("this run: sim(H, H^mm) above chance (R2)", 0.1, None, "paper A (d >= V): high"),
     "c01_sim_W_mm": ("this run: sim(W^T, W^mm^T) above chance (R2)", 0.1, None, "paper A (d >= V): high"),
@@ -177,7 +191,8 @@ for ds in ("synthetic", "sts"):
         f"c01_{ds}_S3": (f"{ds}: share of swept d < rank(S~) where R3 holds (seed mean)", at_least(1.0, "S3"),
                          None, BEYOND),
     })
-sweep_claims = preregister(SWEEP_CLAIMS)
+sweep_claims = preregister(SWEEP_CLAIMS, controls={
+    key: UNTRAINED if key.endswith("_S3") else PAIRING_BROKEN for key in SWEEP_CLAIMS})
 
 # %% [markdown]
 # ## This page's run
@@ -198,16 +213,22 @@ else:  # the a06 transformer: H = last-layer context embeddings, W = decoder (no
 W, H = (np.asarray(hist.W[-1], dtype=np.float64), np.asarray(hist.H[-1], dtype=np.float64))
 W0, H0 = (np.asarray(M, dtype=np.float64) for M in hist.at_initialization())  # the same model at step 0
 ce_minus_H = float(hist.final["ce_minus_H"])
+ce_steps, ce_curve = hist.curve("ce_minus_H")
+if ce_steps[0] != 0:
+    raise RuntimeError(f"the run logged CE - H first at step {ce_steps[0]}, not at step 0 (R1's control)")
+untrained_ce_minus_H = float(ce_curve[0])  # R1's negative control: the same model before any update
 pairs = {"H_mm": (H, ref.H_mm, H0), "W_mm": (W.T, ref.W_mm.T, W0.T), "H_proxy": (H, ref.S_tilde, H0),
          "W_proxy": (W.T, ref.S_tilde.T, W0.T), "H_mm_d": (H, H_mm_d, H0), "W_mm_d": (W.T, W_mm_d.T, W0.T),
          "H_proxy_d": (H, S_d, H0), "W_proxy_d": (W.T, S_d.T, W0.T)}
 reps = {name: similarity_with_chance(A, B, draws=draws, seed=seed, untrained=A0)
         for name, (A, B, A0) in pairs.items()}
 topd = reps["H_proxy_d"].offdiagonal - reps["H_proxy"].offdiagonal
+untrained_topd = reps["H_proxy_d"].untrained_offdiagonal - reps["H_proxy"].untrained_offdiagonal  # R3's control
 pd.DataFrame([rep.row(name) for name, rep in reps.items()]).set_index("claim")
 
 # %%
 record("ce_minus_H", ce_minus_H)
+record("untrained_ce_minus_H", untrained_ce_minus_H)
 record("dist_L_mm", normalized_distance(W @ H, ref.L_mm))
 record("dist_L_mm_d", normalized_distance(W @ H, W_mm_d @ H_mm_d))
 record("seconds_train", float(hist.meta["seconds"]), tol=math.inf)  # a wall time: any value recertifies
@@ -218,10 +239,13 @@ for name, rep in reps.items():
     record(f"chance_{name}_offdiag", rep.random_offdiagonal_mean)
     record(f"untrained_{name}", rep.untrained)
     record(f"untrained_{name}_offdiag", rep.untrained_offdiagonal)
+    record(f"control_{name}", rep.control.value)  # the shuffled-column control (pairs mismatched)
+    record(f"control_{name}_offdiag", rep.control.offdiagonal)
 record("topd_gain_offdiag", topd)
+record("untrained_topd_gain_offdiag", untrained_topd)
 
-claims.c01_ce.judge(ce_minus_H)
-claims.c01_topd.judge(topd if d < rank_st else None)
+claims.c01_ce.judge(ce_minus_H, control=untrained_ce_minus_H)
+claims.c01_topd.judge(topd if d < rank_st else None, control=untrained_topd if d < rank_st else None)
 compare_similarity(sim_claims.c01_sim_H_mm, reps["H_mm"])
 compare_similarity(sim_claims.c01_sim_W_mm, reps["W_mm"])
 claims_table()
@@ -274,20 +298,34 @@ def baseline(summary: pd.DataFrame, metric: str) -> pd.Series:
     return np.maximum(chance, summary[(f"untrained_{metric}", "mean")])
 
 
+def theory_above_chance(summary: pd.DataFrame, suffixes: tuple[str, ...], *, measured: str = "sim") -> pd.Series:
+    """R2 (and T1) on the seed means: ``<measured>_<name><suffix>`` at least 0.1 above its baseline for
+    H^mm and W^mm; ``measured="control"`` judges the shuffled-column control against the same baselines."""
+    ok = True
+    for name in ("H_mm", "W_mm"):
+        for suffix in suffixes:
+            ok = ok & (summary[(f"{measured}_{name}{suffix}", "mean")] >= baseline(summary, f"{name}{suffix}") + 0.1)
+    return ok
+
+
 def judge(summary: pd.DataFrame) -> pd.DataFrame:
-    """The pre-registered per-(dataset, d) verdicts R1 (every seed), R2 and R3 (seed means)."""
+    """The pre-registered per-(dataset, d) verdicts R1 (every seed), R2 and R3 (seed means), and, where the
+    table records them, the same rules on their negative controls (columns ending in "control")."""
     out = pd.DataFrame(index=summary.index)
     out["V"] = summary[("V", "mean")].astype(int)
     out["rank S~"] = summary[("rank_S_tilde", "mean")].astype(int)
     out["seeds"] = summary[("ce_minus_H", "count")].astype(int)
     out["R1 fit"] = summary[("ce_minus_H", "max")] <= 1e-3
-    r2 = True
-    for name in ("H_mm", "W_mm"):
-        for suffix in ("", "_offdiag"):
-            r2 = r2 & (summary[(f"sim_{name}{suffix}", "mean")] >= baseline(summary, f"{name}{suffix}") + 0.1)
-    out["R2 theory"] = r2
+    out["R2 theory"] = theory_above_chance(summary, ("", "_offdiag"))
     out["holds"] = out["R1 fit"] & out["R2 theory"]
     out["R3 top-d"] = summary[("topd_gain_offdiag", "mean")] >= 0.0
+    if ("control_H_mm", "mean") not in summary.columns:  # a table made before the controls were recorded
+        return out
+    out["R2 control"] = theory_above_chance(summary, ("", "_offdiag"), measured="control")
+    out["holds control"] = out["R1 fit"] & out["R2 control"]
+    out["R3 control"] = summary[("untrained_H_proxy_d_offdiag", "mean")] - summary[
+        ("untrained_H_proxy_offdiag", "mean")] >= 0.0
+    out["R1 control"] = summary[("untrained_ce_minus_H", "max")] <= 1e-3
     return out
 
 
@@ -312,7 +350,8 @@ if pub is not None:  # a stale table is shown (marked) but judged by no claim
         "off-diag sim(H, S~_d)": summary[("sim_H_proxy_d_offdiag", "mean")].round(3),
         "off-diag sim(H, H^mm_d)": summary[("sim_H_mm_d_offdiag", "mean")].round(3),
     })
-    display(pd.concat([shown, verdicts[["R1 fit", "R2 theory", "holds", "R3 top-d"]]], axis=1))
+    display(pd.concat([shown, verdicts[[c for c in ("R1 fit", "R2 theory", "holds", "R3 top-d", "R1 control",
+                                                    "R2 control", "R3 control") if c in verdicts]]], axis=1))
 
 # %% [markdown]
 # Mean $\pm$ one standard deviation over the seeds; the dotted vertical lines mark
@@ -355,22 +394,26 @@ if verdicts is not None:
 
 # %%
 for ds in ("synthetic", "sts"):
-    shares = {"S1": None, "S2": None, "S3": None}
+    shares = dict.fromkeys(("S1", "S2", "S3"))
+    control_shares = dict.fromkeys(("S1", "S2", "S3"))
     if fresh and ds in verdicts.index.get_level_values("dataset"):
         v = verdicts.loc[ds]
         dd = v.index.to_numpy()
         masks = {"S1": dd >= v["V"].to_numpy(), "S2": (dd >= v["rank S~"].to_numpy()) & (dd < v["V"].to_numpy()),
                  "S3": dd < v["rank S~"].to_numpy()}
-        cols = {"S1": "holds", "S2": "holds", "S3": "R3 top-d"}
+        cols = {"S1": ("holds", "holds control"), "S2": ("holds", "holds control"), "S3": ("R3 top-d", "R3 control")}
         for key, mask in masks.items():
             if mask.any():
-                shares[key] = float(v[cols[key]].to_numpy()[mask].mean())
+                shares[key] = float(v[cols[key][0]].to_numpy()[mask].mean())
                 record(f"{ds}_{key}_share", shares[key])
-                holds_at = [int(x) for x in dd[mask & v[cols[key]].to_numpy()]]
+                holds_at = [int(x) for x in dd[mask & v[cols[key][0]].to_numpy()]]
                 record(f"{ds}_{key}_d_where_true", holds_at)
+                control_shares[key] = record(f"{ds}_{key}_control_share",
+                                             float(v[cols[key][1]].to_numpy()[mask].mean()))
     for key, share in shares.items():
         uses_r2 = key in ("S1", "S2") and share is not None and not has_untrained(pub["table"])
-        sweep_claims[f"c01_{ds}_{key}"].judge(share, note=NO_UNTRAINED if uses_r2 else "")
+        sweep_claims[f"c01_{ds}_{key}"].judge(share, control=control_shares[key],
+                                              note=NO_UNTRAINED if uses_r2 else "")
 claims_table()
 
 # %% [markdown]
@@ -393,6 +436,9 @@ claims_table()
 #   share of those $d$ at least 1.
 # * (T2) *fit* at every swept $d\ge V$: CE $-\,\mathcal H\le10^{-2}$ at every seed (the cpu-profile rule of
 #   chapter a06; the cpu budget of steps does not reach the $10^{-3}$ of NTP-UFM); share at least 1.
+#
+# Their negative controls are those of S1 (for T1: the shuffled-column `sim`, same baselines) and of R1
+# (for T2: the untrained transformer's CE $-\,\mathcal H$), registered with the NTP-UFM's above.
 
 # %%
 TF_CLAIMS = {}
@@ -403,7 +449,8 @@ for ds in ("synthetic", "sts"):
         f"c01_tf_{ds}_T2": (f"transformer, {ds}: share of swept d >= V where CE - H <= 1e-2 at every seed",
                             at_least(1.0, "T2"), None, BEYOND),
     })
-tf_claims = preregister(TF_CLAIMS)
+tf_claims = preregister(TF_CLAIMS, controls={
+    key: PAIRING_BROKEN if key.endswith("_T1") else UNTRAINED for key in TF_CLAIMS})
 try:
     pub_tf = published("d-below-V-tf")
 except FileNotFoundError as err:
@@ -419,10 +466,10 @@ if pub_tf is not None:
     tf_v["V"] = summary_tf[("V", "mean")].astype(int)
     tf_v["rank S~"] = summary_tf[("rank_S_tilde", "mean")].astype(int)
     tf_v["fit (T2)"] = summary_tf[("ce_minus_H", "max")] <= 1e-2
-    t1 = True
-    for name in ("H_mm", "W_mm"):
-        t1 = t1 & (summary_tf[(f"sim_{name}_offdiag", "mean")] >= baseline(summary_tf, f"{name}_offdiag") + 0.1)
-    tf_v["theory (T1)"] = t1
+    tf_v["theory (T1)"] = theory_above_chance(summary_tf, ("_offdiag",))
+    if ("control_H_mm", "mean") in summary_tf.columns:  # the controls (tables made before them lack them)
+        tf_v["T2 control"] = summary_tf[("untrained_ce_minus_H", "max")] <= 1e-2
+        tf_v["T1 control"] = theory_above_chance(summary_tf, ("_offdiag",), measured="control")
     display(pd.concat([pd.DataFrame({
         "seeds": summary_tf[("ce_minus_H", "count")].astype(int),
         "CE - H (mean)": summary_tf[("ce_minus_H", "mean")],
@@ -467,18 +514,20 @@ if pub_tf is not None:
 
 # %%
 for ds in ("synthetic", "sts"):
-    t1_share = t2_share = None
+    t1_share = t2_share = t1_control = t2_control = None
     if fresh_tf and ds in tf_v.index.get_level_values("dataset"):
         v = tf_v.loc[ds]
         dd = v.index.to_numpy()
         above_rank, above_V = dd >= v["rank S~"].to_numpy(), dd >= v["V"].to_numpy()
         if above_rank.any():
             t1_share = record(f"tf_{ds}_T1_share", float(v["theory (T1)"].to_numpy()[above_rank].mean()))
+            t1_control = record(f"tf_{ds}_T1_control_share", float(v["T1 control"].to_numpy()[above_rank].mean()))
         if above_V.any():
             t2_share = record(f"tf_{ds}_T2_share", float(v["fit (T2)"].to_numpy()[above_V].mean()))
-    tf_claims[f"c01_tf_{ds}_T1"].judge(t1_share, note=NO_UNTRAINED if t1_share is not None
+            t2_control = record(f"tf_{ds}_T2_control_share", float(v["T2 control"].to_numpy()[above_V].mean()))
+    tf_claims[f"c01_tf_{ds}_T1"].judge(t1_share, control=t1_control, note=NO_UNTRAINED if t1_share is not None
                                        and not has_untrained(pub_tf["table"]) else "")
-    tf_claims[f"c01_tf_{ds}_T2"].judge(t2_share, note="the cpu budget of transformer steps")
+    tf_claims[f"c01_tf_{ds}_T2"].judge(t2_share, control=t2_control, note="the cpu budget of transformer steps")
 claims_table()
 
 # %% [markdown]
