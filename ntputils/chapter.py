@@ -391,7 +391,7 @@ def check(claim: str, passed: Any, measured: Any = None, paper: Any = None, tol:
     ``sanity=True`` marks a line that cannot fail by construction (e.g. a feasible point's norm bounds
     the optimum): it still fails the build when false, but is listed apart and not counted as
     evidence. ``item`` names the paper result(s) the check is evidence for on the reproduction
-    scorecard, e.g. ``"A:Thm 1"`` or ``["B:Fig 13", "B:STEP"]`` (see :mod:`ntputils.book.scorecard`).
+    scorecard, e.g. ``"A:Thm 1"`` or ``["B:Fig 13", "B:STEP"]`` (see :mod:`ntputils.reports.scorecard`).
     Empirical claims of a paper use :func:`preregister` and :func:`compare` instead.
     Returns ``None`` (nothing is echoed in the notebook); raises ``AssertionError`` (after recording)
     when ``passed`` is false.

@@ -11,10 +11,11 @@ import pytest
 
 from ntputils.book import cli, html
 from ntputils.book.execute import read_meta, run_chapter
+from ntputils.book.pages import snapshot
 from ntputils.book.params import parse_overrides
 from ntputils.book.project import Project, ProjectError
-from ntputils.book.status import render_status
 from ntputils.chapter import ParameterError
+from ntputils.reports.status import render_status
 
 from chapters import chapter_text
 
@@ -248,7 +249,7 @@ def test_status_page_escapes_and_sums(tmp_path):
             "checks": [{"claim": "|L| < $1$", "passed": True, "measured": 0.5, "paper": "x|y", "tol": None}],
             "versions": {"python": "3.11", "torch": "2.13.0"}, "git": "abc"}
     project.executed(good).write_text(json.dumps({"metadata": {"ntpbook": meta}}))
-    text = render_status(project, [good, failing])
+    text = render_status(snapshot(project, [good, failing]))
     assert "| 270.0 | 10.0 % | 1/1 passed |" in text
     assert "\\|L\\| \\< \\$1\\$" in text and "x\\|y" in text
     assert "Not executed yet." in text and "`steps=3`" in text

@@ -1,12 +1,12 @@
-"""The reproduction scorecard is generated from the chapters' records (ntputils.book.scorecard)."""
+"""The reproduction scorecard is generated from the chapters' records (ntputils.reports.scorecard)."""
 
 from pathlib import Path
 
 import pytest
 import yaml
 
-from ntputils.book import scorecard
-from ntputils.book.scorecard import (
+from ntputils.reports import scorecard
+from ntputils.reports.scorecard import (
     CATALOGUE_FILE,
     evidence,
     item_status,
@@ -124,7 +124,7 @@ def test_unavailable_claims_list_the_item_as_not_reproduced_with_the_reason():
 
 # ---------------------------------------------------------------- issue 26: failed, not executed, unscored
 def test_items_of_failed_and_never_executed_chapters_are_not_unscored():
-    from ntputils.book.scorecard import LAST_GOOD
+    from ntputils.reports.scorecard import LAST_GOOD
 
     assert item_status([], ("a05",), {"a05": "failed"}) == "failed"
     assert item_status([], ("a05",), {"a05": "not executed"}) == "not executed"
@@ -162,7 +162,8 @@ def _chapter_project(root):
 def test_written_scorecard_keeps_the_last_good_verdict_of_a_failed_chapter(tmp_path):
     import json
 
-    from ntputils.book.scorecard import LAST_GOOD, write_scorecard
+    from ntputils.book.pages import write_pages
+    from ntputils.reports.scorecard import LAST_GOOD
 
     project = _chapter_project(tmp_path)
     good = {"status": "ok", "chapter": "a05_ufm", "comparisons": _states()["a05_ufm_training"]["comparisons"],
@@ -172,14 +173,21 @@ def test_written_scorecard_keeps_the_last_good_verdict_of_a_failed_chapter(tmp_p
     failed_dir = project.failed_dir()
     failed_dir.mkdir(parents=True)
     (failed_dir / "a02_lemma.json").write_text(json.dumps({"status": "failed", "error": "boom"}))
-    write_scorecard(project, project.toc_chapters())
+    write_pages(project, project.toc_chapters())
     page = project.scorecard_page.read_text()
+    # the seam: the state snapshot alone (a file) renders the same page, without the runner
+    from ntputils.reports.scorecard import scorecard_from_snapshot
+    from ntputils.reports.status import render_status
+
+    state = json.loads((project.cache_dir / "state.json").read_text())
+    assert scorecard_from_snapshot(state, project.root)[0] == page
+    assert render_status(state) == project.status_page.read_text()
     fig5 = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 5 "))
     assert f"**reproduced** (a05: {LAST_GOOD})" in fig5 and "[a05](a05_ufm.ipynb)" in fig5
     assert "**failed**" in next(line for line in page.splitlines() if "Lemma 1" in line)
     assert "**not executed**" in next(line for line in page.splitlines() if "Thm. 2" in line)
     # a partial build that does not render a05's page links no page of it (no dangling xref under -W)
-    write_scorecard(project, project.toc_chapters(), {"a05_ufm": False})
+    write_pages(project, project.toc_chapters(), current={"a05_ufm": False})
     fig5 = next(line for line in project.scorecard_page.read_text().splitlines()
                 if line.startswith("| Paper A Fig. 5 "))
     assert "[a05](" not in fig5 and "| a05 |" in fig5
@@ -208,7 +216,7 @@ def _paper(outcome: str, stale: bool = False, item: str = "A:Fig 5") -> dict:
 
 
 def test_the_paper_profile_decides_where_it_ran():
-    from ntputils.book.scorecard import decided_claims
+    from ntputils.reports.scorecard import decided_claims
 
     ev = evidence(_states())["A:Fig 5"]
     paper = lambda o, stale=False, control="fails": [  # noqa: E731
@@ -235,7 +243,7 @@ def test_the_paper_profile_decides_where_it_ran():
 
 
 def test_a_claim_that_cannot_fail_or_has_no_control_makes_its_item_partial_at_best():
-    from ntputils.book.scorecard import caps, final_status
+    from ntputils.reports.scorecard import caps, final_status
 
     def claim(outcome="reproduced", control="fails"):
         return {"kind": "compare", "outcome": outcome, "control": control}
@@ -266,7 +274,7 @@ def test_a_claim_that_cannot_fail_or_has_no_control_makes_its_item_partial_at_be
 
 
 def test_the_build_reports_unknown_item_names_and_unscored_items():
-    from ntputils.book.scorecard import coverage_problems
+    from ntputils.reports.scorecard import coverage_problems
 
     problems = coverage_problems(_states(), {"a04": "ok", "a05": "ok", "a06": "ok"})
     assert "scorecard: a record names the unknown item 'A:Fig 99' (a05_ufm_training)" in problems
@@ -286,7 +294,7 @@ def _seeds(outcomes: list[str], stale: bool = False) -> dict:
 
 
 def test_five_seeds_decide_too_a_fragile_claim_is_fragile():
-    from ntputils.book.scorecard import decided_claims
+    from ntputils.reports.scorecard import decided_claims
 
     ev = evidence(_states())["A:Fig 5"]
     seed_rows = lambda verdict, stale=False: [{"chapter": "a05", "key": "gap", "verdict": verdict,  # noqa: E731
@@ -333,7 +341,7 @@ def test_measured_mappings_and_baselines_read_as_text():
 
 
 def test_an_empty_seeds_cell_says_why():
-    from ntputils.book.scorecard import _seeds_cell
+    from ntputils.reports.scorecard import _seeds_cell
 
     check = {"kind": "check", "chapter": "a02_lemma", "outcome": "reproduced"}
     claim = {"kind": "compare", "chapter": "a07_tf", "key": "k", "outcome": "reproduced"}
@@ -344,7 +352,7 @@ def test_an_empty_seeds_cell_says_why():
 
 @pytest.mark.real_catalogue
 def test_an_item_on_a_rebuilt_or_sampled_data_set_is_partial_with_the_measured_differences():
-    from ntputils.book.scorecard import data_caps, item_data, read_datasets
+    from ntputils.reports.scorecard import data_caps, item_data, read_datasets
 
     datasets = read_datasets()
     assert {d["kind"] for d in datasets.values()} <= {"paper", "rebuild", "sample"}
@@ -370,7 +378,7 @@ def test_an_item_on_a_rebuilt_or_sampled_data_set_is_partial_with_the_measured_d
 
 
 def test_a_data_set_of_unknown_kind_is_refused(tmp_path):
-    from ntputils.book.scorecard import read_datasets
+    from ntputils.reports.scorecard import read_datasets
 
     path = tmp_path / "datasets.yaml"
     path.write_text('- id: X\n  title: "x"\n  kind: "reconstructed"\n')
@@ -381,8 +389,9 @@ def test_a_data_set_of_unknown_kind_is_refused(tmp_path):
 def test_the_headline_counts_items_per_paper_and_reaches_the_readme(tmp_path):
     from collections import Counter
 
+    from ntputils.book.pages import write_readme_headline
     from ntputils.book.project import Project
-    from ntputils.book.scorecard import README_MARKS, headline, write_readme_headline
+    from ntputils.reports.scorecard import README_MARKS, headline
 
     statuses = {"A:Fig 1": "partial", "A:Fig 2": "reproduced", "A:Fig 7": "not reproduced",
                 "A:Fig 8": "unscored", "B:Fig 3": "deviates", "B:Fig 9": "fragile"}
@@ -419,7 +428,7 @@ def test_the_headline_counts_items_per_paper_and_reaches_the_readme(tmp_path):
 def test_rule_changes_after_a_chapter_ran_are_read_from_git(tmp_path):
     import subprocess
 
-    from ntputils.book.rule_history import registered, rule_calls, rule_changes
+    from ntputils.reports.rule_history import registered, rule_calls, rule_changes
 
     root = tmp_path / "repo"
     (root / "notebooks").mkdir(parents=True)
@@ -447,7 +456,7 @@ def test_rule_changes_after_a_chapter_ran_are_read_from_git(tmp_path):
 def test_every_committed_run_that_judged_a_claim_reaches_its_row():
     import pandas as pd
 
-    from ntputils.book.scorecard import decided_claims, other_evidence
+    from ntputils.reports.scorecard import decided_claims, other_evidence
 
     table = pd.DataFrame([{"kind": "compare", "status": "ok", "metric": "gap", "value": v, "outcome": o,
                            "items": "A:Fig 5", "point_id": p}

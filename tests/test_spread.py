@@ -104,7 +104,7 @@ def test_a_seed_that_may_flip_makes_the_verdict_machine_fragile_only_when_it_cou
 
 
 def test_the_scorecard_reads_fragile_machine_and_caps_the_item_at_fragile():
-    from ntputils.book.scorecard import decided_claims, final_status
+    from ntputils.reports.scorecard import decided_claims, final_status
 
     ev = [{"chapter": "a05_ufm_training", "key": "gap", "kind": "compare", "outcome": "reproduced",
            "control": "fails", "control_passes": False}]
@@ -223,7 +223,7 @@ def test_spread_measures_the_code_paths_in_the_kernel_and_recertify_uses_it(tmp_
 def test_the_scorecard_page_shows_a_machine_fragile_claim_and_its_item_as_fragile():
     from test_scorecard import _states
 
-    from ntputils.book.scorecard import render_scorecard
+    from ntputils.reports.scorecard import render_scorecard
 
     table = table_of([{"point_id": "p", "kind": "compare", "metric": "gap", "value": 2e-4,
                        "outcome": "reproduced", "items": "A:Fig 5", "machine_fragile": True}])

@@ -22,7 +22,6 @@ from ntputils.book.execute import (
     INTERRUPTED,
     RunResult,
     interrupt_all,
-    overrides_text,
     read_meta,
     reap_stale_runs,
     record_failure,
@@ -30,11 +29,11 @@ from ntputils.book.execute import (
 )
 from ntputils.book.keys import KeyCalculator
 from ntputils.book.locks import ChapterBusy, chapter_locks, html_lock
+from ntputils.book.pages import write_pages
 from ntputils.book.params import chapter_limits, parse_overrides, read_source
 from ntputils.book.project import Chapter, Project, ProjectError, say, seconds_problem
-from ntputils.book.scorecard import write_scorecard
-from ntputils.book.status import write_status
 from ntputils.chapter import DEFAULT_PROFILE, ParameterError
+from ntputils.reports.status import overrides_text
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_BUSY, EXIT_INTERRUPTED = 3, 130
@@ -228,8 +227,7 @@ def _write_pages(project: Project, keys: KeyCalculator, executed_now: set[str]) 
     shown under a failure banner)."""
     current = {c.name: keys.renderable(c) for c in project.chapters()}
     if project.toc_path.exists():
-        write_status(project, project.toc_chapters(), executed_now, current)
-        for problem in write_scorecard(project, project.toc_chapters(), current):
+        for problem in write_pages(project, project.toc_chapters(), executed_now, current):
             say(problem)
     return current
 
@@ -467,7 +465,7 @@ def _main(argv: list[str] | None = None) -> int:
         _write_pages(project, KeyCalculator(project), set())
         say(f"wrote {project.status_page}")
         if args.readme:
-            from ntputils.book.scorecard import write_readme_headline
+            from ntputils.book.pages import write_readme_headline
 
             try:
                 write_readme_headline(project)

@@ -38,6 +38,7 @@ from ntputils.book.project import (
 )
 from ntputils.chapter import RECORD_ENV, unjudged_claims
 from ntputils.committed import CURRENCY_ENV, ROOT_ENV, tables_path
+from ntputils.reports.status import overrides_text
 from ntputils.tracing import TRACE_ENV
 
 META_KEY = "ntpbook"
@@ -182,11 +183,6 @@ def _plain(text: Any, limit: int = 300) -> str:
 def _params_text(meta: dict[str, Any]) -> str:
     return ", ".join(f"`{k}={v!r}`".replace("\n", " ") for k, v in meta.get("resolved", {}).items()
                      if k not in ("profile", "seed", "device")) or "none"
-
-
-def overrides_text(meta: dict[str, Any]) -> str:
-    """The ``-p`` overrides a run had beyond its profile, e.g. ``steps=500, d=32`` ("" for none)."""
-    return ", ".join(f"{k}={v!r}" for k, v in (meta.get("parameters") or {}).items() if k != "profile")
 
 
 def _overrides_note(meta: dict[str, Any]) -> str:

@@ -1,6 +1,7 @@
-"""The reproduction scorecard ``book/scorecard.md``, generated before every HTML build from the executed
-chapters' records: one row per item of ``book/scorecard_items.yaml`` (the papers' figures and numbered
-results), its status from the ``compare`` claims and non-sanity ``check`` facts naming it (``item="A:Fig 6"``,
+"""The reproduction scorecard ``book/scorecard.md``, rendered before every HTML build from the build's
+state snapshot (:mod:`ntputils.reports.status`; :func:`scorecard_from_snapshot`) and the committed tables:
+one row per item of ``book/scorecard_items.yaml`` (the papers' figures and numbered results), its status
+from the ``compare`` claims and non-sanity ``check`` facts naming it (``item="A:Fig 6"``,
 :func:`item_status`). A chapter shown from its last good run keeps that run's verdict (:data:`LAST_GOOD`);
 one last run with ``-p`` overrides makes its items :data:`NOT_BOOKS_RUN`.
 """
@@ -13,11 +14,9 @@ from typing import Any
 
 import yaml
 
-from ntputils.book.execute import overrides_text
-from ntputils.book.project import Chapter, Project
-from ntputils.book.rule_history import registered, rule_calls, rule_changes
-from ntputils.book.status import chapter_state, md_cell
 from ntputils.committed import CANNOT_FAIL, MACHINE_FRAGILE, SEED_NOT_USED, SEEDS_REPRODUCED_AT, control_text
+from ntputils.reports.rule_history import registered, rule_calls, rule_changes
+from ntputils.reports.status import md_cell, overrides_text
 
 CATALOGUE_FILE = Path(__file__).resolve().parents[2] / "book" / "scorecard_items.yaml"
 
@@ -616,59 +615,35 @@ def coverage_problems(states: dict[str, dict[str, Any]], runs: dict[str, str]) -
     return out
 
 
-def write_scorecard(project: Project, chapters: list[Chapter], rendered: dict[str, bool] | None = None
-                    ) -> list[str]:
-    """Write ``book/scorecard.md`` from the executed notebooks of ``chapters`` (if the toc lists it), linking
-    the chapters ``rendered`` (name -> whether the build renders its page; default all); return
-    :func:`coverage_problems` for the build to print."""
-    if not project.in_toc(project.scorecard_page):
-        return []
+def scorecard_from_snapshot(snapshot: dict[str, Any], root: Path) -> tuple[str, str, list[str]]:
+    """``(page, headline, problems)`` of the build's state ``snapshot`` (:mod:`ntputils.reports.status`;
+    a chapter's ``current`` says whether the build renders its page, so whether the scorecard links it) and
+    the tables committed under ``root`` (read with the snapshot's ``currency``, name -> ``{"stale": bool,
+    ...}``); ``problems``: :func:`coverage_problems`, for the build to print."""
+    from ntputils.committed import other_tables, paper_tables, seed_tables
 
     states, links, runs, overrides = {}, {}, {}, {}
-    for c in chapters:
-        st = chapter_state(project, c)
-        prefix = c.name.split("_")[0]
+    for c in snapshot["chapters"]:
+        st, name = c["state"], c["name"]
+        prefix = name.split("_")[0]
         if st.get("status") == "ok":
-            states[c.name], runs[prefix] = st, "ok"
+            states[name], runs[prefix] = st, "ok"
         elif st.get("status") == "failed" and st.get("shown"):  # the last good run is kept and shown
-            states[c.name], runs[prefix] = st, "last good"
+            states[name], runs[prefix] = st, "last good"
         elif st.get("status") == "failed":
             runs[prefix] = "failed"
         else:
             runs[prefix] = "not executed"
-        if c.name in states and (rendered is None or rendered.get(c.name)):
-            links[prefix] = c.name
-        if c.name in states and overrides_text(st):
+        if name in states and c["current"]:
+            links[prefix] = name
+        if name in states and overrides_text(st):
             overrides[prefix] = overrides_text(st)
-    from ntputils.book.sweep_table import currencies
-    from ntputils.committed import other_tables, paper_tables, seed_tables
-
-    currency = currencies(project)
-    paper, seeds = paper_tables(project.root, currency), seed_tables(project.root, currency)
-    others = other_tables(project.root, currency)
-    page, top = score(states, links, paper, runs, overrides, seeds, project.root, others)
-    project.scorecard_page.write_text(page)
-    project.headline_page.write_text(f"{top} [The scorecard](scorecard.md) gives each item's evidence.\n")
-    return coverage_problems(states, runs)
+    currency = snapshot["currency"]
+    paper, seeds = paper_tables(root, currency), seed_tables(root, currency)
+    others = other_tables(root, currency)
+    page, top = score(states, links, paper, runs, overrides, seeds, root, others)
+    return page, top, coverage_problems(states, runs)
 
 
 README_MARKS = ("<!-- headline: made by `python -m ntputils.book status --readme` from the scorecard; "
                 "do not edit -->", "<!-- /headline -->")
-
-
-def write_readme_headline(project: Project) -> None:
-    """Put the scorecard's headline (``book/headline.md``, written with the scorecard) into ``README.md``
-    between :data:`README_MARKS`, with the commit it was made at. ``ValueError`` when either is missing."""
-    from ntputils.book.environment import git_commit
-
-    readme = project.root / "README.md"
-    if not project.headline_page.exists():
-        raise ValueError(f"no headline yet ({project.headline_page}): build the book first")
-    text = readme.read_text()
-    start, end = README_MARKS
-    if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
-        raise ValueError(f"{readme} needs one pair of headline marks: {start} ... {end}")
-    top = project.headline_page.read_text().strip().replace("](scorecard.md)", "](book/scorecard.md)")
-    block = f"{start}\n{top} (Scorecard of the build at commit {git_commit(project.root)}.)\n{end}"
-    head, rest = text.split(start)
-    readme.write_text(head + block + rest.split(end, 1)[1])
