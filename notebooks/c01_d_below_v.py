@@ -156,8 +156,8 @@ claims_table()
 #
 # A sweep-level claim reads `not run` when the committed table is missing or stale.
 #
-# **Negative controls** (registered with the rules above, which are unchanged, before any control value was
-# computed; each is judged by its claim's own rule, and a claim whose control passes too reads *cannot fail*):
+# **Negative controls** (registered with the rules above, which are unchanged, before any run that judges
+# them; each is judged by its claim's own rule, and a claim whose control passes too reads *cannot fail*):
 #
 # * R1 and (T2 below): the **untrained** model, CE $-\,\mathcal H$ at step 0 of the same run.
 # * R3 and S3: the untrained model, off-diagonal `sim` of $\boldsymbol H_0$ to $\widetilde{\boldsymbol S}_d$
