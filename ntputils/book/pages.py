@@ -6,13 +6,12 @@ with the pure renderers of :mod:`ntputils.reports`, which read no runner state.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
 from ntputils.book.environment import git_commit, machine, package_versions
 from ntputils.book.execute import read_meta
-from ntputils.book.project import Chapter, Project, read_json
+from ntputils.book.project import Chapter, Project, read_json, write_json_atomic
 from ntputils.reports.scorecard import README_MARKS, scorecard_from_snapshot
 from ntputils.reports.status import render_status
 
@@ -54,9 +53,7 @@ def write_pages(project: Project, chapters: list[Chapter], executed_now: set[str
     return the scorecard's coverage problems for the build to print."""
     state = snapshot(project, chapters, executed_now, current)
     project.cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = project.cache_dir / "state.json.tmp"
-    tmp.write_text(json.dumps(state, indent=1, default=str))
-    tmp.replace(project.cache_dir / "state.json")
+    write_json_atomic(project.cache_dir / "state.json", state)
     project.status_page.parent.mkdir(parents=True, exist_ok=True)
     project.status_page.write_text(render_status(state))
     if not state["scorecard_in_toc"]:
