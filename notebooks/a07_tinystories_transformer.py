@@ -131,6 +131,7 @@ from ntputils.chapter import (
     shown_committed,
     sweep_command,
 )
+from ntputils.committed import control_values
 from ntputils.data.corpora import tinystories_bpe64
 from ntputils.geometry import nuclear_norm
 
@@ -526,6 +527,12 @@ print(f"chapter: {wall_total:.1f} s wall, {cpu_total:.1f} s CPU (this process); 
 # * (L3) *word geometry at every rung*: the same for the off-diagonal
 #   $\operatorname{sim}(\boldsymbol W^\top,\widetilde{\boldsymbol S}^\top)$ on the occurring tokens.
 #
+# **Negative controls, fixed before the sweep re-ran under them** (judged by the same rule; a control that passes
+# makes its claim read "cannot fail"): for L1, the same ratio of the same two rungs untrained (step 0: the same
+# initialization without training, each rung's recorded untrained CE $-\,\mathcal H$); for L2 and L3, the same
+# share with each rung's similarity taken with the columns shuffled against the proxy's (the page's similarity
+# control, recorded at every rung), against the same baselines.
+#
 # Each rung also runs this page's own claims (its CE rule included, which asks for memorization the budget
 # may not buy); the table counts how many hold. The claims read `not run` when the table is missing or stale;
 # when the committed table holds only some of the planned rungs (the ladder is climbed across sittings, every
@@ -548,6 +555,12 @@ def rung_values(pub: dict) -> pd.DataFrame:
     return recorded_values(pub["table"], ["n_layers", "d"])
 
 
+def rung_controls(pub: dict) -> pd.DataFrame:
+    """The negative controls of a committed ladder table's claims, one row per rung (n_layers, d): ``ce`` is the
+    untrained transformer's CE - H, ``<similarity>_offdiag`` the off-diagonal similarity with shuffled columns."""
+    return control_values(pub["table"], ["n_layers", "d"])
+
+
 LADDER_METRICS = {"H_proxy_heat": "off-diag sim(H, S~), heatmap", "H_proxy_first": "off-diag sim(H, S~), first contexts",
                   "W_proxy_occ": "off-diag sim(W^T, S~^T), occurring tokens"}
 ladder_claims = preregister({
@@ -557,13 +570,15 @@ ladder_claims = preregister({
                       at_least(1.0, "L2"), None, "not studied (one model)"),
     "a07_ladder_L3": ("ladder: share of rungs with off-diag sim(W^T, S~^T) above the baseline + 0.1",
                       at_least(1.0, "L3"), None, "not studied (one model)"),
-})
+}, controls={"a07_ladder_L1": "the same ratio of the same rungs untrained (step 0)",
+             "a07_ladder_L2": "the same share with each rung's columns shuffled against S~",
+             "a07_ladder_L3": "the same share with each rung's columns shuffled against S~^T"})
 pub_ladder, fresh_ladder = committed_sweep(LADDER, "a07-ladder", "the ladder", workers=1)
 rungs = None
 if pub_ladder is not None:
     lt = pub_ladder["table"][pub_ladder["table"].status == "ok"]
     wide = rung_values(pub_ladder)
-    own = lt[(lt.kind == "compare") & ~lt.metric.isin(list(ladder_claims))]  # the rung's page claims
+    own = lt[(lt.kind == "compare") & ~lt.metric.str.startswith("a07_ladder_")]  # the rung's page claims
     outcomes = own.groupby(["n_layers", "d"])["outcome"]
     rungs = pd.DataFrame({
         "parameters": wide["a07_parameters"].astype(int), "stories": LADDER["n_stories"],
@@ -606,16 +621,22 @@ if rungs is not None:
     plt.show()
 
 # %%
-l1 = l2 = l3 = None
+l1 = l2 = l3 = c1 = c2 = c3 = None
 if fresh_ladder and rungs is not None and len(rungs) >= 2:
     l1 = record("a07_ladder_ce_ratio", float(rungs["CE - H"].iloc[-1] / rungs["CE - H"].iloc[0]))
     above = {key: rungs[label] >= rungs[f"baseline: {label}"] + sim_margin for key, label in LADDER_METRICS.items()}
     l2 = record("a07_ladder_H_share", float((above["H_proxy_heat"]).mean()))
     l3 = record("a07_ladder_W_share", float(above["W_proxy_occ"].mean()))
+    untrained = rung_controls(pub_ladder).reindex(rungs.index)  # the controls, rung by rung in the same order
+    c1 = record("a07_ladder_ce_ratio_control", float(untrained["ce"].iloc[-1] / untrained["ce"].iloc[0]))
+    shuffled = {key: untrained[f"{key}_offdiag"] >= rungs[f"baseline: {label}"] + sim_margin
+                for key, label in LADDER_METRICS.items()}
+    c2 = record("a07_ladder_H_share_control", float(shuffled["H_proxy_heat"].mean()))
+    c3 = record("a07_ladder_W_share_control", float(shuffled["W_proxy_occ"].mean()))
 note = ladder_note if l1 is not None else ""
-ladder_claims.a07_ladder_L1.judge(l1, note=note)
-ladder_claims.a07_ladder_L2.judge(l2, note=note)
-ladder_claims.a07_ladder_L3.judge(l3, note=note)
+ladder_claims.a07_ladder_L1.judge(l1, note=note, control=c1)
+ladder_claims.a07_ladder_L2.judge(l2, note=note, control=c2)
+ladder_claims.a07_ladder_L3.judge(l3, note=note, control=c3)
 claims_table()
 
 # %% [markdown]
@@ -640,6 +661,9 @@ claims_table()
 #   (4x128) at $\eta\,d_0/d$ divided by that of the smallest rung (2x64, from the ladder, where
 #   $\eta\,d_0/d=\eta$) is at most 1.
 #
+# Its negative control, fixed before the sweep re-ran under it: the same ratio of the same two rungs untrained
+# (step 0), as L1's.
+#
 # If L4 holds, L1's deviation came from the learning rate; if it does not, the learning rate alone does not
 # explain it. The table sets each $d=128$ rung's values at both rates side by side; the claim reads `not run`
 # while either table is missing or stale.
@@ -649,7 +673,7 @@ LADDER_LR = {"n_stories": 100, "n_layers": (2, 4), "d": 128, "lr": 1.5e-3, "step
 lr_claims = preregister({
     "a07_ladder_L4": ("ladder at lr x 64/d: CE - H of the largest rung / of the smallest", at_most(1.0, "L4"),
                       None, "not studied (one model)"),
-})
+}, controls={"a07_ladder_L4": "the same ratio of the same rungs untrained (step 0)"})
 pub_lr, fresh_lr = committed_sweep(LADDER_LR, "a07-ladder-lr", "the ladder at a learning rate per width")
 
 
@@ -675,11 +699,13 @@ if pub_lr is not None and rungs is not None:
     display(lr_rungs.astype(object).T)  # one row per quantity; object keeps the counts integers
 
 # %%
-l4 = None
+l4 = c4 = None
 if fresh_lr and fresh_ladder and lr_rungs is not None and (4, 128) in lr_rungs.index and (2, 64) in rungs.index:
     l4 = record("a07_ladder_lr_ce_ratio",
                 float(lr_rungs.loc[(4, 128), "CE - H at lr x 64/d"] / rungs.loc[(2, 64), "CE - H"]))
-lr_claims.a07_ladder_L4.judge(l4)
+    c4 = record("a07_ladder_lr_ce_ratio_control",
+                float(rung_controls(pub_lr).loc[(4, 128), "ce"] / rung_controls(pub_ladder).loc[(2, 64), "ce"]))
+lr_claims.a07_ladder_L4.judge(l4, control=c4)
 claims_table()
 
 # %% [markdown]
@@ -706,13 +732,16 @@ claims_table()
 #
 # * (L5) *at one lower rate, the fit improves with size*: CE $-\,\mathcal H$ of the largest rung (4x128) divided
 #   by that of the smallest rung (2x64), both at the second sweep's rate, is at most 1.
+#
+# Its negative control, fixed before the sweep re-ran under it: the same ratio of the same two rungs untrained
+# (step 0), as L1's.
 
 # %%
 LADDER_LOW = {"n_stories": 100, "n_layers": (2, 4), "d": 64, "lr": 1.5e-3, "steps": 3000, "seed": 0}  # lr: a07-ladder-lr's
 low_claims = preregister({
     "a07_ladder_L5": ("ladder at one lower rate: CE - H of the largest rung / of the smallest", at_most(1.0, "L5"),
                       None, "not studied (one model)"),
-})
+}, controls={"a07_ladder_L5": "the same ratio of the same rungs untrained (step 0)"})
 pub_low, fresh_low = committed_sweep(LADDER_LOW, "a07-ladder-low", "the d = 64 rungs at the same rate")
 one_rate = None
 if pub_low is not None and pub_lr is not None and rungs is not None:
@@ -720,11 +749,13 @@ if pub_low is not None and pub_lr is not None and rungs is not None:
     display(one_rate.astype(object).T)
 
 # %%
-l5 = None
+l5 = c5 = None
 if fresh_low and fresh_lr and one_rate is not None and {(2, 64), (4, 128)} <= set(one_rate.index):
     l5 = record("a07_ladder_low_ce_ratio", float(one_rate.loc[(4, 128), "CE - H at the lower rate"]
                                                  / one_rate.loc[(2, 64), "CE - H at the lower rate"]))
-low_claims.a07_ladder_L5.judge(l5)
+    c5 = record("a07_ladder_low_ce_ratio_control",
+                float(rung_controls(pub_lr).loc[(4, 128), "ce"] / rung_controls(pub_low).loc[(2, 64), "ce"]))
+low_claims.a07_ladder_L5.judge(l5, control=c5)
 claims_table()
 
 # %% [markdown]

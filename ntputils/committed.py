@@ -297,6 +297,13 @@ def recorded_values(table: Any, index: str | list[str]) -> Any:
     return done.pivot_table(index=index, columns="metric", values="value")
 
 
+def control_values(table: Any, index: str | list[str]) -> Any:
+    """The negative controls' values a committed sweep ``table`` judged at its finished points (rows of kind
+    ``control``), one row per point (``index`` as :func:`recorded_values`) and one column per claim key."""
+    done = table[(table.status == "ok") & (table.kind == "control")]
+    return done.pivot_table(index=index, columns="metric", values="value")
+
+
 def refresh_command(prefix: str) -> str:
     """The two commands that (re)make and commit chapter ``prefix``'s paper-profile table."""
     return sweep_command(prefix, {"seed": 0}, sweep_name(prefix), workers=1, profile="paper")
