@@ -99,9 +99,11 @@ def scratch_sweep(name: str) -> tuple[pd.DataFrame, dict, str]:
 
 def show_figure(fig: plt.Figure, caption: str, alt: str) -> None:
     """``fig`` as a captioned figure. This page draws its figures in a loop (one set per table), and a
-    cell's caption would caption every output of the cell, headings included: each figure carries its own."""
+    cell's caption would caption every output of the cell, headings included: each figure carries its own.
+    The figures are laid out by matplotlib's constrained layout, so the PNG is saved without
+    ``bbox_inches="tight"`` (its extra pass over every text's extent cost a quarter of the page's time)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight")
+    fig.savefig(buf, format="png")
     plt.close(fig)
     data = base64.b64encode(buf.getvalue()).decode()
     display(HTML(f'<figure><img src="data:image/png;base64,{data}" alt="{escape(alt)}" style="max-width: 100%">'

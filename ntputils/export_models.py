@@ -7,6 +7,11 @@ step of :data:`STEPS` and resuming (a resumed run is bit-identical on a CPU), an
 per step (:func:`ntputils.training.model_folder.save_model_folder`) with the tokenizer and what made it.
 Step 0 is the untrained model. Chapter d01 reads these folders by default; a sweep over them is the
 geometry of one run against its training step (Paper A, Fig. 6's question asked of a real-text model).
+
+``python -m ntputils.export_models --fallback`` trains chapter b07's fallback LM (the stand-in for GPT-2,
+:func:`ntputils.training.pretrained.train_fallback_lm`, default configuration, one thread) and writes its
+weights to ``results/models/fallback-lm/`` under the name that keys them by configuration, text and training
+code, removing the copies of other keys; b07 then loads them instead of training for two minutes.
 """
 
 from __future__ import annotations
@@ -15,8 +20,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 from ntputils.chapter import profile_values
 from ntputils.data.corpora import tinystories_bpe64
+from ntputils.data.corpora.cache import save_verified
 from ntputils.data.corpora.readers import TINYSTORIES_DIR, TINYSTORIES_TRAIN_HEAD
 from ntputils.paths import REPO_ROOT
 from ntputils.training.loop import train_ntp
@@ -70,5 +78,28 @@ def export_a07(out: Path = DEFAULT_OUT, steps: tuple[int, ...] = STEPS, progress
     return written
 
 
+def export_fallback(progress: bool = True) -> Path:
+    """Train the fallback LM once (no cache read, one torch thread) and commit its weights' file to
+    :func:`~ntputils.training.pretrained.committed_fallback_path`; the files of other keys there go."""
+    import torch
+
+    from ntputils.training.pretrained import committed_fallback_path, train_fallback_lm
+
+    torch.set_num_threads(1)
+    lm = train_fallback_lm(device="cpu", progress=progress, use_cache=False)
+    target = committed_fallback_path(lm.extra["file_name"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    save_verified(target, {"valid_ce": np.asarray(lm.extra["valid_ce"]),  # atomic: temporary file, rename
+                           **{k: v.detach().cpu().numpy() for k, v in lm.model.state_dict().items()}})
+    for old in target.parent.glob("fallback-lm-*.npz"):
+        if old != target:
+            old.unlink()
+    print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB): {lm.description}", flush=True)
+    return target
+
+
 if __name__ == "__main__":
-    export_a07(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT)
+    if sys.argv[1:] == ["--fallback"]:
+        export_fallback()
+    else:
+        export_a07(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT)

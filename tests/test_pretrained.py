@@ -170,3 +170,66 @@ def test_a_damaged_fallback_cache_is_trained_again_not_loaded(tmp_path, monkeypa
         with pytest.warns(CacheWarning, match=re.escape(f"cache entry {path}")):
             np.testing.assert_array_equal(load().W, first.W)  # trained again, to the same weights
         assert losses, what
+
+
+def test_committed_fallback_weights_are_loaded_and_only_for_the_same_code(tmp_path, monkeypatch):
+    """With no cached copy, the weights committed under the same key (configuration, text, training code)
+    are loaded, checksum verified, and the description says so; under other training code (another
+    :func:`fallback_code_key`) the same file is not loaded: the model is trained."""
+    import shutil
+
+    import ntputils.training.pretrained as pretrained
+
+    monkeypatch.setenv("NTP_CACHE_DIR", str(tmp_path / "cache"))
+    committed = tmp_path / "committed"
+    monkeypatch.setattr(pretrained, "committed_fallback_path", lambda name: committed / name)
+    cfg = FallbackConfig(bpe_vocab=300, d=16, n_layers=1, n_heads=2, context=8, batch_size=8, steps=30,
+                         lr=1e-2, warmup_steps=5)
+
+    def load():
+        return load_pretrained_lm(tmp_path, fallback_config=cfg, fallback_texts=TEXTS, device="cpu",
+                                  progress=False)
+
+    trained = load()
+    assert trained.extra["weights"] == "trained" and "trained now" in trained.description
+    (cached,) = (tmp_path / "cache" / "pretrained").glob("fallback-lm-*.npz")
+    assert cached.name == trained.extra["file_name"]
+    committed.mkdir()
+    shutil.move(cached, committed / cached.name)  # the cache is empty now, the committed copy is there
+    losses = []
+    real = pretrained.lm_loss
+    monkeypatch.setattr(pretrained, "lm_loss", lambda *a: losses.append(1) or real(*a))
+    lm = load()
+    assert losses == [] and lm.extra["weights"] == "committed"  # loaded, not trained
+    assert f"results/models/fallback-lm/{cached.name}" in lm.description
+    np.testing.assert_array_equal(lm.W, trained.W)
+
+    monkeypatch.setattr(pretrained, "fallback_code_key", lambda: "other-code")
+    other = load()
+    assert losses and other.extra["weights"] == "trained" and other.extra["file_name"] != cached.name
+
+
+def test_the_training_code_key_reads_the_files_not_the_names(monkeypatch):
+    """The key of the training code comes from the package's source files, so a function replaced at run
+    time (a test's spy) leaves it unchanged; it is 12 hex digits."""
+    import ntputils.training.pretrained as pretrained
+
+    key = pretrained.fallback_code_key()
+    monkeypatch.setattr(pretrained, "lm_loss", lambda *a: None)
+    assert pretrained.fallback_code_key() == key and re.fullmatch(r"[0-9a-f]{12}", key)
+
+
+@pytest.mark.slow
+def test_the_books_fallback_lm_is_committed_for_the_current_code(tmp_path, monkeypatch):
+    """Chapter b07's fallback LM (default configuration, WikiText-2) loads from results/models/fallback-lm/
+    without training: the committed weights have the key of today's configuration, text and training code.
+    If this fails, the training code changed: `python -m ntputils.export_models --fallback` remakes them."""
+    import ntputils.training.pretrained as pretrained
+
+    monkeypatch.setenv("NTP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(pretrained, "fit_fallback", lambda *a, **k: pytest.fail(
+        "no committed weights for the current code: run `python -m ntputils.export_models --fallback`"))
+    lm = pretrained.train_fallback_lm(device="cpu", progress=False)
+    assert lm.extra["weights"] == "committed"
+    folder = pretrained.committed_fallback_path(lm.extra["file_name"]).parent
+    assert [p.name for p in folder.glob("*.npz")] == [lm.extra["file_name"]]  # no file of an older key

@@ -11,7 +11,8 @@ norm, i.e. the input of the decoder) of 500k contexts = the prefixes of lengths 
   -- ``W`` and ``H`` of a GPT-2 *or* of our :class:`~ntputils.training.models.NTPTransformer`;
 * :func:`sample_windows`, :func:`prefix_contexts` -- the 11-token sequences and their prefixes;
 * :func:`pretrained_or_fallback` -- GPT-2 when it can be loaded, otherwise a small transformer LM
-  that we train on WikiText-2 (cached), exposed the same way. The fallback reads its text with
+  that we train on WikiText-2 (cached, and committed: :func:`committed_fallback_path`), exposed the same
+  way. The fallback reads its text with
   **GPT-2's own tokenizer** (the shared files, :mod:`ntputils.data.corpora.gpt2_tokenizer`) and keeps
   the ``bpe_vocab - 1`` most frequent GPT-2 tokens as its vocabulary, every other token mapped to one
   ``<other>`` id. It is a real language model of real text, but it is *not* GPT-2: chapters must
@@ -312,14 +313,65 @@ def _random_windows(stream: torch.Tensor, batch: int, length: int, gen: torch.Ge
     return stream[starts[:, None] + torch.arange(length)]
 
 
+def fit_fallback(model: NTPTransformer, stream: torch.Tensor, valid: torch.Tensor, cfg: FallbackConfig,
+                 progress: bool = True) -> float:
+    """Train ``model`` on random ``context+1``-token windows of the token ``stream`` and return its validation
+    CE (nats/token, 8 batches of 64 windows of ``valid``): the mean next-token CE on every position (Paper B,
+    Eq. (1)), AdamW (betas 0.9, 0.95) with linear warm-up and cosine decay, ``cfg.steps`` steps."""
+    dev = stream.device
+    gen = torch.Generator().manual_seed(cfg.seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.95))
+    model.train()
+    for step in tqdm(range(cfg.steps), disable=None if progress else True, desc="fallback LM"):
+        warm = min(1.0, (step + 1) / max(1, cfg.warmup_steps))
+        for group in opt.param_groups:
+            group["lr"] = cfg.lr * warm * 0.5 * (1 + math.cos(math.pi * step / max(1, cfg.steps)))
+        loss = lm_loss(model, _random_windows(stream, cfg.batch_size, cfg.context + 1, gen).to(dev))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        vgen = torch.Generator().manual_seed(12345)
+        batches = [_random_windows(valid, 64, cfg.context + 1, vgen) for _ in range(8)]
+        return float(np.mean([lm_loss(model, b).item() for b in batches]))
+
+
+def fallback_code_key() -> str:
+    """Key (12 hex digits) of the code that trains the fallback LM, read from the package's files: the
+    normalized source (no comments or docstrings, :class:`ntputils.tracing.TraceSources`) of
+    :func:`fit_fallback`, :func:`lm_loss` and the window sampler, and the transformer's whole module. Part
+    of the weights' file name, so weights that other training code made (cached or committed) are never
+    loaded."""
+    from ntputils.tracing import TraceSources, normalized_code
+
+    sources = TraceSources()
+    model = sources.module("training/models/transformer.py")
+    return digest(*(sources.function_code(f"training/pretrained.py:{name}")
+                    for name in ("fit_fallback", "lm_loss", "_random_windows")),
+                  "<missing>" if model is None else normalized_code(model), length=12)
+
+
+def committed_fallback_path(file_name: str) -> Path:
+    """Where the book keeps its trained fallback LM: ``results/models/fallback-lm/<file_name>`` (written by
+    ``python -m ntputils.export_models --fallback``; loaded, checksum verified, when the cache has none)."""
+    return paths.REPO_ROOT / "results" / "models" / "fallback-lm" / file_name
+
+
 def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str] | None = None,
                       valid_texts: Sequence[str] | None = None, device: str = "auto",
                       progress: bool = True, use_cache: bool = True) -> PretrainedLM:
-    """Train (or load from ``cache_dir("pretrained")``) the fallback LM on WikiText-2 (or ``texts``).
+    """Train (or load) the fallback LM on WikiText-2 (or ``texts``) with :func:`fit_fallback`.
 
     Objective: mean next-token CE on every position of random ``context+1``-token windows of the
     BPE-encoded corpus; AdamW with linear warm-up and cosine decay. The validation CE (nats/token)
     is measured on WikiText-2 valid (or ``valid_texts``) and reported in the description.
+
+    The weights are keyed by the configuration, the text and the training code
+    (:func:`fallback_code_key`). With ``use_cache`` they are loaded from ``cache_dir("pretrained")``,
+    else from the book's committed copy (:func:`committed_fallback_path`) when it has the same key, else
+    trained and cached; the description says which (``extra["weights"]``: ``"trained"``, ``"cache"`` or
+    ``"committed"``). Loaded files are checksum-verified (a damaged one is trained again, with a warning).
 
     Stand-in for GPT-2 of Paper B, Sec. 5.1 when it cannot be loaded.
     """
@@ -362,13 +414,19 @@ def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str]
         return ids if id_map is None else [id_map[x] for x in ids]
 
     texts_key = digest("\x00".join(texts))
-    path = paths.cache_dir("pretrained") / f"fallback-lm-{cfg.key(texts_key)}.npz"
+    file_name = f"fallback-lm-{cfg.key(digest(texts_key, fallback_code_key()))}.npz"
+    path = paths.cache_dir("pretrained") / file_name
     dev = torch.device(resolve_device(device))
     model_cfg = TransformerConfig(vocab_size=vocab, d=cfg.d, n_layers=cfg.n_layers, n_heads=cfg.n_heads,
                                   pos_encoding="rope", max_len=cfg.context)
     model = seeded(lambda: NTPTransformer(model_cfg), cfg.seed).to(dev)
-    cached = load_verified(path, required=("valid_ce",)) if use_cache else None
-    if cached is not None:  # checksummed (a truncated or altered file is trained again, with a warning)
+    weights, cached = "trained", None
+    if use_cache:  # checksummed (a truncated or altered file is trained again, with a warning)
+        for source, where in (("cache", path), ("committed", committed_fallback_path(file_name))):
+            if (cached := load_verified(where, required=("valid_ce",))) is not None:
+                weights = source
+                break
+    if cached is not None:
         valid_ce = float(cached.pop("valid_ce"))
         model.load_state_dict({k: torch.from_numpy(v) for k, v in cached.items()})
     else:
@@ -376,23 +434,7 @@ def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str]
         valid = torch.as_tensor(np.concatenate(encode(valid_texts)), device=dev)
         if len(stream) <= cfg.context + 1 or len(valid) <= cfg.context + 1:
             raise ValueError(f"corpus too short for {cfg.context + 1}-token windows")
-        gen = torch.Generator().manual_seed(cfg.seed)
-        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay,
-                                betas=(0.9, 0.95))
-        model.train()
-        for step in tqdm(range(cfg.steps), disable=None if progress else True, desc="fallback LM"):
-            warm = min(1.0, (step + 1) / max(1, cfg.warmup_steps))
-            for group in opt.param_groups:
-                group["lr"] = cfg.lr * warm * 0.5 * (1 + math.cos(math.pi * step / max(1, cfg.steps)))
-            loss = lm_loss(model, _random_windows(stream, cfg.batch_size, cfg.context + 1, gen).to(dev))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-        model.eval()
-        with torch.no_grad():
-            vgen = torch.Generator().manual_seed(12345)
-            batches = [_random_windows(valid, 64, cfg.context + 1, vgen) for _ in range(8)]
-            valid_ce = float(np.mean([lm_loss(model, b).item() for b in batches]))
+        valid_ce = fit_fallback(model, stream, valid, cfg, progress=progress)
         if use_cache:
             save_verified(path, {"valid_ce": np.asarray(valid_ce),
                                  **{k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}})
@@ -402,10 +444,14 @@ def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str]
     description = (
         f"fallback (not GPT-2): {cfg.n_layers}-layer d={cfg.d} transformer LM (pre-RMSNorm, SwiGLU, RoPE) "
         f"trained {cfg.steps} steps x {cfg.batch_size} windows of {cfg.context} tokens on {name} with "
-        f"{vocab_text}; validation CE {valid_ce:.3f} nats/token"
+        f"{vocab_text}; validation CE {valid_ce:.3f} nats/token; "
+        + {"trained": "trained now", "cache": f"weights from the cache ({path.name})",
+           "committed": f"the book's trained weights (results/models/fallback-lm/{file_name}, made by the "
+                        "same code with `python -m ntputils.export_models --fallback`)"}[weights]
     )
     return PretrainedLM(model, strings, description, "fallback",
-                        {"valid_ce": valid_ce, "tokenizer": tok, "id_map": id_map, "config": asdict(cfg)})
+                        {"valid_ce": valid_ce, "tokenizer": tok, "id_map": id_map, "config": asdict(cfg),
+                         "weights": weights, "file_name": file_name})
 
 
 def load_pretrained_lm(name_or_path: str | os.PathLike | None = None, *, fallback: bool = True,
