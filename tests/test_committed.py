@@ -286,6 +286,19 @@ def test_recorded_values_has_one_row_per_finished_point(tmp_path):
     assert wide.to_dict() == {"a": {0: 1.0, 1: 3.0}, "b": {0: 2.0, 1: 4.0}}
 
 
+def test_control_values_are_the_controls_of_the_finished_points(tmp_path):
+    """The control rows of a table (the value each claim's negative control took at each point), one row per
+    finished point: a failed point's and the recorded values stay out."""
+    import pandas as pd
+
+    body = ("p0,0,cpu,record,a,1.0,,,,ok,1\np0,0,cpu,compare,a,1.0,,reproduced,,ok,1\n"
+            "p0,0,cpu,control,a,0.5,,fails,,ok,1\np1,1,cpu,control,a,0.7,,passes,,ok,1\n"
+            "p1,1,cpu,control,b,2.0,,fails,,ok,1\np2,2,cpu,control,a,9.0,,fails,,failed,1\n")
+    (tmp_path / "t.csv").write_text(HEAD + body)
+    wide = committed.control_values(pd.read_csv(tmp_path / "t.csv"), "seed")
+    assert wide.fillna(-1).to_dict() == {"a": {0: 0.5, 1: 0.7}, "b": {0: -1, 1: 2.0}}
+
+
 def test_a_table_of_another_chapter_or_without_its_columns_is_not_shown(root):
     body = seeds_body({"a": [R] * 5})
     write_table(root, "t05-seeds", body, axes={"seed": [0, 1, 2, 3, 4]}, points=5, chapter="t01_tiny")
