@@ -646,6 +646,13 @@ claims_table()
 # nothing yet about the geometry a larger model reaches when trained further (the next section tests the
 # learning rate). L2 and L3 ask less: that each rung's geometry, however far trained, is the proxy's well
 # beyond what an untrained transformer already shows.
+#
+# **What the controls say** (their values are in the claims table). The untrained rungs order the other way:
+# at initialization the larger transformer's CE $-\,\mathcal H$ is slightly *larger*, so the control ratio of
+# L1, L4 and L5 lies just above 1 and fails their rule; the bound of 1 is therefore only a little stricter than
+# what no training at all gives, and a ratio well below 1 (as for L4 and L5) is the evidence, not the pass
+# itself. With its columns shuffled against the proxy's, no rung's similarity clears the baseline by the margin,
+# so the controls of L2 and L3 fail.
 
 # %% [markdown]
 # ### A learning rate per width (a second committed sweep)
