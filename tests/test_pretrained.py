@@ -133,17 +133,21 @@ def test_gpt2_lm_encodes_with_its_tokenizer(tiny_gpt2):
     assert "".join(lm.tokens[i] for i in ids).replace("#", " ").strip() == "the cat sat on the mat"
 
 
+def load_tiny_fallback(folder):
+    """A 1-layer d=16 fallback LM of TEXTS (30 steps), GPT-2 missing from ``folder``: trained or loaded."""
+    cfg = FallbackConfig(bpe_vocab=300, d=16, n_layers=1, n_heads=2, context=8, batch_size=8, steps=30,
+                         lr=1e-2, warmup_steps=5)
+    return load_pretrained_lm(folder, fallback_config=cfg, fallback_texts=TEXTS, device="cpu", progress=False)
+
+
 def test_a_damaged_fallback_cache_is_trained_again_not_loaded(tmp_path, monkeypatch):
     import ntputils.training.pretrained as pretrained
     from ntputils.data.corpora.cache import CHECKSUM, CacheWarning
 
     monkeypatch.setenv("NTP_CACHE_DIR", str(tmp_path / "cache"))
-    cfg = FallbackConfig(bpe_vocab=300, d=16, n_layers=1, n_heads=2, context=8, batch_size=8, steps=30,
-                         lr=1e-2, warmup_steps=5)
 
     def load():
-        return load_pretrained_lm(tmp_path, fallback_config=cfg, fallback_texts=TEXTS, device="cpu",
-                                  progress=False)
+        return load_tiny_fallback(tmp_path)
 
     first = load()
     (path,) = (tmp_path / "cache" / "pretrained").glob("fallback-lm-*.npz")
@@ -183,12 +187,9 @@ def test_committed_fallback_weights_are_loaded_and_only_for_the_same_code(tmp_pa
     monkeypatch.setenv("NTP_CACHE_DIR", str(tmp_path / "cache"))
     committed = tmp_path / "committed"
     monkeypatch.setattr(pretrained, "committed_fallback_path", lambda name: committed / name)
-    cfg = FallbackConfig(bpe_vocab=300, d=16, n_layers=1, n_heads=2, context=8, batch_size=8, steps=30,
-                         lr=1e-2, warmup_steps=5)
 
     def load():
-        return load_pretrained_lm(tmp_path, fallback_config=cfg, fallback_texts=TEXTS, device="cpu",
-                                  progress=False)
+        return load_tiny_fallback(tmp_path)
 
     trained = load()
     assert trained.extra["weights"] == "trained" and "trained now" in trained.description
