@@ -317,6 +317,7 @@ def test_five_seeds_decide_too_a_fragile_claim_is_fragile():
     page = render_scorecard(_states(), {"a05": "a05_ufm_training"}, seeds=_seeds(fragile))
     fig5 = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 5 "))
     assert "**fragile**" in fig5 and "(others: 3/5)" in fig5
+    assert "decided by the five seeds (cpu run: reproduced)" in fig5
 
 
 def test_a_partial_item_names_what_did_not_run(monkeypatch, tmp_path):
@@ -469,9 +470,11 @@ def test_every_committed_run_that_judged_a_claim_reaches_its_row():
     ev = evidence(_states())["A:Fig 5"]
     (claim,) = decided_claims(ev, [], [], ors)
     assert claim["outcome"] == "deviates" and claim["by"] == "cpu run and a05-ladder"
+    assert claim["worse_by"] == ["a05-ladder"]  # what made the verdict worse than the cpu run's
     stale = [{**r, "stale": True} for r in ors]
     assert decided_claims(ev, [], [], stale)[0]["outcome"] == "reproduced"  # STALE: no say
     page = render_scorecard(_states(), {"a05": "a05_ufm_training"}, others=others)
     fig5 = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 5 "))
     assert "**deviates**" in fig5 and "a05-ladder (abc1234, 2026-11-26): 1 reproduced, 2 deviates" in fig5
+    assert "(decided by a05-ladder (cpu run: reproduced))" in fig5  # the row names the run that decided
     assert "; a05-ladder: 1 reproduced, 2 deviates" in page  # the claim's evidence names the run

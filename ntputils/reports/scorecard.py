@@ -202,7 +202,8 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
     on another CPU (a rule bound inside its value's measured spread, in the deciding table) is
     :data:`MACHINE_FRAGILE`. ``control``: ``fails`` (the claim's negative control fails its rule:
     evidence), ``passes`` (cannot fail), ``none`` (no control registered) or ``check`` (a mathematical
-    fact)."""
+    fact). A claim the paper profile did not decide also has ``worse_by``: what made its verdict worse than
+    the cpu run's (``"the five seeds"``, a table's name), for the row's note."""
     paper_of = {(r["chapter"], r["key"]): r for r in paper_rows if not r["stale"] and r["outcome"] in JUDGED}
     seeds_of = {(r["chapter"], r["key"]): r for r in seed_rows if not r["stale"]}
     others_of: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -224,20 +225,26 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
                         "by": "paper profile",
                         "control": paper.get("control", "none")})
             continue
-        outcome, by = r["outcome"], "cpu run"
+        outcome, by, worse_by = r["outcome"], "cpu run", []
         seeds = seeds_of.get((prefix, r.get("key")))
         if seeds and outcome in JUDGED and seeds["verdict"] in CLAIM_SEVERITY:
+            before = outcome
             outcome = max(outcome, seeds["verdict"], key=CLAIM_SEVERITY.__getitem__)
             by = "cpu run and five seeds"
             if seeds.get("machine_fragile"):
                 outcome = MACHINE_FRAGILE
+            worse_by += ["the five seeds"] if outcome != before else []
         others = others_of.pop((prefix, r.get("key")), [])
         if others and outcome in JUDGED:
-            outcome = max([outcome] + [MACHINE_FRAGILE if o.get("machine_fragile") else o["outcome"]
-                                       for o in others], key=CLAIM_SEVERITY.__getitem__)
+            verdicts = [(o["table"], MACHINE_FRAGILE if o.get("machine_fragile") else o["outcome"])
+                        for o in others]
+            worst = max([outcome] + [v for _, v in verdicts], key=CLAIM_SEVERITY.__getitem__)
+            if worst != outcome:  # the runs that gave the worse verdict decide
+                worse_by = [table for table, v in verdicts if v == worst]
+            outcome = worst
             by += " and " + ", ".join(dict.fromkeys(o["table"] for o in others))
         out.append({"chapter": prefix, "key": r.get("key"), "kind": "compare", "outcome": outcome, "by": by,
-                    "control": control})
+                    "control": control, "worse_by": list(dict.fromkeys(worse_by))})
     for (prefix, key), p in paper_of.items():  # claims only the paper profile judged
         out.append({"chapter": prefix, "key": key, "kind": "compare",
                     "outcome": MACHINE_FRAGILE if p.get("machine_fragile") else p["outcome"],
@@ -535,7 +542,10 @@ def score(states: dict[str, dict[str, Any]], links: dict[str, str],
             note = "; ".join([f"the paper profile decides {_claims(by_paper)} (cpu run: {cpu})"]
                              + ([note] if note else []))
         elif status not in (cpu, "partial") and cpu in ("reproduced", "deviates", "not run"):
-            note = "; ".join([f"the five seeds decide (cpu run: {cpu})"] + ([note] if note else []))
+            deciders = dict.fromkeys(w for d in verdicts if d["outcome"] == status
+                                     for w in d.get("worse_by", []))
+            note = "; ".join([f"decided by {', '.join(deciders) or 'the five seeds'} (cpu run: {cpu})"]
+                             + ([note] if note else []))
         if machine := sum(d["outcome"] == MACHINE_FRAGILE for d in verdicts):
             note = "; ".join([f"{_claims(machine)} {MACHINE_FRAGILE}: a bound of the rule lies inside the "
                               "value's spread across CPU code paths"] + ([note] if note else []))
