@@ -36,8 +36,8 @@
 # `<other>` token. Its trained weights are committed (`results/models/fallback-lm/`, made by
 # `python -m ntputils.export_models --fallback` with the same code, and loaded only while the configuration, the
 # text and the training code are those that made them; otherwise it is trained here, about two minutes of one
-# core, and cached). The banner below says which model was used and where its weights came from. **With the fallback, every figure here is that small model's, not GPT-2's, and the paper's
-# Figs. 7 and 15-17 are listed as not reproduced**; the pipeline (SVD of the decoder, orthant clusters, word
+# core, and cached). The banner below says which model was used and where its weights came from. **With the
+# fallback, every figure here is that small model's, not GPT-2's, and the paper's Figs. 7 and 15-17 are listed as not reproduced**; the pipeline (SVD of the decoder, orthant clusters, word
 # clouds, context concepts) is the same for both.
 #
 # **Beyond the paper: measuring the clusters.** The paper reads the clouds by eye. We label every token with

@@ -20,11 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 from ntputils.chapter import profile_values
 from ntputils.data.corpora import tinystories_bpe64
-from ntputils.data.corpora.cache import save_verified
 from ntputils.data.corpora.readers import TINYSTORIES_DIR, TINYSTORIES_TRAIN_HEAD
 from ntputils.paths import REPO_ROOT
 from ntputils.training.loop import train_ntp
@@ -83,14 +80,13 @@ def export_fallback(progress: bool = True) -> Path:
     :func:`~ntputils.training.pretrained.committed_fallback_path`; the files of other keys there go."""
     import torch
 
-    from ntputils.training.pretrained import committed_fallback_path, train_fallback_lm
+    from ntputils.training.pretrained import committed_fallback_path, save_fallback_weights, train_fallback_lm
 
     torch.set_num_threads(1)
     lm = train_fallback_lm(device="cpu", progress=progress, use_cache=False)
     target = committed_fallback_path(lm.extra["file_name"])
     target.parent.mkdir(parents=True, exist_ok=True)
-    save_verified(target, {"valid_ce": np.asarray(lm.extra["valid_ce"]),  # atomic: temporary file, rename
-                           **{k: v.detach().cpu().numpy() for k, v in lm.model.state_dict().items()}})
+    save_fallback_weights(target, lm.model, lm.extra["valid_ce"])
     for old in target.parent.glob("fallback-lm-*.npz"):
         if old != target:
             old.unlink()

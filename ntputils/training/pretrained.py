@@ -358,6 +358,13 @@ def committed_fallback_path(file_name: str) -> Path:
     return paths.REPO_ROOT / "results" / "models" / "fallback-lm" / file_name
 
 
+def save_fallback_weights(path: Path, model: torch.nn.Module, valid_ce: float) -> None:
+    """Write the fallback LM's ``state_dict`` and validation CE to ``path`` with their checksum, atomically
+    (:func:`ntputils.data.corpora.cache.save_verified`): the file :func:`train_fallback_lm` loads."""
+    save_verified(path, {"valid_ce": np.asarray(valid_ce),
+                         **{k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}})
+
+
 def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str] | None = None,
                       valid_texts: Sequence[str] | None = None, device: str = "auto",
                       progress: bool = True, use_cache: bool = True) -> PretrainedLM:
@@ -436,8 +443,7 @@ def train_fallback_lm(config: FallbackConfig | None = None, texts: Sequence[str]
             raise ValueError(f"corpus too short for {cfg.context + 1}-token windows")
         valid_ce = fit_fallback(model, stream, valid, cfg, progress=progress)
         if use_cache:
-            save_verified(path, {"valid_ce": np.asarray(valid_ce),
-                                 **{k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}})
+            save_fallback_weights(path, model, valid_ce)
     model.eval()
     vocab_text = (f"GPT-2's tokenizer restricted to its {vocab - 1} most frequent tokens + {OTHER_TOKEN}"
                   if cfg.tokenizer == "gpt2" else f"a byte-level BPE of {vocab} tokens trained on the text")
