@@ -165,6 +165,54 @@ def read_committed(name: str, root: Path | None = None) -> tuple[Any, dict[str, 
     return table, prov
 
 
+#: recorded values that are a training's own wall time (a06: ``a06_train_wall_<data>_<model>``, a07:
+#: ``a07_train_seconds``); a point that reloads a finished training records the seconds it took when it ran
+TRAINING_TIME = re.compile(r"_train_seconds$|_train_wall_")
+
+
+def remake_cost(table: Any) -> dict[str, Any] | None:
+    """What remaking a committed table costs where its training checkpoints are not at hand (a fresh clone:
+    they live in the ``.cache`` of the machine that made it), from what the table recorded.
+
+    A point's ``seconds`` are its wall time; its training time is the sum of its :data:`TRAINING_TIME`
+    values. A point whose training time exceeds its wall cannot have trained in that wall: it reloaded its
+    trainings and costs its wall plus their time. Returns ``{"seconds", "training", "reloaded", "points",
+    "per_point"}`` (``per_point``: point id -> seconds), or ``None`` when the table records no seconds."""
+    import pandas as pd
+
+    if "seconds" not in table or table.empty:
+        return None
+    wall = pd.to_numeric(table.drop_duplicates("point_id").set_index("point_id")["seconds"],
+                         errors="coerce").fillna(0.0)
+    rows = table[(table["kind"] == "record") & table["metric"].astype(str).str.contains(TRAINING_TIME)]
+    training = (pd.to_numeric(rows["value"], errors="coerce").fillna(0.0).groupby(rows["point_id"]).sum()
+                .reindex(wall.index, fill_value=0.0))
+    reloaded = training > wall
+    fresh = wall + training.where(reloaded, 0.0)
+    return {"seconds": float(fresh.sum()), "training": float(training.sum()), "reloaded": int(reloaded.sum()),
+            "points": len(wall), "per_point": {str(k): float(v) for k, v in fresh.items()}}
+
+
+def duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s``, ``2 h 07 min``: a wall time for a reader (pages, ``sweep-status``)."""
+    s = round(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def wall_text(prov: dict[str, Any], cost: dict[str, Any] | None) -> str:
+    """``"wall 158.1 s (2 of 2 points reloaded trainings that took 5 h 46 min when they ran)"``: the recorded
+    wall of a table and, when it holds reloads, the training time it does not show."""
+    text = f"wall {prov.get('wall_s')} s"
+    if cost and cost["reloaded"]:
+        text += (f" ({cost['reloaded']} of {cost['points']} points reloaded trainings that took "
+                 f"{duration(cost['training'])} when they ran)")
+    return text
+
+
 def recertified(prov: dict[str, Any]) -> dict[str, Any] | None:
     """The latest re-certification of a committed table (``provenance["history"]``), or ``None``."""
     entries = [h for h in prov.get("history", []) if h.get("event") == "recertified"]
@@ -179,7 +227,7 @@ def described(name: str, table: Any, prov: dict[str, Any], currency: dict[str, A
             "stale": currency.get("stale"),
             "refresh": f"{prov.get('command')} && python -m ntputils.book sweep-table {name} --publish",
             "recertify": f"python -m ntputils.book recertify {name}", "recertified": recertified(prov),
-            "full_seconds": prov.get("wall_s"), "recertify_seconds": currency.get("recertify_seconds")}
+            "remake": remake_cost(table), "recertify_seconds": currency.get("recertify_seconds")}
 
 
 def published(name: str, root: Path | None = None, currency: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -225,7 +273,7 @@ def state_line(name: str, pub: dict[str, Any]) -> str:
                     f"re-running {rec.get('points')} of {rec.get('of')} points")
         return "current (the code it ran is unchanged)"
     est = pub.get("recertify_seconds")
-    cost = f"about {est:.0f} s of point time" if est is not None else "a sample of its points"
+    cost = f"about {duration(est)} of point time" if est is not None else "a sample of its points"
     prov = pub.get("provenance") or {}
     made = ".".join(str(prov.get("versions", {}).get("python", "")).split(".")[:2])
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -234,8 +282,11 @@ def state_line(name: str, pub: dict[str, Any]) -> str:
            f"it was made with Python {made} and this run is Python {here} (a table's fingerprint holds "
            f"Python's minor version; under Python {made}, e.g. `make book PYTHON=python{made}` in a new "
            ".venv, it is current again if its code is unchanged)")
-    return (f"STALE: {why}. Re-certify ({cost}): `{pub['recertify']}`; or refresh it whole (about "
-            f"{pub.get('full_seconds')} s wall): `{pub['refresh']}`")
+    remake = pub.get("remake")
+    whole = (f"about {duration(remake['seconds'])} of point time without its training checkpoints"
+             if remake else f"about {prov.get('wall_s')} s wall")
+    return (f"STALE: {why}. Re-certify ({cost}): `{pub['recertify']}`; or refresh it whole ({whole}): "
+            f"`{pub['refresh']}`")
 
 
 def provenance_text(name: str, pub: dict[str, Any]) -> str:
@@ -243,7 +294,7 @@ def provenance_text(name: str, pub: dict[str, Any]) -> str:
     prov = pub["provenance"]
     return (f"sweep {prov.get('name', name)}: {prov.get('points')} points, profile {prov.get('profile')}, "
             f"commit {prov.get('git')}, {prov.get('machine')}{made_with(prov)}, finished "
-            f"{prov.get('finished')}, wall {prov.get('wall_s')} s\n{state_line(name, pub)}")
+            f"{prov.get('finished')}, {wall_text(prov, pub.get('remake'))}\n{state_line(name, pub)}")
 
 
 def made_with(prov: dict[str, Any]) -> str:
@@ -342,6 +393,7 @@ class PaperProfileView:
     found: bool
     stale: bool | None = False  # None: currency not checked (outside the runner)
     provenance: dict[str, Any] = field(default_factory=dict)
+    remake: dict[str, Any] | None = None  # :func:`remake_cost` of its table
     refresh: str = ""
     claims: Any = None   # DataFrame: key, claim, rule, cpu, cpu outcome, paper, paper outcome, same outcome
     records: Any = None  # DataFrame: value, cpu, paper
@@ -367,7 +419,7 @@ class PaperProfileView:
         p = self.provenance
         head = (f"<p>Paper-profile run <code>{escape(str(p.get('name')))}</code>: commit "
                 f"<code>{escape(str(p.get('git')))}</code>, {escape(str(p.get('machine')))}, finished "
-                f"{escape(str(p.get('finished')))}, wall {escape(str(p.get('wall_s')))} s. Claims: "
+                f"{escape(str(p.get('finished')))}, {escape(wall_text(p, self.remake))}. Claims: "
                 + (", ".join(f"{n} {escape(o)}" for o, n in sorted(self.counts().items())) or "none")
                 + f". Checks (mathematical facts) passed: cpu run {self.checks[0]}/{self.checks[1]}, "
                 f"paper run {self.checks[2]}/{self.checks[3]}.</p>")
@@ -392,7 +444,7 @@ class PaperProfileView:
                     f"make it with {self.refresh}")
         p = self.provenance
         return (f"paper-profile run {p.get('name')}: commit {p.get('git')}, finished {p.get('finished')}, "
-                f"wall {p.get('wall_s')} s, claims {self.counts()}"
+                f"{wall_text(p, self.remake)}, claims {self.counts()}"
                 + (" [STALE]" if self.stale else " [currency not checked]" if self.stale is None else "")
                 + (f" [FAILED: {self.failed.splitlines()[0] if self.failed else ''}]" if self.failed else ""))
 
@@ -455,7 +507,8 @@ def beside_cpu(prefix: str, record: dict[str, Any], root: Path | None = None,
     checks = (sum(bool(c.get("passed")) for c in cpu_checks), len(cpu_checks),
               int((paper_checks["outcome"] == "pass").sum()), len(paper_checks))
     return PaperProfileView(prefix, True, stale=pub["stale"], provenance=pub["provenance"],
-                            refresh=refresh, claims=pd.DataFrame(claims), records=pd.DataFrame(records),
+                            remake=pub.get("remake"), refresh=refresh, claims=pd.DataFrame(claims),
+                            records=pd.DataFrame(records),
                             checks=checks, failed=failed or ("failed" if len(bad) else ""),
                             state=state_line(sweep_name(prefix), pub), dots=dots)
 

@@ -93,6 +93,29 @@ def test_the_runners_currency_file_says_current_or_stale(root, tmp_path, monkeyp
     assert published("t01-paper", root)["stale"] is None
 
 
+def test_a_tables_cost_counts_the_trainings_its_points_reloaded(tmp_path, monkeypatch):
+    """A point whose recorded training walls exceed its own wall reloaded them: remaking the table on a fresh
+    machine costs both, and the page says so; a point that trained within its wall counts its wall only."""
+    monkeypatch.delenv(CURRENCY_ENV, raising=False)
+    body = ("p0,0,paper,record,t09_train_wall_sts_tf,5000.0,,,,ok,40.0\n"   # reloaded: 5000 s > 40 s
+            "p0,0,paper,record,t09_train_wall_sts_lstm,2000.0,,,,ok,40.0\n"
+            "p0,0,paper,compare,big,1.0,,reproduced,A:Fig 1,ok,40.0\n"
+            "p1,1,paper,record,t09_train_seconds,30.0,,,,ok,100.0\n"          # trained here: 30 s < 100 s
+            "p1,1,paper,compare,big,1.0,,reproduced,A:Fig 1,ok,100.0\n")
+    write_table(tmp_path, "t09-paper", body, wall_s=140.0)
+    table, prov = committed.read_committed("t09-paper", tmp_path)
+    cost = committed.remake_cost(table)
+    assert cost["per_point"] == {"p0": 7040.0, "p1": 100.0} and cost["seconds"] == 7140.0
+    assert (cost["reloaded"], cost["points"], cost["training"]) == (1, 2, 7030.0)
+    assert committed.wall_text(prov, cost) == (
+        "wall 140.0 s (1 of 2 points reloaded trainings that took 1 h 57 min when they ran)")
+    stale = {"t09-paper": {"stale": True, "current_hash": "x", "recertify_seconds": 7040.0}}
+    line = state_line("t09-paper", published("t09-paper", tmp_path, currency=stale))
+    assert "Re-certify (about 1 h 57 min of point time)" in line, line
+    assert "refresh it whole (about 1 h 59 min of point time without its training checkpoints)" in line, line
+    assert "reloaded trainings" in provenance_text("t09-paper", published("t09-paper", tmp_path))
+
+
 def test_the_tables_a_chapter_reads_are_noted_beside_its_record(root, tmp_path, monkeypatch):
     record = tmp_path / "work" / "record.json"
     record.parent.mkdir()

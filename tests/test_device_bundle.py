@@ -289,3 +289,22 @@ def test_recertify_compares_only_runs_on_the_same_kind_of_device():
     assert (problem is None) == torch.cuda.is_available()
     if problem is not None:
         assert "NVIDIA H100 80GB HBM3" in problem and "same kind of device" in problem
+
+
+def test_a_paper_profile_without_a_flop_count_is_timed_by_its_committed_table(tmp_path):
+    """cpu_paper_problem's estimate of a chapter without a FLOP count is the point time its committed
+    <prefix>-paper recorded, the trainings its points reloaded included (never a typed guess)."""
+    from ntputils.book.device_bundle import cpu_estimate_text
+
+    folder = tmp_path / "results" / "sweeps" / "t09-paper"
+    folder.mkdir(parents=True)
+    (folder / "provenance.json").write_text(json.dumps(
+        {"name": "t09-paper", "chapter": "t09_tiny", "profile": "paper", "axes": {"seed": [0]}, "points": 1,
+         "wall_s": 40.0, "machine": "a test machine"}))
+    (folder / "table.csv").write_text(
+        "point_id,seed,profile,kind,metric,value,value_text,outcome,items,status,seconds\n"
+        "p0,0,paper,record,t09_train_wall_sts_tf,5000.0,,,,ok,40.0\n")
+    assert cpu_estimate_text("t09", tmp_path) == (
+        "about 1 h 24 min (the point time t09-paper recorded on a test machine, trainings included)")
+    assert cpu_estimate_text("t08", tmp_path) == (
+        "unknown (no readable committed table t08-paper to time it by)")

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from ntputils.book import cli, sweep_cluster
-from ntputils.book.sweep_status import duration
 from ntputils.book.sweep_store import LOCK, lock_holder
+from ntputils.committed import duration
 
 
 def iso(seconds_ago: float) -> str:

@@ -37,6 +37,7 @@ from ntputils.book.environment import git_commit
 from ntputils.book.execute import write_input
 from ntputils.book.project import Project, say, write_json_atomic
 from ntputils.book.sweep_spec import SweepPlan, SweepSpecError, plan_sweep
+from ntputils.committed import duration, read_committed, remake_cost
 from ntputils.paths import CORPUS_FOLDERS, data_digest, data_dir
 
 BUNDLE_DIR = ".device"
@@ -107,9 +108,6 @@ class PaperCost:
 #: compiled: two graph replays, ~30 foreach AdamW kernels, the loss, the batch gather, two host syncs (an
 #: estimate); book/performance.md: 5.3-7.5 s a step on one thread of the 2-core machine
 PAPER_COSTS = {"a07": PaperCost(6.96e11, 1400, 100, 42_000, (5.3, 7.5), "12 layers, d=512, batch 512")}
-#: what a paper profile costs on this project's CPU, where no FLOP count is at hand
-PAPER_CPU_TEXT = {"a06": "about 6 h (a06-paper's training took 20,817 s on the project's 2-core machine)",
-                  "b05": "a few minutes (400 steps)", "b06": "a few minutes (400 steps)"}
 #: GPU rates used by the estimate: dense peak x an efficiency range for matrices of a few thousand rows
 #: (H100 and H200 share the arithmetic). The seconds a launch are MEASURED, not assumed: on the H200 on
 #: 2026-11-28 the eager TF32 step of a07's paper model took more than 17.6 ms (42,000 steps not done after
@@ -142,8 +140,7 @@ def estimate_lines(prefix: str) -> list[str]:
     """The printed wall estimate of chapter ``prefix``'s paper point (one line per setting)."""
     cost = PAPER_COSTS.get(prefix)
     if cost is None:
-        return [f"{prefix}: no FLOP count recorded; on this project's CPU: "
-                f"{PAPER_CPU_TEXT.get(prefix, 'unknown')}"]
+        return [f"{prefix}: no FLOP count recorded; on this project's CPU: {cpu_estimate_text(prefix)}"]
     out = [f"{prefix} paper point ({cost.source}, {cost.steps:,} steps, {cost.flop_per_step:.3g} FLOP and "
            f"~{cost.launches_per_step:,} kernel launches a step eager, ~{cost.compiled_launches_per_step} "
            "compiled):"]
@@ -157,12 +154,23 @@ def estimate_lines(prefix: str) -> list[str]:
     return out
 
 
-def cpu_estimate_text(prefix: str) -> str:
-    """What chapter ``prefix``'s paper profile costs on this project's CPU, in words."""
+def cpu_estimate_text(prefix: str, root: Path | None = None) -> str:
+    """What chapter ``prefix``'s paper profile costs on this project's CPU, in words: from its FLOP count
+    (:data:`PAPER_COSTS`), else from the point time its committed ``<prefix>-paper`` table recorded,
+    trainings it reloaded included (:func:`~ntputils.committed.remake_cost`)."""
     if prefix in PAPER_COSTS:
         lo, hi = wall_estimate(PAPER_COSTS[prefix])["cpu_h"]
         return f"about {lo:g}-{hi:g} h ({PAPER_COSTS[prefix].steps:,} steps on one thread)"
-    return PAPER_CPU_TEXT.get(prefix, "unknown")
+    name = f"{prefix}-paper"
+    try:
+        table, prov = read_committed(name, root)
+    except (FileNotFoundError, ValueError):  # none committed, or unreadable (UnreadableTable)
+        return f"unknown (no readable committed table {name} to time it by)"
+    cost = remake_cost(table)
+    if cost is None:
+        return f"unknown (the committed table {name} records no seconds)"
+    return (f"about {duration(cost['seconds'])} (the point time {name} recorded on "
+            f"{prov.get('machine', 'an unnamed machine')}, trainings included)")
 
 
 #: the chapters that train networks: their paper profile is a GPU job

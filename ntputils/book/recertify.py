@@ -37,6 +37,7 @@ from ntputils.committed import (
     spread_of,
     value_gap,
     value_tolerance,
+    wall_text,
 )
 
 EXIT_OK, EXIT_MOVED, EXIT_USAGE = 0, 1, 2
@@ -225,7 +226,7 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
     runs = f"re-running {len(sample) - len(reused)} of {n} point(s)" + (
         f" and reusing {len(reused)} current result(s) of an earlier re-certification (sweeps/{scratch}/)"
         if reused else "")
-    say(f"{name}: {runs} under the current code (committed run: wall {prov.get('wall_s')} s for all {n})")
+    say(f"{name}: {runs} under the current code (committed run of all {n}: {wall_text(prov, pub['remake'])})")
     code = run_sweep(project, sub, workers=workers, retry_failed=True, progress=progress)
     if code != 0:
         say(f"{name}: NOT re-certified: a sampled point failed or could not run (see sweeps/{scratch}/); "
@@ -287,7 +288,7 @@ def recertify(project: Project, name: str, *, extra: int = 1, workers: int = 2, 
             "again when it has finished")
         return EXIT_MOVED
     say(f"{name}: re-certified at {entry['commit']} by {runs} ({seconds} s of point time in this run; "
-        f"the full run took {prov.get('wall_s')} s wall); "
+        f"the full run: {wall_text(prov, pub['remake'])}); "
         f"{compared - inexact} of {compared} values bit-identical, the rest within tolerance (largest "
         f"relative difference {largest:.3g}; tolerance: {_tolerance_text(spread)})"
         + (f"; {len(fragile)} outcome(s) flipped inside their value's spread ({MACHINE_FRAGILE})"

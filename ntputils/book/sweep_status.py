@@ -17,19 +17,9 @@ from ntputils.book.sweep_store import (
     sweep_dir,
     sweep_plan,
 )
-from ntputils.committed import SweepTableError
+from ntputils.committed import SweepTableError, duration
 
 EXIT_OK, EXIT_USAGE = 0, 2
-
-
-def duration(seconds: float) -> str:
-    """``42 s``, ``3 min 05 s``, ``2 h 07 min``."""
-    s = round(seconds)
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60:02d} s"
-    return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
 def _label(result: dict[str, Any]) -> str:

@@ -36,11 +36,13 @@ from ntputils.book.sweep_store import (
 )
 from ntputils.committed import (
     RESULTS_DIR,
+    TRAINING_TIME,
     SweepTableError,
     UnreadableTable,
     check_name,
     described,
     read_committed,
+    remake_cost,
 )
 
 COLUMNS_TAIL = ["profile", "kind", "metric", "value", "value_text", "outcome", "items", "status", "seconds",
@@ -178,12 +180,13 @@ PROVENANCE_KEYS = ("name", "chapter", "profile", "axes", "points", "code_hash", 
 
 def points_run(project: Project, name: str, ids: list[str]) -> dict[str, dict[str, Any]]:
     """Per point: its resolved parameters, device, BLAS threads, seconds, the chapter's own wall time and
-    the training seconds it recorded (values named ``*_train_seconds``; a reload records its training's)."""
+    the training seconds it recorded (values :data:`~ntputils.committed.TRAINING_TIME` names; a reload
+    records its training's)."""
     out = {}
     for pid in ids:
         res = read_json(point_dir(project, name, pid) / RESULT)
         train = [float(v.get("value") if isinstance(v, dict) else v)
-                 for k, v in (res.get("results") or {}).items() if k.endswith("_train_seconds")
+                 for k, v in (res.get("results") or {}).items() if TRAINING_TIME.search(k)
                  and isinstance(v.get("value") if isinstance(v, dict) else v, (int, float))]
         out[pid] = {"resolved": res.get("resolved"), "device": res.get("device"),
                     "threads": res.get("threads"), "seconds": res.get("seconds"),
@@ -415,13 +418,14 @@ def current_fingerprint(project: Project, chapter: str, fingerprint: dict[str, A
 
 
 def recertify_estimate(table) -> float | None:
-    """Seconds a re-certification of ``table`` takes (its sampled points' recorded seconds), or ``None``."""
+    """Seconds a re-certification of ``table`` takes without its training checkpoints (its sampled points'
+    :func:`~ntputils.committed.remake_cost`), or ``None``."""
     try:
         points = sample_points(table, extra=0, name="estimate")
     except (KeyError, ValueError):
         return None
-    per_point = table.drop_duplicates("point_id").set_index("point_id")["seconds"]
-    return float(sum(float(per_point.get(p, 0.0) or 0.0) for p in points))
+    per_point = (remake_cost(table) or {}).get("per_point", {})
+    return float(sum(per_point.get(str(p), 0.0) for p in points))
 
 
 def table_command(project: Project, name: str, fmt: str = "csv", do_publish: bool = False,
