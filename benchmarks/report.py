@@ -20,7 +20,7 @@ from benchmarks import lmm_budget as bench_budget
 from benchmarks import sweep as bench_sweep
 from benchmarks import train_step as bench_train_step
 from benchmarks.common import RESULTS_DIR
-from ntputils.book.device_bundle import PAPER_COSTS, SETTINGS, wall_estimate
+from ntputils.book.device_bundle import SETTINGS, point_costs, wall_estimate
 
 BOOK_PAGE = Path(__file__).resolve().parents[1] / "book" / "performance.md"
 TEMPLATE = Path(__file__).resolve().parent / "performance_template.md"
@@ -358,15 +358,22 @@ def figures() -> dict[str, str]:
 
 
 def gpu_estimate(prefix: str = "a07") -> list[str]:
-    """The wall estimate of a chapter's paper point on the GPU machine, one row per setting
+    """The wall estimate of a chapter's paper point(s) on the GPU machine, one row per point and setting
     (:func:`ntputils.book.device_bundle.wall_estimate`, the numbers ``make device-bundle`` prints)."""
-    cost = PAPER_COSTS[prefix]
-    rows = ["| setting | compute a step (ms) | launches a step (ms) | "
-            f"{cost.steps:,} steps + evaluation, set-up (and compilation) (s) |", "|---|---|---|---|"]
-    for label, precision, compiled in SETTINGS:
-        e = wall_estimate(cost, precision, compiled)
-        rows.append(f"| {label} | {e['compute_ms'][0]}-{e['compute_ms'][1]} | {e['launch_ms'][0]}-"
-                    f"{e['launch_ms'][1]} | {e['wall_s'][0]:,}-{e['wall_s'][1]:,} |")
+    points = point_costs(prefix)
+    if not points:
+        return ["(no step counts recorded: run `python -m benchmarks.step_counts`)"]
+    rows = ["| point | setting | compute a step (ms) | launches a step (ms) | steps | wall with evaluation, "
+            "set-up (and compilation) (s) |", "|---|---|---|---|---|---|"]
+    for label, parts in points.items():
+        steps = " + ".join(f"{p.steps:,}" for p in parts)
+        for name, precision, compiled in SETTINGS:
+            if compiled and any(p.compiled_launches_per_step is None for p in parts):
+                continue
+            e = wall_estimate(parts, precision, compiled)
+            rows.append(f"| {label or prefix} | {name} | {e['compute_ms'][0]}-{e['compute_ms'][1]} | "
+                        f"{e['launch_ms'][0]}-{e['launch_ms'][1]} | {steps} | {e['wall_s'][0]:,}-"
+                        f"{e['wall_s'][1]:,} |")
     return rows
 
 
@@ -384,7 +391,8 @@ def render() -> str:
     text = text.replace("<!-- TRACE_OVERHEAD -->", trace)
     train = "\n".join(train_step_section()).strip() or "(not measured yet)"
     text = text.replace("<!-- TRAIN_STEP -->", train)
-    text = text.replace("<!-- GPU_ESTIMATE -->", "\n".join(gpu_estimate()))
+    text = text.replace("<!-- GPU_ESTIMATE -->", "\n".join(gpu_estimate("a07")))
+    text = text.replace("<!-- GPU_ESTIMATE_A06 -->", "\n".join(gpu_estimate("a06")))
     for placeholder, block in figures().items():
         text = text.replace(placeholder, block)
     return text.rstrip() + "\n"

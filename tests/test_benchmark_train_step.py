@@ -64,3 +64,16 @@ def test_profile_covers_the_hot_steps_and_names_the_top_functions():
 ])
 def test_profile_entries_are_named_as_a_reader_names_them(entry, name):
     assert train_step.function_name(entry) == name
+
+
+def test_step_counts_flops_match_the_closed_form_and_views_launch_nothing():
+    """One NTP-UFM step: logits W H (V x d times d x m) forward, the two gradient products backward,
+    6 V d m FLOPs in all; the launch count leaves the views out, so it is below the ATen operations."""
+    from benchmarks.step_counts import UFM, count
+
+    shape = UFM["ufm-synthetic"]
+    c = count("ufm-synthetic")
+    assert c["flop_per_step"] == 6 * shape["V"] * shape["d"] * shape["m"]
+    assert 0 < c["launches_per_step"] < c["aten_ops_per_step"]
+    tiny = count("tiny")
+    assert tiny["flop_per_step"] > 0 and 0 < tiny["launches_per_step"] < tiny["aten_ops_per_step"]

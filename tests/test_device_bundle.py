@@ -26,12 +26,16 @@ from ntputils.book import cli, fingerprint, sweep_table
 from ntputils.book.adopt import AdoptRefused, adopt, fingerprint_here
 from ntputils.book.device_bundle import (
     COMMAND_LIMIT,
+    GPU,
     IMAGE_PACKAGES,
     PAPER_COSTS,
     TREE_LIMIT,
     BundleError,
     device_command,
+    estimate_lines,
     make_bundle,
+    point_costs,
+    step_counts,
     wall_estimate,
 )
 from ntputils.book.device_run import code_cells, drive, injected_cell
@@ -62,6 +66,35 @@ def test_a07_paper_wall_estimate_fits_the_budget_only_compiled():
     assert graphs["wall_s"][1] <= 540 < min(tf32["wall_s"][0], fp32["wall_s"][0])
     assert tf32["launch_ms"][0] >= 17.6 > max(tf32["compute_ms"])
     assert graphs["cpu_h"][0] > 60  # the CPU run the paper profile must not start by accident
+
+
+def test_the_estimates_launch_counts_are_the_recorded_counts():
+    """a07's FLOPs and launches are those ``python -m benchmarks.step_counts`` recorded (so the seconds a
+    launch, measured on the H200 against that count, carry over to a06's counts made the same way)."""
+    counts = step_counts()
+    a07 = counts["a07-tf-paper"]
+    assert PAPER_COSTS["a07"].launches_per_step == a07["launches_per_step"]
+    assert abs(PAPER_COSTS["a07"].flop_per_step / a07["flop_per_step"] - 1) < 0.01
+    assert GPU["launch_s"][0] * a07["launches_per_step"] == pytest.approx(739.0 / 42_000)
+
+
+def test_a06_point_sums_its_three_trainings_and_prints_no_compiled_row():
+    points = point_costs("a06")
+    assert list(points) == ["dataset=Synthetic", "dataset=STS"]
+    parts = points["dataset=STS"]
+    assert [p.source for p in parts] == ["a06-tf-sts-paper", "a06-lstm-sts", "ufm-sts"]
+    assert all(p.steps == 30_000 for p in parts)
+    whole = wall_estimate(parts)
+    alone = [wall_estimate(p) for p in parts]
+    extra = GPU["eval_and_setup_s"]
+    for i in (0, 1):  # the trainings run one after another: their walls add, set-up once
+        assert abs(whole["wall_s"][i] - (sum(a["wall_s"][i] for a in alone) - 2 * extra[i])) <= 2
+    with pytest.raises(ValueError, match="no compiled launch count"):
+        wall_estimate(parts, compiled=True)
+    lines = estimate_lines("a06")
+    assert not any("CUDA graphs" in line for line in lines)
+    assert sum("a step of each of its 3 trainings, summed" in line for line in lines) == 4
+    assert step_counts(Path("/nonexistent/step_counts.json")) == {}
 
 
 def test_device_command_is_bounded_and_short():

@@ -38,7 +38,7 @@ from ntputils.book.execute import write_input
 from ntputils.book.project import Project, say, write_json_atomic
 from ntputils.book.sweep_spec import SweepPlan, SweepSpecError, plan_sweep
 from ntputils.committed import duration, read_committed, remake_cost
-from ntputils.paths import CORPUS_FOLDERS, data_digest, data_dir
+from ntputils.paths import CORPUS_FOLDERS, REPO_ROOT, data_digest, data_dir
 
 BUNDLE_DIR = ".device"
 TREE_LIMIT = 64 * 2**20  # what travels: tracked + untracked-not-ignored files + carried paths
@@ -92,65 +92,119 @@ class BundleError(RuntimeError):
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PaperCost:
-    """What one point of a paper profile costs: FLOPs and kernel launches per optimizer step (eager, and
-    with the forward and backward compiled into CUDA graphs), steps, and the measured seconds of one step
-    on this project's CPU (one thread)."""
+    """What one training of a paper point costs: FLOPs and kernel launches per optimizer step (eager, and
+    with the forward and backward compiled into CUDA graphs: ``None`` where not estimated), steps, and the
+    measured seconds of one step on this project's CPU (one thread; ``None``: not measured)."""
 
     flop_per_step: float
     launches_per_step: int
-    compiled_launches_per_step: int
+    compiled_launches_per_step: int | None
     steps: int
-    cpu_step_s: tuple[float, float]
+    cpu_step_s: tuple[float, float] | None
     source: str
 
 
-#: a07: the FLOP count of the 12 x 512 model at batch 512 and the launch count of one eager step (issue #46);
-#: compiled: two graph replays, ~30 foreach AdamW kernels, the loss, the batch gather, two host syncs (an
-#: estimate); book/performance.md: 5.3-7.5 s a step on one thread of the 2-core machine
-PAPER_COSTS = {"a07": PaperCost(6.96e11, 1400, 100, 42_000, (5.3, 7.5), "12 layers, d=512, batch 512")}
+#: where ``python -m benchmarks.step_counts`` records each network model's FLOPs and launches a step
+STEP_COUNTS = REPO_ROOT / "benchmarks" / "results" / "step_counts.json"
+#: a07: the FLOPs of the 12 x 512 model at batch 512 and the launches of one eager step, as
+#: ``benchmarks.step_counts`` counts them (a test holds them to its file); compiled: two graph replays, ~30
+#: foreach AdamW kernels, the loss, the batch gather, two host syncs (an estimate); book/performance.md:
+#: 5.3-7.5 s a step on one thread of the 2-core machine
+PAPER_COSTS = {"a07": PaperCost(6.96e11, 1125, 100, 42_000, (5.3, 7.5), "12 layers, d=512, batch 512")}
+#: MEASURED on the H200 on 2026-11-28: a07's eager TF32 step took more than this (42,000 steps not done
+#: after 739 s of training in two commands); a step that is launch-bound gives the seconds a launch
+A07_EAGER_STEP_S = 739.0 / 42_000
 #: GPU rates used by the estimate: dense peak x an efficiency range for matrices of a few thousand rows
-#: (H100 and H200 share the arithmetic). The seconds a launch are MEASURED, not assumed: on the H200 on
-#: 2026-11-28 the eager TF32 step of a07's paper model took more than 17.6 ms (42,000 steps not done after
-#: 739 s of training in two commands), i.e. at least 12.6 us for each of its ~1,400 launches, against the
-#: 5-8 us assumed before that run; the upper end is the lower bound x 1.6.
+#: (H100 and H200 share the arithmetic). The seconds a launch are measured, not assumed: a07's step over its
+#: counted launches (at least 15.6 us each, against the 5-8 us assumed before that run); the upper end is
+#: the lower bound x 1.6.
 GPU = {"fp32_flops": (67e12 * 0.5, 67e12 * 0.7), "tf32_flops": (495e12 * 0.3, 495e12 * 0.5),
-       "launch_s": (12.6e-6, 20e-6), "eval_and_setup_s": (30.0, 60.0), "compile_s": (60.0, 150.0)}
+       "launch_s": (A07_EAGER_STEP_S / PAPER_COSTS["a07"].launches_per_step,
+                    1.6 * A07_EAGER_STEP_S / PAPER_COSTS["a07"].launches_per_step),
+       "eval_and_setup_s": (30.0, 60.0), "compile_s": (60.0, 150.0)}
 #: the settings the estimate prints, in order: (label, precision, compiled)
 SETTINGS = (("fp32", "fp32", False), ("tf32", "tf32", False), ("tf32 + CUDA graphs", "tf32", True))
+#: a06's paper point, one per dataset: its transformer, LSTM and NTP-UFM column (models of
+#: ``benchmarks.step_counts``), trained one after another for the paper's 30,000 steps each
+A06_POINTS = {"Synthetic": ("a06-tf-synthetic", "a06-lstm-synthetic", "ufm-synthetic"),
+              "STS": ("a06-tf-sts-paper", "a06-lstm-sts", "ufm-sts")}
+A06_STEPS = 30_000
 
 
-def wall_estimate(cost: PaperCost, precision: str = "tf32", compiled: bool = False) -> dict[str, Any]:
-    """A point's wall on one H100/H200 as a (low, high) range in seconds: per step the larger of the
-    compute (FLOPs / rate) and the CPU's launch time (launches x seconds a launch: PyTorch launches
-    asynchronously, so the two overlap), times the steps, plus evaluation and set-up (and compilation)."""
+def step_counts(path: Path = STEP_COUNTS) -> dict[str, dict[str, Any]]:
+    """Model name -> its recorded FLOPs and launches a step (``{}`` when the file is missing or garbled)."""
+    try:
+        return dict(json.loads(path.read_text())["counts"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def point_costs(prefix: str) -> dict[str, tuple[PaperCost, ...]]:
+    """Point label -> the trainings of chapter ``prefix``'s paper point(s) (``{}``: no count at hand)."""
+    if prefix in PAPER_COSTS:
+        return {"": (PAPER_COSTS[prefix],)}
+    if prefix != "a06":
+        return {}
+    counts = step_counts()
+    out = {}
+    for dataset, models in A06_POINTS.items():
+        if all(m in counts for m in models):
+            out[f"dataset={dataset}"] = tuple(PaperCost(
+                counts[m]["flop_per_step"], counts[m]["launches_per_step"], None, A06_STEPS, None, m)
+                for m in models)
+    return out
+
+
+def wall_estimate(cost: PaperCost | tuple[PaperCost, ...], precision: str = "tf32",
+                  compiled: bool = False) -> dict[str, Any]:
+    """A point's wall on one H100/H200 as a (low, high) range in seconds: per step of each training the larger
+    of the compute (FLOPs / rate) and the CPU's launch time (launches x seconds a launch: PyTorch launches
+    asynchronously, so the two overlap), times its steps, summed over the point's trainings, plus
+    evaluation and set-up (and compilation). ``compiled`` needs every training's compiled launch count."""
+    parts = cost if isinstance(cost, tuple) else (cost,)
     rate = GPU["tf32_flops" if precision == "tf32" else "fp32_flops"]
-    compute = (cost.flop_per_step / rate[1], cost.flop_per_step / rate[0])
-    launches = cost.compiled_launches_per_step if compiled else cost.launches_per_step
-    launch = (launches * GPU["launch_s"][0], launches * GPU["launch_s"][1])
-    step = (max(compute[0], launch[0]), max(compute[1], launch[1]))
+    compute, launch, wall = [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]
+    for part in parts:
+        launches = part.compiled_launches_per_step if compiled else part.launches_per_step
+        if launches is None:
+            raise ValueError(f"{part.source}: no compiled launch count to estimate from")
+        for i, j in ((0, 1), (1, 0)):  # low: the fast rate; high: the slow one
+            c, n = part.flop_per_step / rate[j], launches * GPU["launch_s"][i]
+            compute[i], launch[i] = compute[i] + c, launch[i] + n
+            wall[i] += part.steps * max(c, n)
     extra = tuple(GPU["eval_and_setup_s"][i] + (GPU["compile_s"][i] if compiled else 0.0) for i in (0, 1))
+    cpu = [p.cpu_step_s for p in parts]
     return {"precision": precision, "compiled": compiled,
             "compute_ms": tuple(round(1e3 * c, 1) for c in compute),
             "launch_ms": tuple(round(1e3 * c, 1) for c in launch),
-            "wall_s": (round(cost.steps * step[0] + extra[0]), round(cost.steps * step[1] + extra[1])),
-            "cpu_h": tuple(round(cost.steps * s / 3600, 1) for s in cost.cpu_step_s)}
+            "wall_s": (round(wall[0] + extra[0]), round(wall[1] + extra[1])),
+            "cpu_h": (None if None in cpu else
+                      tuple(round(sum(p.steps * c[i] for p, c in zip(parts, cpu, strict=True)) / 3600, 1)
+                            for i in (0, 1)))}
 
 
 def estimate_lines(prefix: str) -> list[str]:
-    """The printed wall estimate of chapter ``prefix``'s paper point (one line per setting)."""
-    cost = PAPER_COSTS.get(prefix)
-    if cost is None:
-        return [f"{prefix}: no FLOP count recorded; on this project's CPU: {cpu_estimate_text(prefix)}"]
-    out = [f"{prefix} paper point ({cost.source}, {cost.steps:,} steps, {cost.flop_per_step:.3g} FLOP and "
-           f"~{cost.launches_per_step:,} kernel launches a step eager, ~{cost.compiled_launches_per_step} "
-           "compiled):"]
-    for label, precision, compiled in SETTINGS:
-        e = wall_estimate(cost, precision, compiled)
-        out.append(f"  {label}: compute {e['compute_ms'][0]}-{e['compute_ms'][1]} ms, launches "
-                   f"{e['launch_ms'][0]}-{e['launch_ms'][1]} ms a step -> "
-                   f"{e['wall_s'][0]}-{e['wall_s'][1]} s on one H100/H200")
-    lo, hi = wall_estimate(cost)["cpu_h"]
-    out.append(f"  on this project's CPU: {lo}-{hi} h (one thread)")
+    """The printed wall estimate of chapter ``prefix``'s paper point(s) (one line per setting)."""
+    points = point_costs(prefix)
+    if not points:
+        return [f"{prefix}: no FLOP and launch count recorded; on this project's CPU: "
+                f"{cpu_estimate_text(prefix)}"]
+    out = []
+    for label, parts in points.items():
+        what = " + ".join(f"{p.source} ({p.steps:,} steps, {p.flop_per_step:.3g} FLOP and "
+                          f"~{p.launches_per_step:,} kernel launches a step eager"
+                          + (f", ~{p.compiled_launches_per_step} compiled" if p.compiled_launches_per_step
+                             else "") + ")" for p in parts)
+        out.append(f"{prefix} paper point{f' {label}' if label else ''}: {what}:")
+        for name, precision, compiled in SETTINGS:
+            if compiled and any(p.compiled_launches_per_step is None for p in parts):
+                continue
+            e = wall_estimate(parts, precision, compiled)
+            step = "a step" if len(parts) == 1 else f"a step of each of its {len(parts)} trainings, summed"
+            out.append(f"  {name}: compute {e['compute_ms'][0]}-{e['compute_ms'][1]} ms, launches "
+                       f"{e['launch_ms'][0]}-{e['launch_ms'][1]} ms {step} -> "
+                       f"{e['wall_s'][0]}-{e['wall_s'][1]} s on one H100/H200")
+    out.append(f"  on this project's CPU: {cpu_estimate_text(prefix)}")
     return out
 
 
@@ -158,7 +212,7 @@ def cpu_estimate_text(prefix: str, root: Path | None = None) -> str:
     """What chapter ``prefix``'s paper profile costs on this project's CPU, in words: from its FLOP count
     (:data:`PAPER_COSTS`), else from the point time its committed ``<prefix>-paper`` table recorded,
     trainings it reloaded included (:func:`~ntputils.committed.remake_cost`)."""
-    if prefix in PAPER_COSTS:
+    if prefix in PAPER_COSTS and PAPER_COSTS[prefix].cpu_step_s:
         lo, hi = wall_estimate(PAPER_COSTS[prefix])["cpu_h"]
         return f"about {lo:g}-{hi:g} h ({PAPER_COSTS[prefix].steps:,} steps on one thread)"
     name = f"{prefix}-paper"
