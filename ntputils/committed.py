@@ -1147,7 +1147,7 @@ def plot_caption(lanes: tuple[tuple[str, str], ...] | list[tuple[str, str]], not
 def plot_html(rows: list[DotRow], lanes: tuple[tuple[str, str], ...] | list[tuple[str, str]],
               note_title: str = "", note: str = "") -> str:
     """A :func:`dot_figure` as an HTML ``<figure>``: the PNG inline (base64), 800 px wide, and its caption
-    (``figcaption``; the book's extension keeps it legible, :mod:`ntputils.book.sphinx_ext`); ``""`` for
+    (``figcaption``; the book's extension keeps it legible, :mod:`ntputils.reports.sphinx_ext`); ``""`` for
     no rows. A plot that cannot be drawn says why in one line (the tables below it still show)."""
     import base64
 

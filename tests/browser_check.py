@@ -22,8 +22,8 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ntputils.book.keys import KeyCalculator
-from ntputils.book.png import png_dpi
 from ntputils.book.project import Project
+from ntputils.reports.png import png_dpi
 from tests.page_lint import lint_page, path_needles
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ntputils.book.png import DEFAULT_DPI, LABEL_PT, MIN_LABEL_PX, label_px
+from ntputils.reports.png import DEFAULT_DPI, LABEL_PT, MIN_LABEL_PX, label_px
 
 #: an image alt text that is a generated name rather than a description: a long hex hash or a file name.
 FILE_ALT = re.compile(r"[0-9a-fA-F]{32,}|\.(png|jpe?g|svg|gif|pdf)\s*$", re.IGNORECASE)
@@ -163,7 +163,8 @@ def overflow_problem(item: dict[str, Any]) -> str | None:
 def legibility_problems(report: dict[str, Any], dpi_of=lambda src: None) -> list[str]:
     """The figures of one page report whose ``LABEL_PT`` labels render below :data:`MIN_LABEL_PX`
     (``dpi_of(src)``: an image's dpi, None: the default). The book keeps each figure at least
-    :func:`min_legible_width` wide (``ntputils.book.sphinx_ext``), so this fails only where that is lost."""
+    :func:`min_legible_width` wide (``ntputils.reports.sphinx_ext``), so this fails only where that is
+    lost."""
     problems = []
     for fig in report.get("figures", []):
         why = legibility_problem(fig["natural"], fig["rendered"], dpi_of(fig["src"]) or DEFAULT_DPI)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pngs import png
 
-from ntputils.book.png import MIN_LABEL_PX, label_px, min_legible_width, png_dpi, png_size
+from ntputils.reports.png import MIN_LABEL_PX, label_px, min_legible_width, png_dpi, png_size
 from tests.page_lint import (
     figure_problem,
     legibility_problem,

@@ -1,5 +1,5 @@
 """The book's Sphinx extension keeps each output figure at the width its 10 pt labels need to be 7 px
-(ntputils.book.sphinx_ext.LegibleFigures): image nodes of cell outputs and figures, and PNG data URIs in
+(ntputils.reports.sphinx_ext.LegibleFigures): image nodes of cell outputs and figures, and PNG data URIs in
 HTML outputs, go into a scroll container carrying that minimum width; other images are left alone."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from docutils.parsers.rst import Parser
 from docutils.utils import new_document
 from pngs import png
 
-from ntputils.book.png import min_legible_width
-from ntputils.book.sphinx_ext import LegibleFigures, legible_width, wrap_data_images
+from ntputils.reports.png import min_legible_width
+from ntputils.reports.sphinx_ext import LegibleFigures, legible_width, wrap_data_images
 
 
 def test_legible_width_reads_the_png():

@@ -4,7 +4,7 @@ Every toc chapter is always in the book: a chapter without a current executed no
 stale, or failed with no earlier good run) is rendered, in a ``--partial``/``--only`` build, from a
 placeholder page ``book/<chapter>.md`` that carries the chapter's title, says it was not built in this
 build and gives the command that builds it. Chapter and figure numbers and cross-references to it do not
-move; :mod:`ntputils.book.sphinx_ext` keeps a stale ``book/<chapter>.ipynb`` beside a placeholder out of
+move; :mod:`ntputils.reports.sphinx_ext` keeps a stale ``book/<chapter>.ipynb`` beside a placeholder out of
 the book.
 """
 
@@ -205,7 +205,7 @@ def jupyter_book(project: Project, toc: Path | None = None) -> int:
         cmd += ["--toc", str(toc)]
     if not Path(cmd[0]).exists():  # a python without the console script beside it
         cmd[0] = shutil.which("jupyter-book") or "jupyter-book"
-    # the Sphinx extension (ntputils.book.sphinx_ext) is this runner's, not another checkout's install
+    # the Sphinx extension (ntputils.reports.sphinx_ext) is this runner's, not another checkout's install
     package_parent = str(Path(__file__).resolve().parents[2])
     env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [package_parent,
                                                                     os.environ.get("PYTHONPATH", "")]))}

@@ -32,7 +32,7 @@ CORR_CMAP = "viridis"
 LOGIT_CMAP = "hot"
 #: colours of the paper's Fig. 6 runs (authors' plotting code)
 #: widest figure (inches at 100 dpi) whose 10 pt labels stay legible in the book's 672 px text column
-#: (at least 7 px: :mod:`ntputils.book.png`)
+#: (at least 7 px: :mod:`ntputils.reports.png`)
 MAX_WIDTH_IN = 12.8
 PAPER_COLORS = {"Synthetic UFM": "gold", "Synthetic TF": "darkorange", "STS UFM": "deepskyblue",
                 "STS TF": "steelblue"}

@@ -5,7 +5,7 @@
 - Keeps every figure of a cell output legible: each output PNG (an image node, or an ``<img>`` with a PNG
   data URI in an HTML output) goes into a ``div.ntp-scroll.ntp-figure-scroll`` whose ``--ntp-min-width``
   is the narrowest width at which a 10 pt label of the figure is 7 px
-  (:func:`ntputils.book.png.min_legible_width`: the PNG's pixel width and its pHYs dpi, read at build
+  (:func:`ntputils.reports.png.min_legible_width`: the PNG's pixel width and its pHYs dpi, read at build
   time). ``book/_static/scroll_cue.css`` gives the image that minimum width; where the column is narrower
   the container scrolls sideways and ``scroll_cue.js`` shows a cue under it.
 - Keeps a stale executed notebook ``book/<chapter>.ipynb`` out of the book where a placeholder page
@@ -23,7 +23,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-from ntputils.book.png import min_legible_width, png_dpi, png_size
+from ntputils.reports.png import min_legible_width, png_dpi, png_size
 
 #: an ``<img>`` tag whose source is a PNG data URI (matplotlib figures in HTML outputs: c03's sweep drawings)
 DATA_IMG = re.compile(r'<img\b[^>]*?\bsrc="data:image/png;base64,([A-Za-z0-9+/=\s]+)"[^>]*>', re.IGNORECASE)

@@ -1,5 +1,5 @@
 """PNG facts the book's build needs: a PNG's pixel size and dpi, and the narrowest width at which its
-default-size labels stay legible (:mod:`ntputils.book.sphinx_ext` keeps every figure at least that wide;
+default-size labels stay legible (:mod:`ntputils.reports.sphinx_ext` keeps every figure at least that wide;
 the browser test, ``tests/browser_check.py``, fails a page where that is lost)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def png_size(data: bytes) -> tuple[int, int] | None:
 def min_legible_width(natural_width: float, dpi: float | None) -> int:
     """The narrowest CSS width at which a ``natural_width`` px image drawn at ``dpi`` (None: the default)
     shows a ``LABEL_PT`` label at :data:`MIN_LABEL_PX` or more: the width the book keeps every figure at
-    (``ntputils.book.sphinx_ext``; a scroll container takes what the column cannot)."""
+    (``ntputils.reports.sphinx_ext``; a scroll container takes what the column cannot)."""
     scale = LABEL_PT * (dpi or DEFAULT_DPI) / 72.0
     return math.ceil(natural_width * MIN_LABEL_PX / scale - 1e-9)
 
