@@ -249,8 +249,19 @@ def image_venv(target: Path) -> Path:
     return target / "bin"
 
 
+#: the rehearsal's chapters at a smoke size: a07 (the GPU run the machine is lent for first) and a06 (its
+#: paper points go to the same machine), each with a value its chapter records
+REHEARSALS = {
+    "a07": (["steps=3", "n_layers=1", "d=32", "n_heads=2", "device='cpu'", "chance_draws=2", "log_steps=2"],
+            "a07_ce_minus_H", "steps"),
+    "a06": (["dataset='STS'", "tf_steps_sts=3", "lstm_steps_sts=3", "ufm_steps=3", "tf_layers=1",
+             "device='cpu'", "chance_draws=2", "log_steps=2"], "a06_train_wall_sts_tf", "tf_steps_sts"),
+}
+
+
 @pytest.mark.slow
-def test_rehearsal_the_printed_command_runs_a07_in_the_image_environment_and_adopt_accepts_it(tmp_path):
+@pytest.mark.parametrize("chapter", list(REHEARSALS))
+def test_rehearsal_the_printed_command_runs_in_the_image_environment_and_adopt_accepts_it(tmp_path, chapter):
     copy = tmp_path / "repo"
     files = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others",
                             "--exclude-standard"], capture_output=True, check=True).stdout  # what travels
@@ -261,9 +272,10 @@ def test_rehearsal_the_printed_command_runs_a07_in_the_image_environment_and_ado
     subprocess.run(["git", "init", "-q", str(copy)], check=True)
     project = Project(copy)
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    smoke = ["steps=3", "n_layers=1", "d=32", "n_heads=2", "device='cpu'", "chance_draws=2", "log_steps=2"]
+    smoke, metric, steps = REHEARSALS[chapter]
+    name = f"{chapter}-smoke"
     try:
-        bundle = make_bundle(project, "a07", smoke, profile=None, name="a07-smoke", python_version=version,
+        bundle = make_bundle(project, chapter, smoke, profile=None, name=name, python_version=version,
                              state_dir=str(tmp_path / "state"), budget_s=400,
                              wheel_cache=REPO / ".cache" / "device-wheels" / version)
     except BundleError as err:
@@ -278,17 +290,17 @@ def test_rehearsal_the_printed_command_runs_a07_in_the_image_environment_and_ado
     proc = subprocess.run(["bash", "-c", bundle.command], cwd=copy, env=env, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert sorted(p.name for p in out.iterdir()) == ["a07-smoke-summary.txt", "a07-smoke.tar.xz",
+    assert sorted(p.name for p in out.iterdir()) == [f"{name}-summary.txt", f"{name}.tar.xz",
                                                      "device-log.txt.xz"]
     [published] = adopt(project, out)
-    [result] = (copy / "sweeps" / "a07-smoke" / "points").glob("*/result.json")
+    [result] = (copy / "sweeps" / name / "points").glob("*/result.json")
     read = json.loads(result.read_text())["data_read"]
     assert read and set(read) <= set(json.loads(bundle.plan_file.read_text())["data"]["files"])
-    table, prov = read_committed("a07-smoke", copy)
-    assert (table["status"] == "ok").all() and "a07_ce_minus_H" in set(table["metric"])
+    table, prov = read_committed(name, copy)
+    assert (table["status"] == "ok").all() and metric in set(table["metric"])
     assert prov["environment"]["versions"]["ipython"] == metadata.version("ipython")
     [point] = prov["points_run"].values()
-    assert point["resolved"]["device"] == "cpu" and point["resolved"]["steps"] == 3 and point["train_s"] > 0
+    assert point["resolved"]["device"] == "cpu" and point["resolved"][steps] == 3 and point["train_s"] > 0
 
 
 def test_tf32_is_on_while_a_module_trains_and_off_while_it_evaluates(monkeypatch):

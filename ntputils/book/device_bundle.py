@@ -64,11 +64,13 @@ IMAGE_PACKAGES = (
     "threadpoolctl", "tokenizers", "torch", "tqdm", "transformers", "typing-extensions", "urllib3",
     "tzdata", "pytz",
 )
-#: what the image lacks and a point needs: the in-process executor's IPython (pure Python wheels) and the
-#: pinned sentencepiece (binary); versions as installed here
+#: what the image lacks and a point needs: the in-process executor's IPython (pure Python wheels), the
+#: pinned sentencepiece (binary), and what a06's Simplified TinyStories needs (pure Python): nltk, which reads
+#: WordNet (its dependencies click, joblib, regex and tqdm are in the image; defusedxml is not), and
+#: lemminflect; versions as installed here
 WHEELS = ("ipython", "ipython-pygments-lexers", "jedi", "parso", "matplotlib-inline", "pexpect", "ptyprocess",
           "prompt-toolkit", "wcwidth", "stack-data", "asttokens", "executing", "pure-eval", "traitlets",
-          "sentencepiece")
+          "sentencepiece", "nltk", "defusedxml", "lemminflect")
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
              "manylinux2014_x86_64", "manylinux1_x86_64")
 #: the data files (relative to the data root) each chapter's points read; a chapter not listed carries
