@@ -15,6 +15,7 @@ from ntputils.book.pages import snapshot
 from ntputils.book.params import parse_overrides
 from ntputils.book.project import Project, ProjectError
 from ntputils.chapter import ParameterError
+from ntputils.reports.placeholders import is_placeholder, placeholder_exclusions
 from ntputils.reports.status import render_status
 
 from chapters import chapter_text
@@ -211,7 +212,7 @@ def test_a_partial_build_keeps_every_chapter_as_a_placeholder_page(tmp_path, mon
     assert written == [a02]
     page = html.placeholder_path(project, a02)
     text = page.read_text()
-    assert html.is_placeholder(page) and not html.placeholder_path(project, a01).exists()
+    assert is_placeholder(page) and not html.placeholder_path(project, a01).exists()
     assert text.splitlines()[1] == f"# {html.chapter_title(a02)}" and html.chapter_title(a02) != a02.name
     assert "not built in this build" in text and html.NOT_BUILT_CLASS in text
     assert ".venv/bin/python -m ntputils.book build --only a02" in text
@@ -219,13 +220,13 @@ def test_a_partial_build_keeps_every_chapter_as_a_placeholder_page(tmp_path, mon
     # the toc of the partial build lists every chapter, in the full book's order
     assert project.toc_files(html.partial_toc(project)) == project.toc_files()
     # a stale notebook beside its placeholder is kept out of the book (two files for one page otherwise)
-    assert html.placeholder_exclusions(tmp_path) == ["book/a02_failing.ipynb"]
+    assert placeholder_exclusions(tmp_path) == ["book/a02_failing.ipynb"]
     project.executed(a02).write_text("{}")
     html.write_placeholders(project, renderable={"a01_good"})
     assert "its executed notebook is stale" in page.read_text()
     # built: the placeholder goes
     assert html.write_placeholders(project, renderable={"a01_good", "a02_failing"}) == []
-    assert not page.exists() and html.placeholder_exclusions(tmp_path) == []
+    assert not page.exists() and placeholder_exclusions(tmp_path) == []
     page.write_text("# my notes\n")
     with pytest.raises(ProjectError, match="not a placeholder page"):
         html.write_placeholders(project, renderable={"a01_good"})
@@ -521,7 +522,7 @@ def test_only_builds_the_html_of_what_exists_and_names_the_rest(tmp_path, monkey
     assert "build them with `python -m ntputils.book build --only a02`" in out
     assert tocs[0] is None  # the whole toc: a02 is its placeholder page, numbers do not move
     placeholder = tmp_path / "book" / "a02_failing.md"
-    assert html.is_placeholder(placeholder) and "not built in this build" in placeholder.read_text()
+    assert is_placeholder(placeholder) and "not built in this build" in placeholder.read_text()
     assert cli.main(["--root", str(tmp_path), "build"]) == cli.EXIT_OK  # builds a02 too: nothing left out
     assert tocs[1] is None and not placeholder.exists()
     project.executed(project.chapters()[1]).unlink()
@@ -650,7 +651,7 @@ def test_no_page_links_a_chapter_by_its_notebook_file():
     pages = [*project.book_dir.glob("*.md"), *project.notebooks_dir.glob("*.py"),
              REPO / "benchmarks" / "performance_template.md"]  # book/performance.md is made from it
     generated = {project.status_page, project.scorecard_page, project.headline_page}
-    found = [f"{p.name}: {m.group(0)}" for p in pages if p not in generated and not html.is_placeholder(p)
+    found = [f"{p.name}: {m.group(0)}" for p in pages if p not in generated and not is_placeholder(p)
              for m in link.finditer(p.read_text())]
     assert not found, found
 

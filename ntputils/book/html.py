@@ -29,9 +29,8 @@ from ntputils.book.project import (
     strip_suffix,
     write_text_atomic,
 )
+from ntputils.reports.placeholders import PLACEHOLDER_MARK, is_placeholder
 
-#: the first line of a placeholder page (a MyST comment): how the runner and the Sphinx extension know it
-PLACEHOLDER_MARK = "% ntpbook-placeholder:"
 #: the CSS class of a placeholder's admonition: how the browser check knows a placeholder page
 NOT_BUILT_CLASS = "ntpbook-not-built"
 TITLE = re.compile(r"^# # (.+?)\s*$", re.MULTILINE)
@@ -114,15 +113,6 @@ def placeholder_path(project: Project, chapter: Chapter) -> Path:
     return project.book_dir / f"{chapter.name}.md"
 
 
-def is_placeholder(path: Path) -> bool:
-    """Whether ``path`` is a placeholder page written by :func:`write_placeholders`."""
-    try:
-        with path.open() as f:
-            return f.readline().startswith(PLACEHOLDER_MARK)
-    except OSError:
-        return False
-
-
 def chapter_title(chapter: Chapter) -> str:
     """The chapter's title: the first ``# # Title`` line of its source (its name when it has none)."""
     try:
@@ -186,14 +176,6 @@ def write_placeholders(project: Project, renderable: Iterable[str]) -> list[Chap
         if not path.exists() or path.read_text() != text:
             write_text_atomic(path, text)
     return missing
-
-
-def placeholder_exclusions(root: Path) -> list[str]:
-    """Sphinx ``exclude_patterns`` for the executed notebooks that a placeholder page replaces (a stale
-    ``book/<chapter>.ipynb``), relative to ``root``."""
-    book = Project(root).book_dir
-    pages = sorted(book.glob("*.md")) if book.is_dir() else []
-    return [p.with_suffix(".ipynb").relative_to(root).as_posix() for p in pages if is_placeholder(p)]
 
 
 def jupyter_book(project: Project, toc: Path | None = None) -> int:

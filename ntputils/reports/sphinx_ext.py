@@ -23,6 +23,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
+from ntputils.reports.placeholders import placeholder_exclusions
 from ntputils.reports.png import min_legible_width, png_dpi, png_size
 
 #: an ``<img>`` tag whose source is a PNG data URI (matplotlib figures in HTML outputs: c03's sweep drawings)
@@ -135,8 +136,6 @@ class LegibleFigures(SphinxPostTransform):
 def exclude_replaced_notebooks(app, config) -> None:
     """Add to ``exclude_patterns`` each executed notebook whose chapter is a placeholder page in this build
     (two files of one page would be a warning, and the stale notebook must not be shown)."""
-    from ntputils.book.html import placeholder_exclusions
-
     replaced = placeholder_exclusions(Path(app.srcdir))
     if replaced:
         config.exclude_patterns = [*config.exclude_patterns, *replaced]
