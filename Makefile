@@ -4,7 +4,7 @@
 #   make test   ruff + import layers + prose lint + the fast test suite
 #   make lab    JupyterLab on the chapters (jupytext pairing; installs jupyterlab into .venv once)
 # Knobs: PROFILE=cpu|paper  JOBS=N  BOOK_ARGS='--only a01 -p steps=100'  PYTHON=python3.11
-#        DEVICE_ARGS='a06 --profile paper -p dataset=STS --name a06-paper' (make device-bundle)
+#        DEVICE_ARGS='a06 --profile paper -p dataset=Synthetic,STS -p seed=0 -p device=cuda --name a06-paper'
 #        CHAPTER_TIMEOUT=S (default 900 when CI is set, else none)
 
 SHELL := /bin/bash
