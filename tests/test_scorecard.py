@@ -478,3 +478,35 @@ def test_every_committed_run_that_judged_a_claim_reaches_its_row():
     assert "**deviates**" in fig5 and "a05-ladder (abc1234, 2026-11-26): 1 reproduced, 2 deviates" in fig5
     assert "(decided by a05-ladder (cpu run: reproduced))" in fig5  # the row names the run that decided
     assert "; a05-ladder: 1 reproduced, 2 deviates" in page  # the claim's evidence names the run
+
+
+def test_a_cpu_run_that_disagrees_with_the_seeds_tables_run_of_its_seed_is_machine_fragile():
+    """The book's cpu run (seed 0) and a current seeds table's seed-0 point ran the same code with the same
+    seed and parameters: where their outcomes differ, the claim's outcome follows the machine (the table was
+    made on another one), so it is fragile (machine) -- unless the seeds' own verdict is worse."""
+    from ntputils.committed import MACHINE_FRAGILE, seed_verdict
+    from ntputils.reports.scorecard import decided_claims
+
+    [row] = [r for r in evidence(_states())["A:Fig 5"] if r["kind"] == "compare"][:1]
+
+    def decided(cpu: str, outcomes: list[str]) -> dict:
+        seeds = [{"chapter": "a05", "key": row["key"], "outcomes": dict(enumerate(outcomes)),
+                  "verdict": seed_verdict(outcomes), "stale": False}]
+        return decided_claims([{**row, "outcome": cpu, "seed": 0}], [], seeds)[0]
+
+    agree = decided("reproduced", ["reproduced"] * 5)
+    assert agree["outcome"] == "reproduced" and not agree["twin_differs"]
+    flipped = decided("reproduced", ["deviates"] + ["reproduced"] * 4)  # 4/5: the seeds alone say reproduced
+    assert flipped["outcome"] == MACHINE_FRAGILE and flipped["twin_differs"]
+    assert flipped["worse_by"] == ["a05-seeds' seed 0 (deviates there, reproduced here)"]
+    assert decided("deviates", ["reproduced"] * 5)["outcome"] == MACHINE_FRAGILE  # not a plain deviation
+    assert decided("reproduced", ["deviates"] * 5)["outcome"] == "deviates"  # the seeds' verdict is worse
+    assert decided("reproduced", ["failed"] + ["reproduced"] * 4)["outcome"] == "reproduced"  # no twin
+    states = _states()
+    states["a05_ufm_training"]["seed"] = 0
+    page = render_scorecard(states, {"a05": "a05_ufm_training"},
+                            seeds=_seeds(["deviates"] + ["reproduced"] * 4))
+    fig5 = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 5 "))
+    assert "| **fragile** (1 claim fragile (machine): the same code and seed gave another outcome when " \
+           "its seeds table was made; decided by a05-seeds' seed 0 (deviates there, reproduced " \
+           "here)" in fig5, fig5

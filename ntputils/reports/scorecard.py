@@ -97,12 +97,13 @@ LAST_GOOD = "last good run; latest run failed"
 
 
 def evidence(states: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """item id -> the comparisons and non-sanity checks that name it (each with its ``chapter``)."""
+    """item id -> the comparisons and non-sanity checks that name it (each with its ``chapter``; a claim
+    also with the ``seed`` of the run that judged it)."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for chapter, st in states.items():
         for row in st.get("comparisons", []):
             for item in row.get("items", []):
-                out[item].append({**row, "chapter": chapter, "kind": "compare"})
+                out[item].append({**row, "chapter": chapter, "kind": "compare", "seed": st.get("seed")})
         for row in st.get("checks", []):
             if row.get("sanity"):
                 continue
@@ -200,10 +201,13 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
     the paper's model, parameter sweeps: :func:`other_evidence`); where the paper profile did not decide,
     a claim's verdict is the worst of the cpu run, its seeds and these runs. A claim whose outcome may flip
     on another CPU (a rule bound inside its value's measured spread, in the deciding table) is
-    :data:`MACHINE_FRAGILE`. ``control``: ``fails`` (the claim's negative control fails its rule:
-    evidence), ``passes`` (cannot fail), ``none`` (no control registered) or ``check`` (a mathematical
-    fact). A claim the paper profile did not decide also has ``worse_by``: what made its verdict worse than
-    the cpu run's (``"the five seeds"``, a table's name), for the row's note."""
+    :data:`MACHINE_FRAGILE`, and so is one whose cpu run and the current five-seed table's point of the same
+    seed disagree (the same code, seed and parameters, run twice: where the table was made on another
+    machine, the outcome follows the CPU), unless the seeds' verdict is worse. ``control``: ``fails`` (the
+    claim's negative control fails its rule: evidence), ``passes`` (cannot fail), ``none`` (no control
+    registered) or ``check`` (a mathematical fact). A claim the paper profile did not decide also has
+    ``worse_by``: what made its verdict other than the cpu run's (``"the five seeds"``, a table's name, the
+    seeds table's point of the same seed), for the row's note, and ``twin_differs``."""
     paper_of = {(r["chapter"], r["key"]): r for r in paper_rows if not r["stale"] and r["outcome"] in JUDGED}
     seeds_of = {(r["chapter"], r["key"]): r for r in seed_rows if not r["stale"]}
     others_of: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -225,7 +229,7 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
                         "by": "paper profile",
                         "control": paper.get("control", "none")})
             continue
-        outcome, by, worse_by = r["outcome"], "cpu run", []
+        outcome, by, worse_by, twin_differs = r["outcome"], "cpu run", [], False
         seeds = seeds_of.get((prefix, r.get("key")))
         if seeds and outcome in JUDGED and seeds["verdict"] in CLAIM_SEVERITY:
             before = outcome
@@ -233,7 +237,12 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
             by = "cpu run and five seeds"
             if seeds.get("machine_fragile"):
                 outcome = MACHINE_FRAGILE
-            worse_by += ["the five seeds"] if outcome != before else []
+            twin = (seeds.get("outcomes") or {}).get(r.get("seed"))  # the table's run of this seed
+            if twin in JUDGED and twin != r["outcome"]:
+                outcome = max(MACHINE_FRAGILE, seeds["verdict"], key=CLAIM_SEVERITY.__getitem__)
+                worse_by += [f"{prefix}-seeds' seed {r.get('seed')} ({twin} there, {r['outcome']} here)"]
+                twin_differs = True
+            worse_by += ["the five seeds"] if outcome != before and not worse_by else []
         others = others_of.pop((prefix, r.get("key")), [])
         if others and outcome in JUDGED:
             verdicts = [(o["table"], MACHINE_FRAGILE if o.get("machine_fragile") else o["outcome"])
@@ -244,7 +253,8 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
             outcome = worst
             by += " and " + ", ".join(dict.fromkeys(o["table"] for o in others))
         out.append({"chapter": prefix, "key": r.get("key"), "kind": "compare", "outcome": outcome, "by": by,
-                    "control": control, "worse_by": list(dict.fromkeys(worse_by))})
+                    "control": control, "worse_by": list(dict.fromkeys(worse_by)),
+                    "twin_differs": twin_differs})
     for (prefix, key), p in paper_of.items():  # claims only the paper profile judged
         out.append({"chapter": prefix, "key": key, "kind": "compare",
                     "outcome": MACHINE_FRAGILE if p.get("machine_fragile") else p["outcome"],
@@ -543,12 +553,17 @@ def score(states: dict[str, dict[str, Any]], links: dict[str, str],
                              + ([note] if note else []))
         elif status not in (cpu, "partial") and cpu in ("reproduced", "deviates", "not run"):
             deciders = dict.fromkeys(w for d in verdicts if d["outcome"] == status
+                                     or (status == "fragile" and d["outcome"] == MACHINE_FRAGILE)
                                      for w in d.get("worse_by", []))
             note = "; ".join([f"decided by {', '.join(deciders) or 'the five seeds'} (cpu run: {cpu})"]
                              + ([note] if note else []))
-        if machine := sum(d["outcome"] == MACHINE_FRAGILE for d in verdicts):
+        twins = sum(d["outcome"] == MACHINE_FRAGILE and d.get("twin_differs", False) for d in verdicts)
+        if machine := sum(d["outcome"] == MACHINE_FRAGILE for d in verdicts) - twins:
             note = "; ".join([f"{_claims(machine)} {MACHINE_FRAGILE}: a bound of the rule lies inside the "
                               "value's spread across CPU code paths"] + ([note] if note else []))
+        if twins:
+            note = "; ".join([f"{_claims(twins)} {MACHINE_FRAGILE}: the same code and seed gave another "
+                              "outcome when its seeds table was made"] + ([note] if note else []))
         counts[status] += 1
         statuses[item] = status
         tally = Counter(d["outcome"] if d["outcome"] == CANNOT_FAIL else
