@@ -506,6 +506,9 @@ def test_a_cpu_run_that_disagrees_with_the_seeds_tables_run_of_its_seed_is_machi
     states["a05_ufm_training"]["seed"] = 0
     page = render_scorecard(states, {"a05": "a05_ufm_training"},
                             seeds=_seeds(["deviates"] + ["reproduced"] * 4))
+    states["a05_ufm_training"]["profile"] = "paper"  # not a point of the (cpu-profile) seeds table
+    assert all(r.get("seed") is None for r in evidence(states)["A:Fig 5"])
+    states["a05_ufm_training"]["profile"] = "cpu"
     fig5 = next(line for line in page.splitlines() if line.startswith("| Paper A Fig. 5 "))
     assert "| **fragile** (1 claim fragile (machine): the same code and seed gave another outcome when " \
            "its seeds table was made; decided by a05-seeds' seed 0 (deviates there, reproduced " \

@@ -98,12 +98,13 @@ LAST_GOOD = "last good run; latest run failed"
 
 def evidence(states: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """item id -> the comparisons and non-sanity checks that name it (each with its ``chapter``; a claim
-    also with the ``seed`` of the run that judged it)."""
+    also with the ``seed`` of a cpu-profile run, the profile of the five-seed tables: its point there)."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for chapter, st in states.items():
+        seed = st.get("seed") if st.get("profile", "cpu") == "cpu" else None
         for row in st.get("comparisons", []):
             for item in row.get("items", []):
-                out[item].append({**row, "chapter": chapter, "kind": "compare", "seed": st.get("seed")})
+                out[item].append({**row, "chapter": chapter, "kind": "compare", "seed": seed})
         for row in st.get("checks", []):
             if row.get("sanity"):
                 continue
