@@ -20,7 +20,7 @@ from benchmarks import lmm_budget as bench_budget
 from benchmarks import sweep as bench_sweep
 from benchmarks import train_step as bench_train_step
 from benchmarks.common import RESULTS_DIR
-from ntputils.book.device_bundle import SETTINGS, point_costs, wall_estimate
+from ntputils.book.device_bundle import estimated_settings, point_costs, wall_estimate
 
 BOOK_PAGE = Path(__file__).resolve().parents[1] / "book" / "performance.md"
 TEMPLATE = Path(__file__).resolve().parent / "performance_template.md"
@@ -367,9 +367,7 @@ def gpu_estimate(prefix: str = "a07") -> list[str]:
             "set-up (and compilation) (s) |", "|---|---|---|---|---|---|"]
     for label, parts in points.items():
         steps = " + ".join(f"{p.steps:,}" for p in parts)
-        for name, precision, compiled in SETTINGS:
-            if compiled and any(p.compiled_launches_per_step is None for p in parts):
-                continue
+        for name, precision, compiled in estimated_settings(parts):
             e = wall_estimate(parts, precision, compiled)
             rows.append(f"| {label or prefix} | {name} | {e['compute_ms'][0]}-{e['compute_ms'][1]} | "
                         f"{e['launch_ms'][0]}-{e['launch_ms'][1]} | {steps} | {e['wall_s'][0]:,}-"

@@ -29,7 +29,7 @@ import time
 from typing import Any
 
 from benchmarks.common import machine_info, write_json
-from benchmarks.train_step import SPECS, Spec, build, make_data
+from benchmarks.train_step import SPECS, F_one_hot, Spec, bare_step, build, make_data, make_optimizer
 
 #: the models a paper profile trains, counted by default: a06 (TF and LSTM on both datasets, the NTP-UFM
 #: column), a07's paper transformer, b05's transformer (its paper profile keeps the sizes), b06's paper CNN
@@ -87,28 +87,16 @@ def lstm_cell_flops(spec: Spec) -> float:
 
 
 def spec_step(spec: Spec):
-    """A step function of :func:`benchmarks.train_step.bare_loop`'s body for ``spec``, optimizer foreach."""
-    import torch
-    import torch.nn.functional as F
-
+    """A step function of :func:`benchmarks.train_step.bare_step` for ``spec`` (its first batch), with the
+    optimizer's multi-tensor update, as on CUDA."""
     x, targets = make_data(spec)
-    q = (F.one_hot(targets, spec.V) if spec.kind == "cnn" else targets).float()
+    q = (F_one_hot(targets, spec.V) if spec.kind == "cnn" else targets).float()
     model = build(spec)
     model.train()
-    params = list(model.parameters())
-    opt = (torch.optim.AdamW(params, lr=spec.lr, weight_decay=spec.weight_decay, foreach=True)
-           if spec.optimizer == "adamw" else
-           torch.optim.SGD(params, lr=spec.lr, weight_decay=spec.weight_decay, foreach=True))
+    opt = make_optimizer(model, spec, foreach=True)
     B = spec.batch_size if spec.batch_size and spec.batch_size < x.shape[0] else x.shape[0]
     xb, qb = x[:B], q[:B]
-
-    def step() -> None:
-        loss = -(qb * torch.log_softmax(model(xb), dim=1)).sum()
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
-    return step, sum(p.numel() for p in params)
+    return (lambda: bare_step(model, opt, xb, qb)), sum(p.numel() for p in model.parameters())
 
 
 def count(name: str) -> dict[str, Any]:

@@ -172,10 +172,7 @@ def bare_loop(model, x, q, spec: Spec, steps: int) -> None:
     else. Mini-batches (a07) walk a fresh random permutation per epoch, like ``train_ntp``."""
     import torch
 
-    if spec.optimizer == "adamw":
-        opt = torch.optim.AdamW(model.parameters(), lr=spec.lr, weight_decay=spec.weight_decay)
-    else:
-        opt = torch.optim.SGD(model.parameters(), lr=spec.lr, weight_decay=spec.weight_decay)
+    opt = make_optimizer(model, spec)
     m, B = x.shape[0], spec.batch_size
     perm = None
     model.train()
@@ -189,11 +186,27 @@ def bare_loop(model, x, q, spec: Spec, steps: int) -> None:
             xb, qb = x[idx], q[idx]
         else:
             xb, qb = x, q
-        logits = model(xb)
-        loss = -(qb * torch.log_softmax(logits, dim=1)).sum() * (m / xb.shape[0])
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        bare_step(model, opt, xb, qb, scale=m / xb.shape[0])
+
+
+def make_optimizer(model, spec: Spec, foreach: bool | None = None):
+    """The chapter's optimizer (AdamW or SGD) over ``model``'s parameters; ``foreach``: torch's default
+    (``None``), or the multi-tensor update forced on (CUDA's default) or off."""
+    import torch
+
+    cls = torch.optim.AdamW if spec.optimizer == "adamw" else torch.optim.SGD
+    return cls(model.parameters(), lr=spec.lr, weight_decay=spec.weight_decay, foreach=foreach)
+
+
+def bare_step(model, opt, xb, qb, scale: float = 1.0) -> None:
+    """One bare training step: forward, the soft-label CE of ``train_ntp`` (x ``scale``: the mean objective
+    over mini-batches), backward, step, zero_grad."""
+    import torch
+
+    loss = -(qb * torch.log_softmax(model(xb), dim=1)).sum()
+    (loss * scale if scale != 1.0 else loss).backward()  # full batch: no multiply
+    opt.step()
+    opt.zero_grad(set_to_none=True)
 
 
 def ours_loop(model, x, targets, spec: Spec, steps: int, threads: int, log_steps: list[int]) -> None:

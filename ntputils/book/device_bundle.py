@@ -126,11 +126,11 @@ GPU = {"fp32_flops": (67e12 * 0.5, 67e12 * 0.7), "tf32_flops": (495e12 * 0.3, 49
        "eval_and_setup_s": (30.0, 60.0), "compile_s": (60.0, 150.0)}
 #: the settings the estimate prints, in order: (label, precision, compiled)
 SETTINGS = (("fp32", "fp32", False), ("tf32", "tf32", False), ("tf32 + CUDA graphs", "tf32", True))
-#: a06's paper point, one per dataset: its transformer, LSTM and NTP-UFM column (models of
-#: ``benchmarks.step_counts``), trained one after another for the paper's 30,000 steps each
-A06_POINTS = {"Synthetic": ("a06-tf-synthetic", "a06-lstm-synthetic", "ufm-synthetic"),
-              "STS": ("a06-tf-sts-paper", "a06-lstm-sts", "ufm-sts")}
-A06_STEPS = 30_000
+#: paper points estimated from ``benchmarks.step_counts``: chapter -> (point label -> the models it trains
+#: one after another, steps each). a06: one point per dataset, its transformer, LSTM and NTP-UFM column,
+#: the paper's 30,000 steps each
+COUNTED_POINTS = {"a06": ({"dataset=Synthetic": ("a06-tf-synthetic", "a06-lstm-synthetic", "ufm-synthetic"),
+                           "dataset=STS": ("a06-tf-sts-paper", "a06-lstm-sts", "ufm-sts")}, 30_000)}
 
 
 def step_counts(path: Path = STEP_COUNTS) -> dict[str, dict[str, Any]]:
@@ -145,16 +145,17 @@ def point_costs(prefix: str) -> dict[str, tuple[PaperCost, ...]]:
     """Point label -> the trainings of chapter ``prefix``'s paper point(s) (``{}``: no count at hand)."""
     if prefix in PAPER_COSTS:
         return {"": (PAPER_COSTS[prefix],)}
-    if prefix != "a06":
-        return {}
+    points, steps = COUNTED_POINTS.get(prefix, ({}, 0))
     counts = step_counts()
-    out = {}
-    for dataset, models in A06_POINTS.items():
-        if all(m in counts for m in models):
-            out[f"dataset={dataset}"] = tuple(PaperCost(
-                counts[m]["flop_per_step"], counts[m]["launches_per_step"], None, A06_STEPS, None, m)
-                for m in models)
-    return out
+    return {label: tuple(PaperCost(counts[m]["flop_per_step"], counts[m]["launches_per_step"], None, steps,
+                                   None, m) for m in models)
+            for label, models in points.items() if all(m in counts for m in models)}
+
+
+def estimated_settings(parts: tuple[PaperCost, ...]) -> list[tuple[str, str, bool]]:
+    """The :data:`SETTINGS` a point's trainings can be estimated in (compiled: only with every training's
+    compiled launch count)."""
+    return [s for s in SETTINGS if not s[2] or all(p.compiled_launches_per_step is not None for p in parts)]
 
 
 def wall_estimate(cost: PaperCost | tuple[PaperCost, ...], precision: str = "tf32",
@@ -198,9 +199,7 @@ def estimate_lines(prefix: str) -> list[str]:
                           + (f", ~{p.compiled_launches_per_step} compiled" if p.compiled_launches_per_step
                              else "") + ")" for p in parts)
         out.append(f"{prefix} paper point{f' {label}' if label else ''}: {what}:")
-        for name, precision, compiled in SETTINGS:
-            if compiled and any(p.compiled_launches_per_step is None for p in parts):
-                continue
+        for name, precision, compiled in estimated_settings(parts):
             e = wall_estimate(parts, precision, compiled)
             step = "a step" if len(parts) == 1 else f"a step of each of its {len(parts)} trainings, summed"
             out.append(f"  {name}: compute {e['compute_ms'][0]}-{e['compute_ms'][1]} ms, launches "
