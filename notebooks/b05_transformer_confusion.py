@@ -341,18 +341,30 @@ ax2.legend(fontsize=8)
 plt.show()
 
 # %%
+def finite_times(times: np.ndarray) -> np.ndarray:
+    """Learning times with a class never learned (nan) at ``inf``: later than every epoch."""
+    return np.where(np.isnan(times), np.inf, np.asarray(times, dtype=np.float64))
+
+
+def order_rho(times: np.ndarray) -> float:
+    """Spearman(T_pred, times); all times tied (no order at all, e.g. no class learned yet: all ``inf``)
+    counts as 0, no correlation."""
+    t = finite_times(times)
+    return 0.0 if np.all(t == t[0]) else spearman(T_pred, t)
+
+
 times = pd.DataFrame({f"seed {s}": runs[s]["times"] for s in seeds_run}, index=names)
 times.insert(0, "T_pred", T_pred.round(3))
 times.insert(0, "depth", depth)
 times.insert(0, "example attribute", [EXAMPLE_ATTRIBUTE[c] for c in names])
 display(times)
-rho = {s: spearman(T_pred, np.where(np.isnan(runs[s]["times"]), np.inf, runs[s]["times"])) for s in seeds_run}
+rho = {s: order_rho(runs[s]["times"]) for s in seeds_run}
 print("Spearman(predicted T_c, measured learning time):", ", ".join(f"seed {s} {r:.2f}" for s, r in rho.items()))
 
 # chance level of the order: each seed's measured times permuted at random over the classes
 rng = np.random.default_rng(seed)
 null_draws = record("b05_null_draws", 2000)
-null = np.array([[spearman(T_pred, rng.permutation(np.where(np.isnan(runs[s]["times"]), np.inf, runs[s]["times"])))
+null = np.array([[order_rho(rng.permutation(finite_times(runs[s]["times"])))
                   for s in seeds_run]
                  for _ in range(null_draws)])  # (draws, seeds)
 rho_median = float(np.median(list(rho.values())))
@@ -381,17 +393,6 @@ nested_empty = bool(final_total[:, [names.index("Mammals"), names.index("Felines
 broad = [names.index("Animals"), names.index("Plants")]
 fine = [i for i in range(k) if i not in broad]
 i_m, i_b, i_f = (names.index(c) for c in ("Mammals", "Birds", "Fish"))
-
-
-def finite_times(times: np.ndarray) -> np.ndarray:
-    """Learning times with a class never learned (nan) at ``inf``: later than every epoch."""
-    return np.where(np.isnan(times), np.inf, np.asarray(times, dtype=np.float64))
-
-
-def order_rho(times: np.ndarray) -> float:
-    """Spearman(T_pred, times); all times tied (no order at all) counts as 0, no correlation."""
-    t = finite_times(times)
-    return 0.0 if np.ptp(t[np.isfinite(t)]) == 0 and np.all(np.isfinite(t)) else spearman(T_pred, t)
 
 
 def claim_values(times_by_seed: dict[int, np.ndarray], shown: int) -> dict[str, float]:
@@ -450,7 +451,6 @@ _ = record("b05_t_broad_constant", path_values["constant"]["broad_by_20"], unit=
 # ## The claims, judged by their pre-registered rules
 
 # %%
-rho = {s: order_rho(runs[s]["times"]) for s in seeds_run}
 record("b05_rho_min", float(min(rho.values())))
 record("b05_rho_max", float(max(rho.values())))
 record("b05_rho_median", rho_median)
