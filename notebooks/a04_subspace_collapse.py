@@ -450,8 +450,12 @@ collapse.a04_perp_blocks.judge(perp["within_mean"], chance=perp["between_mean"],
 perp_curve = np.asarray([s["within_mean"] for s in views["F^perp logits l_j − P_F(l_j)"]])
 perp_curve_ctrl = np.asarray([s["within_mean"] for s in views_ctrl["F^perp logits l_j − P_F(l_j)"]])
 late = np.asarray(hist.snap_steps) >= 50
-collapse.a04_perp_monotone.judge(float(np.diff(perp_curve[late]).min()),
-                                 control=float(np.diff(perp_curve_ctrl[late]).min()))
+if late.sum() >= 2:
+    collapse.a04_perp_monotone.judge(float(np.diff(perp_curve[late]).min()),
+                                     control=float(np.diff(perp_curve_ctrl[late]).min()))
+else:  # a run too short for the rule's window (e.g. -p ufm_steps=10): nothing to judge, said so
+    collapse.a04_perp_monotone.judge(None, note=f"needs two logged steps >= 50; this run logged "
+                                                f"{int(late.sum())} (ufm_steps = {ufm_steps})")
 collapse.a04_proj_within.judge(proj["within_mean"], note=f"raw embeddings: {final['raw h_j']['within_mean']:.3f}",
                                control=proj_ctrl)
 collapse.a04_proj_blocks.judge(proj["within_mean"], chance=proj["between_mean"], control=proj_ctrl)

@@ -314,16 +314,22 @@ fig = weighting_comparison_figure(t, [(sv_rand, r"square loss, random init ($\to
 plt.show()
 
 # %%
+def tier_gap_of(tier_times: list[np.ndarray]) -> float:
+    """Smallest gap between consecutive tiers: first t90 of a tier minus the last of the tier before. A tier
+    never learned has t90 = inf; two consecutive tiers both never learned are not separated (gap 0)."""
+    gaps = [(b.min() - a.max()) if np.isfinite(a.max()) or np.isfinite(b.min()) else 0.0
+            for a, b in zip(tier_times, tier_times[1:], strict=False)]
+    return float(min(gaps))
+
+
 rand_tiers = [t90_rand[idx] for idx in tiers.values()]
-tier_gap = record("b03_random_tier_gap", float(min(rand_tiers[1].min() - rand_tiers[0].max(),
-                                                    rand_tiers[2].min() - rand_tiers[1].max())))
+tier_gap = record("b03_random_tier_gap", tier_gap_of(rand_tiers))
 excess_sq, excess_w = spread(t90_rand) - 1, spread(t90_rand_w) - 1
 weighted_excess = record("b03_random_weighted_excess",
                          float(excess_w / excess_sq) if np.isfinite(excess_w) else np.inf)
 # the controls: the tier gap of the weighted run; the spread ratio of a second unweighted run
 rand_tiers_w = [t90_rand_w[idx] for idx in tiers.values()]
-tier_gap_w = record("b03_random_tier_gap_weighted", float(min(rand_tiers_w[1].min() - rand_tiers_w[0].max(),
-                                                               rand_tiers_w[2].min() - rand_tiers_w[1].max())))
+tier_gap_w = record("b03_random_tier_gap_weighted", tier_gap_of(rand_tiers_w))
 _, hist_rand2 = gd_run("square", run_seed=seed + 1, init="normal", init_scale=init_scale)
 t90_rand2 = np.nan_to_num(learning_times(t, mode_amplitudes(hist_rand2.L, U_num, Vt_num), s_num, level=LEVEL),
                           nan=np.inf)
