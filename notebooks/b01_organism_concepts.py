@@ -43,6 +43,9 @@
 # $\boldsymbol v_1$ with it), so we state every configuration in our convention and give the paper's
 # beside it.
 
+# %%
+LIMITS = {"steps": (1, None)}  # checked by the runner before any work (d >= rank(S~): below, once r is known)
+
 # %% tags=["parameters"]
 profile = "cpu"  # these values; "paper": the values of b01_organism_concepts.paper.yaml
 seed = 0         # seeds random, numpy and torch
@@ -108,6 +111,8 @@ S = data.S.toarray()
 S_tilde = centered_support(S)
 U, sigma, Vt = svd_factors(S_tilde)
 r = sigma.size
+if d < r:  # the NTP-UFM limit of Sec. 3 (W = U sqrt(Sigma) R^T) needs d >= rank(S~)
+    raise ValueError(f"d = {d} is below rank(S~) = {r} of the organism data: pass -p d={r} or more")
 print(data)
 print(f"rank(S~) = {r};  singular values: {np.round(sigma, 4)}")
 record("b01_n_subjects", int(data.V))

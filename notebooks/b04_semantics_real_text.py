@@ -78,6 +78,11 @@
 # and 5,000. `wikitext_p6_grid=False` skips drawing the $2^6$ clouds of Fig. 25 (some
 # seconds) if time is short; its purity numbers are computed either way.
 
+# %%
+# checked by the runner before any work: Fig. 4 reads p up to 7 concepts; a cluster is tested from 10 members
+# (MIN_SIZE below), so fewer words per cloud test none; a 95th percentile needs 20 random draws
+LIMITS = {"top": (10, None), "n_concepts": (7, None), "n_draws": (20, None), "data_sample": (0.01, 1.0)}
+
 # %% tags=["parameters"]
 profile = "cpu"  # these values; "paper": the values of b04_semantics_real_text.paper.yaml
 seed = 0         # seeds random, numpy and torch

@@ -55,7 +55,7 @@
 #   words) computed from both.
 
 # %%
-LIMITS = {"V": (20, 5000), "m": (100, 100000), "k_max": (8, 256), "top": (5, 1000), "n_draws": (20, 100000)}
+LIMITS = {"V": (20, 5000), "m": (100, 100000), "k_max": (9, 256), "top": (5, 1000), "n_draws": (20, 100000)}
 
 # %% tags=["parameters"]
 profile = "cpu"  # these values; "paper": the values of c02_proxy_at_scale.paper.yaml
@@ -68,6 +68,15 @@ ps = [4, 5, 6]   # numbers of top dimensions p of the orthant / k-means clusteri
 top = 40         # cluster members shown and scored (by typicality; paper B: 40)
 n_draws = 200    # random draws per chance level (shuffled labels, random word sets)
 min_size = 10    # smallest cluster whose purity is tested (as in b04)
+
+# %%
+# what LIMITS (one parameter at a time) cannot say, checked before any work
+problems = [text for text, bad in (
+    (f"k_max = {k_max} must be below V = {V} (the word subspaces live in V - 1 dimensions)", k_max > V - 1),
+    (f"2**max(ps) = {2 ** max(ps)} k-means clusters need V >= that many words (V = {V})", 2 ** max(ps) > V),
+    (f"top = {top} is below min_size = {min_size}: no cluster would be tested", top < min_size)) if bad]
+if problems:
+    raise ValueError("; ".join(problems))
 
 # %%
 # %matplotlib inline
@@ -418,7 +427,11 @@ for key in geo:
         claims[f"c02_{key}_{claim}"].judge(ag.ari, chance=ag.chance_p95, control=ctl[claim])
         claims[f"c02_{key}_{claim}_chance"].judge(ag.ari - ag.chance_p95, control=ctl[f"{claim}_chance"])
     gap_p5 = mean_purity[key, 5, "theory"] - mean_purity[key, 5, "proxy"]
-    claims[f"c02_{key}_P5"].judge(record(f"{key}_purity_gap_p5", gap_p5), control=ctl["P5"])
+    if np.isfinite(gap_p5):
+        claims[f"c02_{key}_P5"].judge(record(f"{key}_purity_gap_p5", gap_p5), control=ctl["P5"])
+    else:  # a small V: no p = 5 orthant cluster has min_size members, so no purity to compare
+        claims[f"c02_{key}_P5"].judge(None, note=f"no p = 5 orthant cluster has {min_size} members "
+                                                 f"(V = {geo[key]['data'].V})")
 claims_table()
 
 # %% [markdown]
@@ -448,6 +461,10 @@ for key in geo:
     held = [k.split("_")[-1] for k, c in out.items() if not k.endswith("_chance") and c["outcome"] == "reproduced"]
     failed = [k.split("_")[-1] for k, c in out.items() if not k.endswith("_chance") and c["outcome"] == "deviates"]
     no_test = [k.split("_")[-1] for k, c in out.items() if not k.endswith("_chance") and c["outcome"] == "cannot fail"]
+    p5 = out[f"c02_{key}_P5"]["measured"]
+    p5_text = ("no p = 5 orthant cluster is large enough to compare purities" if p5 is None else
+               f"the theory's p = 5 orthant clusters are {abs(p5):.3f} {'less' if p5 < 0 else 'more'} "
+               "pure on average than the proxy's")
     ari = {c_: float(agree_df[(agree_df.dataset == key) & (agree_df.p == 5) & (agree_df.method == c_)]["ARI"].iloc[0])
            for c_ in ("orthant", "k-means")}
     lines.append(
@@ -458,9 +475,7 @@ for key in geo:
         f"the context subspaces at least {out[f'c02_{key}_P2']['measured']:.3f}; the p = 5 orthant clusterings "
         f"agree with ARI {ari['orthant']:.3f} and the 32-means clusterings with {ari['k-means']:.3f} "
         f"(shuffled labels: 95th percentile at most {agree_df[agree_df.dataset == key]['shuffled p95'].max():.3f}); "
-        f"the theory's p = 5 orthant clusters are "
-        f"{abs(out[f'c02_{key}_P5']['measured']):.3f} {'less' if out[f'c02_{key}_P5']['measured'] < 0 else 'more'} "
-        f"pure on average than the proxy's; the direction distance of the two matrices is "
+        f"{p5_text}; the direction distance of the two matrices is "
         f"{current_record()['results'][f'{key}_direction_distance']['value']:.3f}.")
 display(Markdown("\n".join(lines)))
 print(f"chapter wall time: {run.elapsed():.1f} s")

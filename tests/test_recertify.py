@@ -272,7 +272,21 @@ def test_provenance_names_the_cpu_model(tmp_path):
     info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9R14\nflags\t: fpu\n")
     assert cpu_model(info) == "AMD EPYC 9R14"
     assert cpu_model(tmp_path / "missing") != ""
-    assert machine().endswith(f"({cpu_model()})")
+    assert f"({cpu_model()}" in machine()
+
+
+def test_provenance_names_the_vector_kernels_two_cpus_of_one_model_name_may_differ_in(tmp_path):
+    """A VM's "AMD EPYC" may run AVX-512 or only AVX2 kernels, and trained values differ between the two:
+    the machine line says which."""
+    from ntputils.book.environment import vector_isa
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("model name\t: AMD EPYC\nflags\t: fpu avx2 fma avx512f avx512bw avx512vl avx512dq\n")
+    assert vector_isa(info) == "AVX-512"
+    info.write_text("model name\t: AMD EPYC\nflags\t: fpu avx2 fma avx512f\n")  # no AVX512 kernels of torch
+    assert vector_isa(info) == "AVX2"
+    info.write_text("model name\t: old\nflags\t: fpu sse2\n")
+    assert vector_isa(info) == "" and vector_isa(tmp_path / "missing") == ""
 
 
 @pytest.mark.slow

@@ -144,13 +144,25 @@ def test_recertify_compares_each_value_within_its_own_spread_and_reports_machine
 
 
 def test_variants_take_the_chapters_thread_parameter_else_the_environment():
-    plain = [(v.name, v.env, v.swap) for v in variants({"seed": 0}, ["seed"])]
+    plain = [(v.name, v.env, v.swap) for v in variants({"seed": 0}, ["seed"], isa="AVX2", environ={})]
     assert plain == [("native", {}, {}), ("capability-default", {"ATEN_CPU_CAPABILITY": "default"}, {}),
                      ("threads-2", {"OMP_NUM_THREADS": "2"}, {})]
-    assert variants({"seed": 0, "num_threads": 1}, ["seed"])[2].swap == {"num_threads": 2}
-    assert variants({"seed": 0, "num_threads": 2}, ["seed"])[2].swap == {"num_threads": 1}
-    assert len(variants({"num_threads": 1}, ["num_threads"])) == 2  # the table sweeps threads itself
-    assert not any("OPENBLAS" in k for v in variants({}, []) for k in v.env)
+    assert variants({"seed": 0, "num_threads": 1}, ["seed"], isa="AVX2")[2].swap == {"num_threads": 2}
+    assert variants({"seed": 0, "num_threads": 2}, ["seed"], isa="AVX2")[2].swap == {"num_threads": 1}
+    assert len(variants({"num_threads": 1}, ["num_threads"], isa="AVX2")) == 2  # the table sweeps threads
+    assert not any("OPENBLAS" in k for v in variants({}, [], isa="AVX2", environ={}) for k in v.env)
+
+
+def test_an_avx512_cpu_also_runs_the_kernels_of_an_avx2_cpu_unless_openblas_is_pinned():
+    """The kernels that differ between two CPUs of one model name (AVX-512 against AVX2) become a variant;
+    a machine that pins OpenBLAS's kernel (``OPENBLAS_CORETYPE``, e.g. around a faulty one) keeps its pin."""
+    names = [v.name for v in variants({"seed": 0}, ["seed"], isa="AVX-512", environ={})]
+    assert names == ["native", "capability-default", "threads-2", "avx2"]
+    avx2 = variants({"seed": 0}, ["seed"], isa="AVX-512", environ={})[-1]
+    assert avx2.env == {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+                        "OPENBLAS_CORETYPE": "Haswell"} and avx2.swap == {}
+    pinned = variants({"seed": 0}, ["seed"], isa="AVX-512", environ={"OPENBLAS_CORETYPE": "Zen"})
+    assert "avx2" not in [v.name for v in pinned]
 
 
 def test_a_values_spread_is_its_largest_relative_difference_over_the_variants_and_points():
@@ -191,7 +203,10 @@ def test_spread_measures_the_code_paths_in_the_kernel_and_recertify_uses_it(tmp_
     out = book("spread", "t01-s", "--workers", "1", "--no-progress")
     assert out.returncode == 0, out.stdout + out.stderr
     record = json.loads((folder / "spread.json").read_text())
-    assert [v["name"] for v in record["variants"]] == ["native", "capability-default", "threads-2"]
+    from ntputils.book.environment import vector_isa
+
+    avx2 = ["avx2"] if vector_isa() == "AVX-512" and "OPENBLAS_CORETYPE" not in env else []  # this CPU's
+    assert [v["name"] for v in record["variants"]] == ["native", "capability-default", "threads-2", *avx2]
     assert record["spread"]["compare"]["near"] == pytest.approx(0.002 / 1.002)  # the env reached the kernel
     assert record["spread"]["record"]["value"] == pytest.approx(0.002 / 1.002)
     assert record["outcomes_differ"] == ["compare near"] and record["points"] == [{"seed": 0}]

@@ -53,6 +53,21 @@ def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
     return platform.processor() or "unknown CPU"
 
 
+def vector_isa(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The widest vector instruction set torch's and OpenBLAS's CPU kernels use here: ``"AVX-512"`` (the
+    flags torch's AVX512 kernels need), ``"AVX2"`` or ``""`` (other or unknown). Two CPUs of one model
+    name may differ in it (a VM's EPYC label), and trained values differ between the two kernel families."""
+    try:
+        flags = next((set(line.split(":", 1)[1].split()) for line in cpuinfo.read_text().splitlines()
+                      if line.startswith("flags")), set())
+    except OSError:
+        return ""
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+        return "AVX-512"
+    return "AVX2" if {"avx2", "fma"} <= flags else ""
+
+
 def machine() -> str:
-    """``Linux x86_64, 2 CPUs (AMD EPYC)`` style description."""
-    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs ({cpu_model()})"
+    """``Linux x86_64, 2 CPUs (AMD EPYC, AVX-512)`` style description."""
+    cpu = ", ".join(filter(None, (cpu_model(), vector_isa())))
+    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs ({cpu})"

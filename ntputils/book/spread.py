@@ -4,9 +4,13 @@ Training values move across CPU models (their vector kernels round differently),
 refuses tables for the machine, not the code. This re-runs the fastest point(s) of a committed table, through
 the sweep machinery as ``recertify`` does (scratch sweeps ``spread-NAME-<variant>``), under code paths of
 this one machine: torch's native vector kernels (as the table ran), torch without them
-(``ATEN_CPU_CAPABILITY=default``) and the other torch thread count (the chapter's thread parameter, else
-``OMP_NUM_THREADS``). The machine's ``OPENBLAS_*`` settings are left alone (they guard against wrong BLAS
-results on some CPUs). Each value's spread, its largest relative difference over the variants, goes to
+(``ATEN_CPU_CAPABILITY=default``), the other torch thread count (the chapter's thread parameter, else
+``OMP_NUM_THREADS``) and, on a CPU with AVX-512, the kernels of an AVX2-only CPU (``avx2``: torch's, MKL's
+and OpenBLAS's), which many machines labelled with the same model name run: yesterday's and today's
+"AMD EPYC" differed in exactly this (b03's random-init values, reproduced to the last digit under ``avx2``).
+A machine whose environment sets ``OPENBLAS_CORETYPE`` itself keeps it (it may guard against a wrong
+kernel); the ``avx2`` variant is then left out. Each value's spread, its largest relative difference over the
+variants, goes to
 ``results/sweeps/NAME/spread.json`` (with the committed value's difference from the native re-run,
 ``committed_gap``, for information), which ``recertify`` and the committed views read
 (:func:`ntputils.committed.value_tolerance`, :func:`ntputils.committed.machine_fragile`).
@@ -17,11 +21,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from itertools import combinations
 from typing import Any
 
-from ntputils.book.environment import git_commit, machine
+from ntputils.book.environment import git_commit, machine, vector_isa
 from ntputils.book.project import Project, write_text_atomic
 from ntputils.book.recertify import (
     COMPARED_KINDS,
@@ -42,6 +48,9 @@ from ntputils.committed import SPREAD_FILE, SPREAD_MULTIPLE, value_gap
 #: a chapter parameter that sets torch's thread count (a06, a07: ``num_threads``)
 THREAD_PARAMETERS = ("num_threads",)
 CAPABILITY_ENV = "ATEN_CPU_CAPABILITY"
+#: the kernels an AVX2-only CPU runs, selected on an AVX-512 one (torch's ATen, MKL under torch, OpenBLAS
+#: under numpy and scipy, whose Haswell kernels are those of every AVX2 CPU)
+AVX2_ENV = {CAPABILITY_ENV: "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "OPENBLAS_CORETYPE": "Haswell"}
 SPREAD_KINDS = (*COMPARED_KINDS, "control")
 
 
@@ -58,11 +67,14 @@ class Variant:
         return {"name": self.name, "env": self.env, "parameters": self.swap}
 
 
-def variants(resolved: dict[str, Any], axes: list[str]) -> list[Variant]:
+def variants(resolved: dict[str, Any], axes: list[str], isa: str | None = None,
+             environ: Mapping[str, str] | None = None) -> list[Variant]:
     """The code paths a point of parameters ``resolved`` (a table swept over ``axes``) is re-run under:
     ``native`` (as committed: torch's own vector kernels, one thread), ``capability-default`` (torch's
-    scalar kernels) and ``threads-N`` (the other of 1 and 2 torch threads: through the chapter's thread
-    parameter, else ``OMP_NUM_THREADS``; none where the table sweeps the thread count itself)."""
+    scalar kernels), ``threads-N`` (the other of 1 and 2 torch threads: through the chapter's thread
+    parameter, else ``OMP_NUM_THREADS``; none where the table sweeps the thread count itself) and, where
+    this CPU's vector kernels are AVX-512 (``isa``, default :func:`vector_isa`) and ``environ`` (default
+    ``os.environ``) leaves ``OPENBLAS_CORETYPE`` unset, ``avx2`` (:data:`AVX2_ENV`)."""
     out = [Variant("native", {}, {}), Variant("capability-default", {CAPABILITY_ENV: "default"}, {})]
     param = next((p for p in THREAD_PARAMETERS if p in resolved), None)
     if param is None:
@@ -70,6 +82,9 @@ def variants(resolved: dict[str, Any], axes: list[str]) -> list[Variant]:
     elif param not in axes:
         other = 1 if resolved[param] == 2 else 2
         out.append(Variant(f"threads-{other}", {}, {param: other}))
+    isa = vector_isa() if isa is None else isa
+    if isa == "AVX-512" and "OPENBLAS_CORETYPE" not in (os.environ if environ is None else environ):
+        out.append(Variant("avx2", dict(AVX2_ENV), {}))
     return out
 
 
