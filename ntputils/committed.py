@@ -767,13 +767,23 @@ def _as_value(value: Any) -> Any:
             return value
 
 
-def same_seed_line(claims: dict[str, dict[str, Any]], record: dict[str, Any] | None) -> str:
+def fixed_parameters(provenance: dict[str, Any] | None) -> dict[str, Any]:
+    """The parameters a seed table sets besides the seed (its other axes, e.g. b04's ``data_sample=0.9``):
+    where there are any, its points are not the book's cpu run of the same seed."""
+    axes = (provenance or {}).get("axes") or {}
+    return {k: v for k, v in axes.items() if k not in SEED_TABLE_PARAMETERS}
+
+
+def same_seed_line(claims: dict[str, dict[str, Any]], record: dict[str, Any] | None,
+                   provenance: dict[str, Any] | None = None) -> str:
     """Whether this page's run measured what the table's point of the same seed measured ("same seed,
     same numbers" between the book's kernel and a sweep worker). Compared: every claim both measured, by
     value (:func:`value_gap`) and outcome. Empty when the run is not a point of the table (another
-    profile, other parameters, a seed outside it, no measured claim in common)."""
+    profile, other parameters on either side: the page's overrides, the table's :func:`fixed_parameters`
+    from its ``provenance``; a seed outside it, no measured claim in common)."""
     record = record or {}
-    if record.get("profile") != "cpu" or set(record.get("injected") or []) - SEED_TABLE_PARAMETERS:
+    if (record.get("profile") != "cpu" or set(record.get("injected") or []) - SEED_TABLE_PARAMETERS
+            or fixed_parameters(provenance)):
         return ""
     seed = record.get("seed")
     page = {c.get("key"): c for c in record.get("comparisons", [])}
@@ -884,15 +894,16 @@ def seeds_view(prefix: str, record: dict[str, Any] | None = None, root: Path | N
         flip = f"; {MACHINE_FRAGILE}" if c["machine_fragile"] else ""
         rows.append(row | {"verdict": c["verdict"] + flip})
     return SeedsView(prefix, True, stale=pub["stale"], state=state_line(name, pub), rows=pd.DataFrame(rows),
-                     same_seed=same_seed_line(claims, record), dots=dots,
+                     same_seed=same_seed_line(claims, record, pub["provenance"]), dots=dots,
                      lanes=[(f"seed {s}", "o") for s in seeds])
 
 
 def seed_tables(root: Path | None = None, currency: dict[str, Any] | None = None) -> dict[str, dict]:
-    """Chapter prefix -> ``{"claims": seed_claims(table), "provenance", "stale"}`` for every committed
-    ``<prefix>-seeds`` sweep (for the scorecard, like :func:`paper_tables`)."""
+    """Chapter prefix -> ``{"claims": seed_claims(table), "provenance", "stale", "twin"}`` for every
+    committed ``<prefix>-seeds`` sweep (for the scorecard, like :func:`paper_tables`); ``twin``: its point
+    of a seed is the book's cpu run of that seed (no :func:`fixed_parameters`)."""
     return {prefix: {"claims": seed_claims(pub["table"]), "provenance": pub["provenance"],
-                     "stale": pub["stale"]}
+                     "stale": pub["stale"], "twin": not fixed_parameters(pub["provenance"])}
             for prefix, pub in _tables(SEEDS_SUFFIX, root, currency).items()}
 
 

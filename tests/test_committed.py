@@ -474,3 +474,18 @@ def test_a_plot_that_cannot_be_drawn_leaves_the_tables(root, monkeypatch):
     html = beside_cpu("t01", CPU, root, currency={}).html()
     assert "(no dot plot: RuntimeError: no backend)" in html and "<img" not in html
     assert "499.5" in folded_tables(html)
+
+
+def test_a_seed_table_that_sets_another_parameter_has_no_same_seed_line():
+    """b04-seeds runs at data_sample=0.9, the book at 1.0: its seed-0 point is not the page's run, so the
+    page does not compare them (a difference there is the data's, not the machine's)."""
+    from ntputils.committed import fixed_parameters, same_seed_line
+
+    claims = {"c": {"outcomes": {0: "reproduced"}, "values": {0: 1.0}}}
+    record = {"profile": "cpu", "seed": 0, "injected": [],
+              "comparisons": [{"key": "c", "outcome": "deviates", "measured": 2.0}]}
+    plain = {"axes": {"seed": [0, 1, 2, 3, 4]}}
+    sampled = {"axes": {"seed": [0, 1, 2, 3, 4], "data_sample": [0.9]}}
+    assert fixed_parameters(plain) == {} and fixed_parameters(sampled) == {"data_sample": [0.9]}
+    assert "differ in 1 of 1 claims" in same_seed_line(claims, record, plain)
+    assert same_seed_line(claims, record, sampled) == ""

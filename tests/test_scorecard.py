@@ -502,6 +502,15 @@ def test_a_cpu_run_that_disagrees_with_the_seeds_tables_run_of_its_seed_is_machi
     assert decided("deviates", ["reproduced"] * 5)["outcome"] == MACHINE_FRAGILE  # not a plain deviation
     assert decided("reproduced", ["deviates"] * 5)["outcome"] == "deviates"  # the seeds' verdict is worse
     assert decided("reproduced", ["failed"] + ["reproduced"] * 4)["outcome"] == "reproduced"  # no twin
+    # a seeds table that sets another parameter (b04's data_sample=0.9) has no point that is the book's run
+    other_data = [{"chapter": "a05", "key": row["key"], "outcomes": dict(enumerate(["deviates"] * 5)),
+                   "verdict": "deviates", "stale": False, "twin": False}]
+    apart = decided_claims([{**row, "outcome": "reproduced", "seed": 0}], [], other_data)[0]
+    assert apart["outcome"] == "deviates" and not apart["twin_differs"]  # the seeds' verdict, no twin
+    other_data[0]["outcomes"] = dict(enumerate(["deviates"] + ["reproduced"] * 4))
+    other_data[0]["verdict"] = seed_verdict(["deviates"] + ["reproduced"] * 4)
+    assert decided_claims([{**row, "outcome": "reproduced", "seed": 0}], [], other_data)[0]["outcome"] \
+        == "reproduced"
     states = _states()
     states["a05_ufm_training"]["seed"] = 0
     page = render_scorecard(states, {"a05": "a05_ufm_training"},

@@ -175,14 +175,16 @@ def other_evidence(others: dict[str, dict[str, Any]]) -> dict[str, list[dict[str
 
 def seed_evidence(seeds: dict[str, dict[str, Any]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The five-seed verdicts (:func:`ntputils.committed.seed_tables`) of the claims among an item's cpu
-    evidence ``rows``: each ``{"chapter", "key", "k", "n", "outcomes", "values", "verdict", "stale"}``."""
+    evidence ``rows``: each ``{"chapter", "key", "k", "n", "outcomes", "values", "verdict", "stale",
+    "twin"}`` (``twin``: the table's point of a seed is the book's cpu run of that seed)."""
     out = []
     for r in rows:
         prefix = r["chapter"].split("_")[0]
         claims = (seeds.get(prefix) or {}).get("claims", {})
         claim = claims.get(r.get("key")) if r["kind"] == "compare" else None
         if claim:
-            out.append({"chapter": prefix, "key": r["key"], **claim, "stale": seeds[prefix]["stale"]})
+            out.append({"chapter": prefix, "key": r["key"], **claim, "stale": seeds[prefix]["stale"],
+                        "twin": seeds[prefix].get("twin", True)})
     return out
 
 
@@ -238,7 +240,8 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
             by = "cpu run and five seeds"
             if seeds.get("machine_fragile"):
                 outcome = MACHINE_FRAGILE
-            twin = (seeds.get("outcomes") or {}).get(r.get("seed"))  # the table's run of this seed
+            # the table's run of this seed, where its points are the book's run (no other parameters set)
+            twin = (seeds.get("outcomes") or {}).get(r.get("seed")) if seeds.get("twin", True) else None
             if twin in JUDGED and twin != r["outcome"]:
                 outcome = max(MACHINE_FRAGILE, seeds["verdict"], key=CLAIM_SEVERITY.__getitem__)
                 worse_by += [f"{prefix}-seeds' seed {r.get('seed')} ({twin} there, {r['outcome']} here)"]
