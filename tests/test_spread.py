@@ -160,7 +160,9 @@ def test_an_avx512_cpu_also_runs_the_kernels_of_an_avx2_cpu_unless_openblas_is_p
     assert names == ["native", "capability-default", "threads-2", "avx2"]
     avx2 = variants({"seed": 0}, ["seed"], isa="AVX-512", environ={})[-1]
     assert avx2.env == {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
-                        "OPENBLAS_CORETYPE": "Haswell"} and avx2.swap == {}
+                        "OPENBLAS_CORETYPE": "Haswell",
+                        "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
+    assert avx2.swap == {}
     pinned = variants({"seed": 0}, ["seed"], isa="AVX-512", environ={"OPENBLAS_CORETYPE": "Zen"})
     assert "avx2" not in [v.name for v in pinned]
 
@@ -212,7 +214,9 @@ def test_spread_measures_the_code_paths_in_the_kernel_and_recertify_uses_it(tmp_
     assert record["outcomes_differ"] == ["compare near"] and record["points"] == [{"seed": 0}]
     assert record["committed_gap"]["compare"]["near"] == 0.0 and record["table_stale"] is False
     scratch = json.loads((root / "sweeps" / "spread-t01-s-capability-default" / "sweep.json").read_text())
-    assert scratch["env"] == {"ATEN_CPU_CAPABILITY": "default"}
+    fresh = scratch["env"].pop("NTP_CACHE_DIR")  # every variant recomputes what a cache would hold
+    assert scratch["env"] == {"ATEN_CPU_CAPABILITY": "default"} and "spread-capability-default-" in fresh
+    assert not Path(fresh).exists() and record["fresh_cache"] is True  # removed after the variant ran
 
     from ntputils.committed import read_committed
 

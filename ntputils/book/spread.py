@@ -5,12 +5,14 @@ refuses tables for the machine, not the code. This re-runs the fastest point(s) 
 the sweep machinery as ``recertify`` does (scratch sweeps ``spread-NAME-<variant>``), under code paths of
 this one machine: torch's native vector kernels (as the table ran), torch without them
 (``ATEN_CPU_CAPABILITY=default``), the other torch thread count (the chapter's thread parameter, else
-``OMP_NUM_THREADS``) and, on a CPU with AVX-512, the kernels of an AVX2-only CPU (``avx2``: torch's, MKL's
-and OpenBLAS's), which many machines labelled with the same model name run: yesterday's and today's
-"AMD EPYC" differed in exactly this (b03's random-init values, reproduced to the last digit under ``avx2``).
-A machine whose environment sets ``OPENBLAS_CORETYPE`` itself keeps it (it may guard against a wrong
-kernel); the ``avx2`` variant is then left out. Each value's spread, its largest relative difference over the
-variants, goes to
+``OMP_NUM_THREADS``) and, on a CPU with AVX-512, the kernels of an AVX2-only CPU (``avx2``: torch's, MKL's,
+OpenBLAS's and numpy's own), which many machines labelled with the same model name run: two "AMD EPYC"
+VMs differed in exactly this (b03's and c02's committed values of the AVX2 one, reproduced to the last digit
+under ``avx2`` on the AVX-512 one). A machine whose environment sets ``OPENBLAS_CORETYPE`` itself keeps it (it
+may guard against a wrong kernel); the ``avx2`` variant is then left out. Every variant, ``native``
+included, runs with an empty cache (``NTP_CACHE_DIR``): a cached intermediate result (an L^mm solve, a
+corpus) computed once under one code path would otherwise hide how it depends on the path. Each value's
+spread, its largest relative difference over the variants, goes to
 ``results/sweeps/NAME/spread.json`` (with the committed value's difference from the native re-run,
 ``committed_gap``, for information), which ``recertify`` and the committed views read
 (:func:`ntputils.committed.value_tolerance`, :func:`ntputils.committed.machine_fragile`).
@@ -22,6 +24,7 @@ import dataclasses
 import json
 import math
 import os
+import tempfile
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from itertools import combinations
@@ -44,13 +47,16 @@ from ntputils.book.sweep_spec import SweepSpecError
 from ntputils.book.sweep_store import DriverRunning, driver_lock, sweep_dir
 from ntputils.book.sweep_table import RESULTS_DIR, axes_of, collect
 from ntputils.committed import SPREAD_FILE, SPREAD_MULTIPLE, value_gap
+from ntputils.paths import CACHE_ENV
 
 #: a chapter parameter that sets torch's thread count (a06, a07: ``num_threads``)
 THREAD_PARAMETERS = ("num_threads",)
 CAPABILITY_ENV = "ATEN_CPU_CAPABILITY"
 #: the kernels an AVX2-only CPU runs, selected on an AVX-512 one (torch's ATen, MKL under torch, OpenBLAS
 #: under numpy and scipy, whose Haswell kernels are those of every AVX2 CPU)
-AVX2_ENV = {CAPABILITY_ENV: "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "OPENBLAS_CORETYPE": "Haswell"}
+AVX2_ENV = {CAPABILITY_ENV: "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "OPENBLAS_CORETYPE": "Haswell",
+            # numpy 2's AVX-512 dispatch targets (its exp, log, power round differently under them)
+            "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
 SPREAD_KINDS = (*COMPARED_KINDS, "control")
 
 
@@ -173,8 +179,13 @@ def spread(project: Project, name: str, *, points: int = 1, workers: int = 2, pr
             plan, matched = plan_points(project, scratch, prov, table, sample, swap=variant.swap)
             say(f"{name}: {variant.name}: re-running {len(sample)} point(s)"
                 + (f" with {', '.join(f'{k}={v}' for k, v in variant.env.items())}" if variant.env else ""))
-            sub = dataclasses.replace(plan, points=list(matched.values()), env=variant.env)
-            if run_sweep(project, sub, workers=workers, progress=progress) != 0:
+            scratch_root = project.root / ".cache"  # git-ignored; the folder goes when the variant ends
+            scratch_root.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix=f"spread-{variant.name}-", dir=scratch_root) as fresh:
+                sub = dataclasses.replace(plan, points=list(matched.values()),
+                                          env={**variant.env, CACHE_ENV: fresh})
+                failed = run_sweep(project, sub, workers=workers, progress=progress) != 0
+            if failed:
                 say(f"{name}: spread NOT measured: a point of variant {variant.name} failed (see "
                     f"sweeps/{scratch}/); nothing written")
                 return EXIT_MOVED
@@ -190,7 +201,7 @@ def spread(project: Project, name: str, *, points: int = 1, workers: int = 2, pr
     flipped = sorted({f for *_, flips in measured for f in flips})
     cols = axes_of(table)
     record = {"spread": merge([m[0] for m in measured]), "committed_gap": merge([m[1] for m in measured]),
-              "multiple": SPREAD_MULTIPLE, "variants": shown,
+              "multiple": SPREAD_MULTIPLE, "variants": shown, "fresh_cache": True,
               "points": [{k: _plain(rows[pid].iloc[0][k]) for k in cols} for pid in sample],
               "outcomes_differ": flipped, "machine": machine(), "commit": git_commit(project.root),
               "date": datetime.now(UTC).isoformat(timespec="seconds"),
