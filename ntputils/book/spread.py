@@ -24,6 +24,7 @@ import dataclasses
 import json
 import math
 import os
+import shutil
 import tempfile
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -176,6 +177,8 @@ def spread(project: Project, name: str, *, points: int = 1, workers: int = 2, pr
         paths = variants(next(iter(base.values())).resolved, axes_of(table))
         for variant in paths:
             scratch = f"spread-{name}-{variant.name}"
+            if sweep_dir(project, scratch).exists():  # a spread measures afresh: an earlier run's points may
+                shutil.rmtree(sweep_dir(project, scratch))  # have run under another code path or cache
             plan, matched = plan_points(project, scratch, prov, table, sample, swap=variant.swap)
             say(f"{name}: {variant.name}: re-running {len(sample)} point(s)"
                 + (f" with {', '.join(f'{k}={v}' for k, v in variant.env.items())}" if variant.env else ""))
