@@ -20,7 +20,7 @@ from benchmarks import lmm_budget as bench_budget
 from benchmarks import sweep as bench_sweep
 from benchmarks import train_step as bench_train_step
 from benchmarks.common import RESULTS_DIR
-from ntputils.book.device_bundle import estimated_settings, point_costs, wall_estimate
+from ntputils.book.paper_cost import estimated_settings, point_costs, wall_estimate
 
 BOOK_PAGE = Path(__file__).resolve().parents[1] / "book" / "performance.md"
 TEMPLATE = Path(__file__).resolve().parent / "performance_template.md"
@@ -359,7 +359,7 @@ def figures() -> dict[str, str]:
 
 def gpu_estimate(prefix: str = "a07") -> list[str]:
     """The wall estimate of a chapter's paper point(s) on the GPU machine, one row per point and setting
-    (:func:`ntputils.book.device_bundle.wall_estimate`, the numbers ``make device-bundle`` prints)."""
+    (:func:`ntputils.book.paper_cost.wall_estimate`, the numbers ``make device-bundle`` prints)."""
     points = point_costs(prefix)
     if not points:
         return ["(no step counts recorded: run `python -m benchmarks.step_counts`)"]

@@ -1,5 +1,5 @@
 """FLOPs and kernel launches of one training step of each network chapter's model: the counts behind the
-GPU wall estimates of the paper profiles (:func:`ntputils.book.device_bundle.paper_cost`).
+GPU wall estimates of the paper profiles (:func:`ntputils.book.paper_cost.wall_estimate`).
 
 For each model of :data:`benchmarks.train_step.SPECS` (the chapter's own ``ntputils`` constructor at its
 sizes, random data of its shapes) and a06's NTP-UFM column, one step of the bare loop

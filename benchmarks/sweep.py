@@ -198,7 +198,7 @@ def memory(root: Path, timeout: float) -> list[dict]:
 
 def worker(argv: list[str]) -> None:
     """``python -m benchmarks.sweep worker ARGS``: run the sweep CLI in this process, print peak RSS."""
-    from ntputils.book import cli
+    from ntputils import cli
 
     baseline = peak_rss_mb()
     code = cli.main(argv)

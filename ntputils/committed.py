@@ -116,7 +116,7 @@ def handed_currency() -> dict[str, Any]:
     return _json(os.environ.get(CURRENCY_ENV))
 
 
-#: columns every published table has (``ntputils.book.sweep_table.collect``) that its readers use
+#: columns every published table has (``ntputils.sweeps.table.collect``) that its readers use
 TABLE_COLUMNS = ("point_id", "kind", "metric", "value", "outcome")
 
 

@@ -285,7 +285,7 @@ def is_not_built_page(text: str) -> bool:
 def staleness(project: Project, page: Path, keys) -> list[str]:
     """Why the built chapter ``page`` is stale (empty if it is not a chapter page or is fine).
 
-    ``keys`` is a :class:`ntputils.book.cli.KeyCalculator` of ``project``.
+    ``keys`` is a :class:`ntputils.book.keys.KeyCalculator` of ``project``.
     """
     from ntputils.book.execute import read_meta, run_id
 

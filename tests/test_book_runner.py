@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ntputils.book import cli, html
+from ntputils import cli
+from ntputils.book import build as book_build
+from ntputils.book import html
 from ntputils.book.execute import read_meta, run_chapter
 from ntputils.book.pages import snapshot
 from ntputils.book.params import parse_overrides
@@ -62,7 +64,7 @@ def test_unknown_parameter_fails_at_once_naming_it(tmp_path, capsys):
     project = make_project(tmp_path, {"a01_good": GOOD})
     code = cli.main(["--root", str(tmp_path), "build", "--only", "a01", "-p", "foo=1"])
     out = capsys.readouterr().out
-    assert code == cli.EXIT_USAGE
+    assert code == book_build.EXIT_USAGE
     assert "unknown parameter 'foo'" in out
     assert "valid parameters: profile, seed, device, steps, lr" in out
     assert not project.cache_dir.exists()  # nothing was executed
@@ -70,9 +72,11 @@ def test_unknown_parameter_fails_at_once_naming_it(tmp_path, capsys):
 
 def test_ill_typed_parameter_and_unknown_profile_fail_at_once(tmp_path, capsys):
     make_project(tmp_path, {"a01_good": GOOD})
-    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01", "-p", "steps=2.5"]) == cli.EXIT_USAGE
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01", "-p", "steps=2.5"]) \
+            == book_build.EXIT_USAGE
     assert "'steps' must be of type int" in capsys.readouterr().out
-    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01", "--profile", "gpu"]) == cli.EXIT_USAGE
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01", "--profile", "gpu"]) \
+            == book_build.EXIT_USAGE
     assert "unknown profile 'gpu'" in capsys.readouterr().out
 
 
@@ -88,7 +92,7 @@ def test_malformed_parameters_cell_fails_that_chapter_only(tmp_path, capsys, mon
     project = make_project(tmp_path, {"a01_good": bad})
     stale = project.executed(project.chapters()[0])
     stale.write_text("{}")
-    assert cli.build(project, make_html=False) == cli.EXIT_FAILED
+    assert book_build.build(project, make_html=False) == book_build.EXIT_FAILED
     out = capsys.readouterr().out
     assert "must be a literal" in out and "a01_good" in out
     assert not stale.exists()
@@ -104,17 +108,17 @@ def test_cache_logic_without_kernels(tmp_path, monkeypatch, capsys):
         calls.append(parameters)
         meta = {"key": key, "status": "ok", "parameters": parameters, "resolved": resolved, "seconds": 1.0}
         project.executed(chapter).write_text(json.dumps({"cells": [], "metadata": {"ntpbook": meta}}))
-        return cli.RunResult(chapter, "ok", 1.0, meta=meta)
+        return book_build.RunResult(chapter, "ok", 1.0, meta=meta)
 
-    monkeypatch.setattr(cli, "run_chapter", fake_run)
-    assert cli.build(project, make_html=False) == 0
-    assert cli.build(project, make_html=False) == 0
+    monkeypatch.setattr(book_build, "run_chapter", fake_run)
+    assert book_build.build(project, make_html=False) == 0
+    assert book_build.build(project, make_html=False) == 0
     assert len(calls) == 1 and "[cached] a01_good" in capsys.readouterr().out
-    assert cli.build(project, make_html=False, overrides={"steps": 4}) == 0  # parameter change
-    assert cli.build(project, make_html=False, overrides={"steps": 4}) == 0
-    assert cli.build(project, make_html=False, force=True, overrides={"steps": 4}) == 0
+    assert book_build.build(project, make_html=False, overrides={"steps": 4}) == 0  # parameter change
+    assert book_build.build(project, make_html=False, overrides={"steps": 4}) == 0
+    assert book_build.build(project, make_html=False, force=True, overrides={"steps": 4}) == 0
     assert calls == [{"profile": "cpu"}, {"profile": "cpu", "steps": 4}, {"profile": "cpu", "steps": 4}]
-    keys = cli.KeyCalculator(project)
+    keys = book_build.KeyCalculator(project)
     assert keys.is_current(chapter)
     # what the run executed of ntputils: a docstring edit keeps it current, a code edit does not
     from ntputils.book.fingerprint import run_key
@@ -127,12 +131,12 @@ def test_cache_logic_without_kernels(tmp_path, monkeypatch, capsys):
     for source, current in [(b"def f():\n    return 1\n", True),
                             (b"def f():\n    'doc'\n    return 1  # c\n", True),
                             (b"def f():\n    return 2\n", False), (b"def g():\n    return 1\n", False)]:
-        assert cli.KeyCalculator(project, {"m.py": source}).is_current(chapter) == current, source
+        assert book_build.KeyCalculator(project, {"m.py": source}).is_current(chapter) == current, source
     chapter.source.write_text(GOOD.replace("> 0", ">= 1"))
-    assert not cli.KeyCalculator(project).is_current(chapter)  # source changed
+    assert not book_build.KeyCalculator(project).is_current(chapter)  # source changed
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["numpy==1.0"]\n')
     chapter.source.write_text(GOOD.replace("> 0", ">= 1").replace(">= 1", "> 0"))
-    assert not cli.KeyCalculator(project).is_current(chapter)  # pins changed
+    assert not book_build.KeyCalculator(project).is_current(chapter)  # pins changed
 
 
 def test_every_chapter_runs_failure_is_reported_and_leaves_no_notebook(tmp_path, capsys):
@@ -142,7 +146,7 @@ def test_every_chapter_runs_failure_is_reported_and_leaves_no_notebook(tmp_path,
     good, failing = project.chapters()
     project.executed(failing).write_text('{"metadata": {"ntpbook": {"status": "ok", "key": "old"}}}')
 
-    assert cli.build(project, make_html=True, overrides={"steps": 5}) == cli.EXIT_FAILED
+    assert book_build.build(project, make_html=True, overrides={"steps": 5}) == book_build.EXIT_FAILED
     out = capsys.readouterr().out
     assert "FAILED: a02_failing: AssertionError: check failed: n exceeds five" in out
     assert "Traceback" in out or "----> 1 check(" in out  # the failing cell's traceback
@@ -167,7 +171,7 @@ def test_every_chapter_runs_failure_is_reported_and_leaves_no_notebook(tmp_path,
     assert "<details><summary>" in status and "<details open><summary>" in status
 
     before = project.executed(good).read_bytes()
-    assert cli.build(project, only=["a01"], make_html=False, overrides={"steps": 5}) == 0
+    assert book_build.build(project, only=["a01"], make_html=False, overrides={"steps": 5}) == 0
     assert "[cached] a01_good" in capsys.readouterr().out
     assert project.executed(good).read_bytes() == before
 
@@ -275,7 +279,7 @@ def test_html_build_and_browser_check(tmp_path):
     (point / ".input.ipynb").write_text(json.dumps(
         {"cells": [{"cell_type": "markdown", "metadata": {}, "source": "{glue:text}`never_recorded`"}],
          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
-    assert cli.build(project) == 0
+    assert book_build.build(project) == 0
     assert (project.html_dir / "index.html").exists()
     assert (project.html_dir / "book" / "a01_good.html").exists()
     assert (project.html_dir / "book" / "status.html").exists()
@@ -409,16 +413,16 @@ def test_cache_of_a_chapter_survives_edits_of_modules_it_did_not_run(tmp_path):
         (package_dir / rel).parent.mkdir(parents=True, exist_ok=True)
         (package_dir / rel).write_text(text)
     project = make_project(tmp_path / "proj", {"a01_good": GOOD + CHAPTER_A, "a02_failing": GOOD + CHAPTER_B})
-    keys = cli.KeyCalculator(project, package_dir)
+    keys = book_build.KeyCalculator(project, package_dir)
     for chapter in project.chapters():
         _, key = keys.key(chapter, {"profile": "cpu"})
         meta = {"key": key, "status": "ok", "parameters": {"profile": "cpu"}, "trace": traces[chapter.name],
                 "trace_key": run_key(key, traces[chapter.name], package_dir)}
         project.executed(chapter).write_text(json.dumps({"cells": [], "metadata": {"ntpbook": meta}}))
     (package_dir / "book" / "cli.py").write_text("def main():\n    return 2\n")
-    assert all(cli.KeyCalculator(project, package_dir).is_current(c) for c in project.chapters())
+    assert all(book_build.KeyCalculator(project, package_dir).is_current(c) for c in project.chapters())
     (package_dir / "lazy.py").write_text("from . import base\nY = 3\n")
-    keys = cli.KeyCalculator(project, package_dir)
+    keys = book_build.KeyCalculator(project, package_dir)
     current = {c.name: keys.is_current(c) for c in project.chapters()}
     assert current == {"a01_good": True, "a02_failing": False}
 
@@ -438,7 +442,7 @@ def test_tables_current_compares_exactly_the_tables_a_run_read(tmp_path):
     from ntputils.committed import table_digest
 
     (tmp_path / "notebooks").mkdir()
-    keys = cli.KeyCalculator(Project(tmp_path))
+    keys = book_build.KeyCalculator(Project(tmp_path))
     s1 = publish_table(tmp_path, "s1")
     publish_table(tmp_path, "s2")
     meta = {"tables": {"s1": table_digest(s1), "new": None}}
@@ -460,10 +464,11 @@ def test_a_table_that_went_stale_since_the_run_makes_its_page_stale(tmp_path):
     (tmp_path / "notebooks").mkdir()
     s1 = publish_table(tmp_path, "s1")
     meta = {"tables": {"s1": table_digest(s1), "new": None}, "currency": {"s1": False, "new": None}}
-    assert not cli.KeyCalculator(Project(tmp_path)).tables_current(meta)  # shown current, stale now
+    assert not book_build.KeyCalculator(Project(tmp_path)).tables_current(meta)  # shown current, stale now
     meta["currency"]["s1"] = True
-    assert cli.KeyCalculator(Project(tmp_path)).tables_current(meta)
-    assert cli.KeyCalculator(Project(tmp_path)).tables_current({"tables": meta["tables"]})  # an older run
+    assert book_build.KeyCalculator(Project(tmp_path)).tables_current(meta)
+    keys = book_build.KeyCalculator(Project(tmp_path))
+    assert keys.tables_current({"tables": meta["tables"]})  # an older run
 
 
 def test_publishing_a_table_reexecutes_exactly_the_chapters_that_read_it(tmp_path, capsys):
@@ -479,7 +484,7 @@ def test_publishing_a_table_reexecutes_exactly_the_chapters_that_read_it(tmp_pat
 
     def build() -> list[str]:
         capsys.readouterr()
-        assert cli.build(project, make_html=False) == 0
+        assert book_build.build(project, make_html=False) == 0
         return sorted(line.split()[1] for line in capsys.readouterr().out.splitlines()
                       if line.startswith("[run]"))
 
@@ -491,7 +496,7 @@ def test_publishing_a_table_reexecutes_exactly_the_chapters_that_read_it(tmp_pat
     publish_table(tmp_path, "s2")
     assert build() == []  # a table no run read
     s1 = publish_table(tmp_path, "s1")
-    assert not cli.KeyCalculator(project).is_current(reader)  # its page would show the old table
+    assert not book_build.KeyCalculator(project).is_current(reader)  # its page would show the old table
     assert build() == ["a01_reader"]
     assert read_meta(project.executed(reader))["tables"] == {"s1": table_digest(s1)}
     assert read_meta(project.executed(reader))["currency"] == {"s1": True}  # no fingerprint: stale
@@ -510,12 +515,12 @@ def test_only_builds_the_html_of_what_exists_and_names_the_rest(tmp_path, monkey
     def fake_run(project, chapter, parameters, resolved, key, **kw):
         meta = {"key": key, "status": "ok", "parameters": parameters, "resolved": resolved, "seconds": 1.0}
         project.executed(chapter).write_text(json.dumps({"cells": [], "metadata": {"ntpbook": meta}}))
-        return cli.RunResult(chapter, "ok", 1.0, meta=meta)
+        return book_build.RunResult(chapter, "ok", 1.0, meta=meta)
 
     tocs = []
-    monkeypatch.setattr(cli, "run_chapter", fake_run)
+    monkeypatch.setattr(book_build, "run_chapter", fake_run)
     monkeypatch.setattr(html, "jupyter_book", lambda project, toc=None, quiet=False: tocs.append(toc) or 0)
-    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == cli.EXIT_OK
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == book_build.EXIT_OK
     out = capsys.readouterr().out
     assert "has no executed notebook" not in out and "HTML built" in out
     assert "not built yet (or stale): a02;" in out
@@ -523,14 +528,17 @@ def test_only_builds_the_html_of_what_exists_and_names_the_rest(tmp_path, monkey
     assert tocs[0] is None  # the whole toc: a02 is its placeholder page, numbers do not move
     placeholder = tmp_path / "book" / "a02_failing.md"
     assert is_placeholder(placeholder) and "not built in this build" in placeholder.read_text()
-    assert cli.main(["--root", str(tmp_path), "build"]) == cli.EXIT_OK  # builds a02 too: nothing left out
+    assert cli.main(["--root", str(tmp_path), "build"]) \
+            == book_build.EXIT_OK  # builds a02 too: nothing left out
     assert tocs[1] is None and not placeholder.exists()
     project.executed(project.chapters()[1]).unlink()
-    assert cli.build(project, make_html=True) == cli.EXIT_OK  # a02 re-executed, a full build again
+    assert book_build.build(project, make_html=True) \
+            == book_build.EXIT_OK  # a02 re-executed, a full build again
     project.executed(project.chapters()[1]).unlink()
-    monkeypatch.setattr(cli, "run_chapter", lambda *a, **kw: cli.RunResult(a[1], "failed", error="boom"))
+    monkeypatch.setattr(book_build, "run_chapter",
+        lambda *a, **kw: book_build.RunResult(a[1], "failed", error="boom"))
     capsys.readouterr()
-    assert cli.build(project, make_html=True) == cli.EXIT_FAILED  # full build: strict
+    assert book_build.build(project, make_html=True) == book_build.EXIT_FAILED  # full build: strict
     out = capsys.readouterr().out
     assert "toc chapter book/a02_failing has no executed notebook" in out and "HTML build skipped" in out
 
@@ -572,12 +580,13 @@ def test_build_checks_the_chapters_limits_before_anything_runs(tmp_path, capsys)
     cell = '# %% tags=["parameters"]'
     limited = GOOD.replace(cell, f'# %%\nLIMITS = {{"steps": (1, 10)}}\n\n{cell}')
     project = make_project(tmp_path, {"a01_good": limited})
-    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01", "-p", "steps=50"]) == cli.EXIT_USAGE
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01", "-p", "steps=50"]) \
+            == book_build.EXIT_USAGE
     assert "steps=50 is outside the chapter's limits [1, 10] (chapter a01_good)" in capsys.readouterr().out
     assert not project.cache_dir.exists()  # nothing was executed
     bad = GOOD.replace(cell, f'# %%\nLIMITS = {{"steps": 3}}\n\n{cell}')
     (tmp_path / "notebooks" / "a01_good.py").write_text(bad)
-    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == cli.EXIT_USAGE
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == book_build.EXIT_USAGE
     assert "LIMITS of chapter a01_good must map names" in capsys.readouterr().out
 
 
@@ -587,7 +596,8 @@ def test_a01_declares_the_t_max_range_its_check_holds_in(tmp_path, capsys):
     (tmp_path / "notebooks").mkdir()
     shutil.copy(REPO / "notebooks" / "a01_ntp_as_soft_labels.py", tmp_path / "notebooks")
     (tmp_path / "_toc.yml").write_text(TOC.replace("a01_good", "a01_ntp_as_soft_labels"))
-    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01", "-p", "t_max=10.0"]) == cli.EXIT_USAGE
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01", "-p", "t_max=10.0"]) \
+            == book_build.EXIT_USAGE
     assert "t_max=10.0 is outside the chapter's limits [18.0, 30.0]" in capsys.readouterr().out
 
 
@@ -596,7 +606,7 @@ def test_a_claim_registered_and_never_judged_fails_the_chapter(tmp_path, capsys)
     is missing evidence, so the chapter fails naming it (and no notebook is installed as current)."""
     project = make_project(tmp_path, {"a01_unjudged": chapter_text("leaves_claim_unjudged")})
     (chapter,) = project.chapters()
-    assert cli.build(project, make_html=False) == cli.EXIT_FAILED
+    assert book_build.build(project, make_html=False) == book_build.EXIT_FAILED
     out = capsys.readouterr().out
     assert "UnjudgedClaims: pre-registered and never judged: forgotten" in out
     assert not project.executed(chapter).exists()
@@ -610,7 +620,7 @@ def test_a_claim_judged_twice_fails_the_chapter(tmp_path, capsys):
         "_ = claims.forgotten.judge(1.0)")
     project = make_project(tmp_path, {"a01_twice": text})
     (chapter,) = project.chapters()
-    assert cli.build(project, make_html=False) == cli.EXIT_FAILED
+    assert book_build.build(project, make_html=False) == book_build.EXIT_FAILED
     out = capsys.readouterr().out
     assert "ClaimJudgedTwice: judged more than once: judged (reproduced, deviates)" in out, out
     assert not project.executed(chapter).exists()
@@ -684,15 +694,51 @@ def test_only_on_a_fresh_project_builds_the_whole_book_with_placeholders(tmp_pat
     shutil.copy(REPO / "_config.yml", tmp_path / "_config.yml")
     shutil.copytree(REPO / "book" / "_static", tmp_path / "book" / "_static")
     shutil.copy(REPO / "book" / "references.bib", tmp_path / "book" / "references.bib")
-    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == cli.EXIT_OK
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == book_build.EXIT_OK
     page = (project.html_dir / "book" / "a02_good.html").read_text()
     text = __import__("re").sub(r"<[^>]+>", "", page)  # the command's words are highlighted apart
     assert html.NOT_BUILT_CLASS in page and "ntputils.book build --only a02" in text
     assert '<span class="section-number">2. </span>' in page
     # a stale notebook of a02 beside its placeholder: kept out of the book (one page, no -W warning)
     shutil.copy(project.executed(project.chapters()[0]), project.executed(project.chapters()[1]))
-    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == cli.EXIT_OK
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == book_build.EXIT_OK
     page = (project.html_dir / "book" / "a02_good.html").read_text()
     assert html.NOT_BUILT_CLASS in page and "its executed notebook is stale" in page
     first = (project.html_dir / "book" / "a01_good.html").read_text()
     assert '<span class="section-number">1. </span>' in first and html.NOT_BUILT_CLASS not in first
+
+
+def test_the_runner_packages_are_outside_every_fingerprint(tmp_path):
+    """Issue #48: the runner (``book/``), sweeps (``sweeps/``), the GPU path (``gpu/``) and the command line
+    (``cli.py``) are never part of a trace digest, so a change to any of them leaves every committed table
+    current; a math module beside them is part of it."""
+    from ntputils.book.fingerprint import is_runner, trace_digest
+
+    package_dir = tmp_path / "ntputils"
+    files = {"__init__.py": "", "base.py": "def f():\n    return 1\n", "cli.py": "def main():\n    return 0\n",
+             **{f"{d}/__init__.py": "" for d in ("book", "sweeps", "gpu")},
+             **{f"{d}/m.py": "def g():\n    return 1\n" for d in ("book", "sweeps", "gpu")}}
+    for rel, text in files.items():
+        (package_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (package_dir / rel).write_text(text)
+    runner = ["cli.py", "book/m.py", "sweeps/m.py", "gpu/m.py"]
+    trace = {"functions": ["base.py:f", "cli.py:main", "book/m.py:g", "sweeps/m.py:g", "gpu/m.py:g"],
+             "modules": ["__init__.py", "base.py", *runner]}
+    assert [is_runner(e) for e in trace["functions"]] == [False, True, True, True, True]
+    before = trace_digest(trace, package_dir)
+    for rel in runner:
+        (package_dir / rel).write_text((package_dir / rel).read_text().replace("1", "2").replace("0", "3"))
+    assert trace_digest(trace, package_dir) == before
+    (package_dir / "base.py").write_text("def f():\n    return 2\n")
+    assert trace_digest(trace, package_dir) != before
+
+
+def test_no_committed_trace_names_a_runner_module():
+    """What makes the test above enough: no committed table's points ran runner code in their kernel."""
+    from ntputils.book.fingerprint import is_runner
+
+    for prov in sorted((REPO / "results" / "sweeps").glob("*/provenance.json")):
+        trace = (json.loads(prov.read_text()).get("fingerprint") or {}).get("trace") or {}
+        hits = [e for e in trace.get("functions", []) + trace.get("modules", []) if is_runner(e)
+                and not e.startswith("committed.py")]
+        assert hits == [], prov

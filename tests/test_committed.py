@@ -284,8 +284,8 @@ def test_sweep_command_is_read_back_by_the_runner_as_the_same_sweep():
     """What a page prints is a command the runner parses into the axes, name, workers and profile given."""
     import shlex
 
-    from ntputils.book.cli import parser
-    from ntputils.book.sweep_spec import parse_axes
+    from ntputils.cli import parser
+    from ntputils.sweeps.spec import parse_axes
 
     axes = {"n_stories": 100, "n_layers": (2, 4), "lr": [1.5e-3], "seed": 0}
     sweep, _, publish = committed.sweep_command("a07", axes, "a07-x", 2, profile="paper").partition(" && ")

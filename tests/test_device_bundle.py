@@ -22,29 +22,26 @@ from types import SimpleNamespace
 
 import pytest
 
-from ntputils.book import cli, fingerprint, sweep_table
-from ntputils.book.adopt import AdoptRefused, adopt, fingerprint_here
-from ntputils.book.device_bundle import (
+from ntputils import cli
+from ntputils.book import fingerprint
+from ntputils.book.currency import checked
+from ntputils.book.fingerprint import FINGERPRINT_VERSION, trace_digest
+from ntputils.book.paper_cost import GPU, PAPER_COSTS, estimate_lines, point_costs, step_counts, wall_estimate
+from ntputils.book.project import Project
+from ntputils.committed import provenance_text, read_committed
+from ntputils.gpu.adopt import AdoptRefused, adopt, fingerprint_here
+from ntputils.gpu.bundle import (
     COMMAND_LIMIT,
-    GPU,
     IMAGE_PACKAGES,
-    PAPER_COSTS,
     TREE_LIMIT,
     BundleError,
     device_command,
-    estimate_lines,
     make_bundle,
-    point_costs,
-    step_counts,
-    wall_estimate,
 )
-from ntputils.book.device_run import code_cells, drive, injected_cell
-from ntputils.book.device_speed import tf32_while_training
-from ntputils.book.fingerprint import FINGERPRINT_VERSION, trace_digest
-from ntputils.book.point_record import source_digests
-from ntputils.book.project import Project
-from ntputils.committed import provenance_text, read_committed
+from ntputils.gpu.device_run import code_cells, drive, injected_cell
+from ntputils.gpu.speed import tf32_while_training
 from ntputils.paths import data_digest
+from ntputils.sweeps.point_record import source_digests
 
 from chapters import add_chapter
 
@@ -154,7 +151,7 @@ def test_bundle_runs_resumes_and_is_adopted_with_its_environment(tmp_path, monke
     monkeypatch.setattr(fingerprint, "sys", SimpleNamespace(version_info=SimpleNamespace(major=3, minor=99)))
     assert fingerprint.code_fingerprint(*args) == here[0]  # the format 2 held Python's minor version
     assert fingerprint.code_fingerprint(*args, version=2) != here[1]
-    pub = sweep_table.checked(project, "t01-dev")
+    pub = checked(project, "t01-dev")
     assert pub["stale"] is False
     assert ", made on NVIDIA H100 80GB HBM3 (cuda, tf32), torch 2.11.0+cu130, Python 3.12.3, finished" in (
         provenance_text("t01-dev", pub))
@@ -195,8 +192,8 @@ def test_deadline_leaves_a_point_unfinished_and_says_how_to_resume(tmp_path, mon
     bundle = make_bundle(project, "t01", ["sleep=30"], profile="paper", name="t01-slow", with_wheels=False,
                          state_dir=str(tmp_path / "state"))
     monkeypatch.chdir(project.root)
-    monkeypatch.setattr("ntputils.book.device_run.MIN_START_S", 1.0)
-    monkeypatch.setattr("ntputils.book.device_run.COLLECT_S", 0.0)
+    monkeypatch.setattr("ntputils.gpu.device_run.MIN_START_S", 1.0)
+    monkeypatch.setattr("ntputils.gpu.device_run.COLLECT_S", 0.0)
     t0 = time.time()
     assert drive(bundle.plan_file, tmp_path / "out", deadline=time.time() + 8) == 3
     assert time.time() - t0 < 25
@@ -205,7 +202,7 @@ def test_deadline_leaves_a_point_unfinished_and_says_how_to_resume(tmp_path, mon
 
 def test_a_bundle_over_the_size_limit_is_refused(tmp_path, monkeypatch):
     project = git_project(tmp_path / "p")
-    monkeypatch.setattr("ntputils.book.device_bundle.TREE_LIMIT", 10)
+    monkeypatch.setattr("ntputils.gpu.bundle.TREE_LIMIT", 10)
     with pytest.raises(BundleError, match="over the 0 MiB"):
         make_bundle(project, "t01", ["x=2"], profile="paper", name="t01-dev", with_wheels=False)
 
@@ -332,7 +329,7 @@ def test_tf32_is_on_while_a_module_trains_and_off_while_it_evaluates(monkeypatch
 def test_recertify_compares_only_runs_on_the_same_kind_of_device():
     import torch
 
-    from ntputils.book.recertify import device_problem
+    from ntputils.sweeps.recertify import device_problem
 
     assert device_problem({}) is None and device_problem({"environment": {"device": "cpu"}}) is None
     problem = device_problem({"environment": {"device": "cuda", "gpu": "NVIDIA H100 80GB HBM3"}})
@@ -344,7 +341,7 @@ def test_recertify_compares_only_runs_on_the_same_kind_of_device():
 def test_a_paper_profile_without_a_flop_count_is_timed_by_its_committed_table(tmp_path):
     """cpu_paper_problem's estimate of a chapter without a FLOP count is the point time its committed
     <prefix>-paper recorded, the trainings its points reloaded included (never a typed guess)."""
-    from ntputils.book.device_bundle import cpu_estimate_text
+    from ntputils.book.paper_cost import cpu_estimate_text
 
     folder = tmp_path / "results" / "sweeps" / "t09-paper"
     folder.mkdir(parents=True)

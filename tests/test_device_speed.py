@@ -1,4 +1,4 @@
-"""The runner's speed-ups and progress lines for the GPU machine (:mod:`ntputils.book.device_speed`), checked
+"""The runner's speed-ups and progress lines for the GPU machine (:mod:`ntputils.gpu.speed`), checked
 on the CPU: the compiled forward is the same function, a compiler failure falls back to eager, the TF32 hook
 adds no graph break, and the progress file reports the true step of a resumed training."""
 
@@ -9,7 +9,7 @@ import json
 import pytest
 import torch
 
-from ntputils.book.device_speed import (
+from ntputils.gpu.speed import (
     compile_forward,
     compile_on_first_training_call,
     compile_probe,

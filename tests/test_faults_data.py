@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from ntputils import paths
-from ntputils.book import cli
+from ntputils.book import build as book_build
 from ntputils.book.project import Project
 from ntputils.data.corpora import cache, readers
 from ntputils.data.corpora.cache import CacheWarning, cached_arrays, load_verified, save_verified
@@ -104,7 +104,7 @@ def test_a_run_that_read_data_is_stale_after_a_data_edit(data_root, tmp_path):
     from ntputils.book.fingerprint import run_key
 
     (tmp_path / "notebooks").mkdir()
-    keys = cli.KeyCalculator(Project(tmp_path))
+    keys = book_build.KeyCalculator(Project(tmp_path))
     reads = {"functions": ["data/corpora/readers.py:read_template_sentences"],
              "modules": ["data/corpora/readers.py"]}
     pure = {"functions": ["hashing.py:digest"], "modules": ["hashing.py"]}

@@ -22,12 +22,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ntputils.book import cli, sweep_table
+from ntputils import cli
 from ntputils.book.project import Project
-from ntputils.book.sweep_cluster import ClusterError, check_scheduler_address, connect
-from ntputils.book.sweep_spec import SweepSpecError, parse_axes, plan_sweep
-from ntputils.book.sweep_store import LOCK, DriverRunning, driver_lock, no_driver, sweep_dir
-from ntputils.book.sweep_table import PublishRefused, SweepTableError, publish
+from ntputils.sweeps import table as sweep_table
+from ntputils.sweeps.cluster import ClusterError, check_scheduler_address, connect
+from ntputils.sweeps.spec import SweepSpecError, parse_axes, plan_sweep
+from ntputils.sweeps.store import LOCK, DriverRunning, driver_lock, no_driver, sweep_dir
+from ntputils.sweeps.table import PublishRefused, SweepTableError, publish
 
 from chapters import add_chapter, chapter_text
 
@@ -338,7 +339,7 @@ def test_infinite_values_are_refused_before_a_sweep_or_build_starts(project, val
     assert cli.main([*build, "-p", f"lr={first}"]) == 2
     assert "infinite number cannot be passed" in capsys.readouterr().out
     assert not (project.root / "sweeps" / "big").exists()
-    from ntputils.book.sweep_spec import _cli_value
+    from ntputils.sweeps.spec import _cli_value
 
     for bad in (float("nan"), float("inf"), [1.0, float("-inf")]):
         with pytest.raises(SweepSpecError, match="cannot be a swept value"):
@@ -397,7 +398,7 @@ def test_bad_connect_timeout_is_exit_2(project, capsys, text):
         cli.main(["--root", str(project.root), "sweep", "t01", "-p", "x=0", "--scheduler", "tcp://h:1",
                   "--connect-timeout", text])
     assert exc.value.code == 2 and "--connect-timeout" in capsys.readouterr().err
-    from ntputils.book.sweep import sweep_command
+    from ntputils.sweeps.sweep import sweep_command
 
     for value in (-1.0, 0.0, float("nan"), float("inf"), "10", True):
         assert sweep_command(project, "t01", ["x=0"], scheduler="tcp://h:1", connect_timeout=value) == 2
@@ -513,7 +514,7 @@ def test_a_garbled_attempts_file_is_read_line_by_line(project, capsys):
     d = fake_sweep(project, "sg", 2)
     attempts = d / "points" / "sg-00" / "attempts"
     attempts.write_bytes(b'\xff\xfe{x\n{"run": "r1", "pid": 7}\n')
-    from ntputils.book.sweep_store import read_attempts
+    from ntputils.sweeps.store import read_attempts
 
     assert read_attempts(attempts.parent) == [{"run": "r1", "pid": 7}]
     assert table_cli(project, "sg") == 0

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from ntputils.book import cli, html
+from ntputils import cli
+from ntputils.book import build as book_build
+from ntputils.book import html
 from ntputils.book.execute import FAILED_BANNER_TAG, read_meta, run_id
 from ntputils.book.params import chapter_spec, read_source
 from ntputils.book.project import Project
@@ -110,7 +112,7 @@ def test_bad_timeout_refused_before_anything_runs(tmp_path, capsys, timeout):
     project = make_project(tmp_path)
     good = fake_good_notebook(project)
     before = good.read_bytes()
-    assert cli.build(project, make_html=False, timeout=timeout) == cli.EXIT_USAGE
+    assert book_build.build(project, make_html=False, timeout=timeout) == book_build.EXIT_USAGE
     assert "--timeout must be a positive finite number" in capsys.readouterr().out
     assert good.read_bytes() == before and not (project.cache_dir / "work").exists()
 
@@ -135,15 +137,15 @@ def test_device_and_seed_checked_before_the_kernel(tmp_path, capsys, override, m
     good = fake_good_notebook(project)
     before = good.read_bytes()
     t0 = time.time()
-    assert cli.build(project, make_html=False, overrides=override) == cli.EXIT_USAGE
+    assert book_build.build(project, make_html=False, overrides=override) == book_build.EXIT_USAGE
     assert message in capsys.readouterr().out
     assert time.time() - t0 < 5 and good.read_bytes() == before  # no kernel, nothing deleted
 
 
 def test_conflicting_profiles_refused(tmp_path, capsys):
     project = make_project(tmp_path)
-    code = cli.build(project, profile="paper", overrides={"profile": "cpu"}, make_html=False)
-    assert code == cli.EXIT_USAGE
+    code = book_build.build(project, profile="paper", overrides={"profile": "cpu"}, make_html=False)
+    assert code == book_build.EXIT_USAGE
     assert "conflicting profiles" in capsys.readouterr().out
 
 
@@ -153,7 +155,7 @@ def test_repeated_only_accumulates():
 
 
 def test_nonexistent_root_is_an_error(tmp_path, capsys):
-    assert cli.main(["--root", str(tmp_path / "nope"), "list"]) == cli.EXIT_USAGE
+    assert cli.main(["--root", str(tmp_path / "nope"), "list"]) == book_build.EXIT_USAGE
     assert "no project there" in capsys.readouterr().out
 
 
@@ -184,7 +186,7 @@ def test_unparseable_parameters_cell_or_profile_file_is_an_error_not_skipped(tmp
 def test_unparseable_parameters_fail_the_chapter_and_keep_the_good_notebook(tmp_path, capsys):
     project = make_project(tmp_path, CHAPTER.replace("n = 1 ", "n = 1 +* 2 "))
     good = fake_good_notebook(project)
-    assert cli.build(project, make_html=False, overrides={"n": "abc"}) == cli.EXIT_FAILED
+    assert book_build.build(project, make_html=False, overrides={"n": "abc"}) == book_build.EXIT_FAILED
     out = capsys.readouterr().out
     assert "does not parse" in out
     meta = read_meta(good)
@@ -196,9 +198,9 @@ def test_failed_run_keeps_last_good_notebook_with_banner(tmp_path, capsys):
     """Real kernels: a good run (n=1), then a failing run (n=-1): the good notebook stays, marked."""
     project = make_project(tmp_path)
     chapter = project.chapters()[0]
-    assert cli.build(project, make_html=False) == cli.EXIT_OK
+    assert book_build.build(project, make_html=False) == book_build.EXIT_OK
     good_meta = read_meta(project.executed(chapter))
-    assert cli.build(project, make_html=False, overrides={"n": -1}) == cli.EXIT_FAILED
+    assert book_build.build(project, make_html=False, overrides={"n": -1}) == book_build.EXIT_FAILED
     capsys.readouterr()
     nb = json.loads(project.executed(chapter).read_text())
     meta = nb["metadata"]["ntpbook"]
@@ -207,12 +209,12 @@ def test_failed_run_keeps_last_good_notebook_with_banner(tmp_path, capsys):
     banner = [c for c in nb["cells"] if FAILED_BANNER_TAG in c["metadata"].get("tags", [])]
     assert len(banner) == 1 and "Latest run failed" in "".join(banner[0]["source"])
     assert good_meta["executed_at"] in "".join(banner[0]["source"]).replace("\\", "")
-    keys = cli.KeyCalculator(project)
+    keys = book_build.KeyCalculator(project)
     assert not keys.is_current(chapter) and keys.renderable(chapter)
     status = project.status_page.read_text()
     assert "| [a01_sleepy](a01_sleepy.ipynb) | failed |" in status
     # the chapter is not a cache hit any more, and the next good run removes the banner
-    assert cli.build(project, make_html=False) == cli.EXIT_OK
+    assert book_build.build(project, make_html=False) == book_build.EXIT_OK
     assert "[cached]" not in capsys.readouterr().out
     nb = json.loads(project.executed(chapter).read_text())
     assert "latest_failure" not in nb["metadata"]["ntpbook"]
@@ -233,7 +235,7 @@ def test_second_concurrent_build_of_a_chapter_is_refused(tmp_path):
         wait_for(lambda: (tmp_path / "kernel.pid").exists(), 120, "the first build's kernel")
         second = subprocess.run(cli_cmd(tmp_path, "build", "--only", "a01", "--force", "--no-html",
                                         "-p", "n=7"), capture_output=True, text=True, env=env, timeout=60)
-        assert second.returncode == cli.EXIT_BUSY, second.stdout + second.stderr
+        assert second.returncode == book_build.EXIT_BUSY, second.stdout + second.stderr
         assert "a01_sleepy is being built by another process" in second.stdout
         assert f"pid {first.pid}" in second.stdout
         out, _ = first.communicate(timeout=180)
@@ -269,7 +271,7 @@ def test_one_ctrl_c_stops_papermill_and_kernel_and_keeps_the_good_result(tmp_pat
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == cli.EXIT_INTERRUPTED, out
+    assert proc.returncode == book_build.EXIT_INTERRUPTED, out
     assert elapsed < 30
     assert "interrupted: stopped 1 running chapter(s)" in out and "Traceback" not in out
     wait_for(lambda: not any(alive(p) for p in tree), 10, f"papermill/kernel {tree} to die")
@@ -302,7 +304,7 @@ def test_browser_staleness_check(tmp_path, monkeypatch):
     project = make_project(tmp_path)
     good = fake_good_notebook(project)
     meta = read_meta(good)
-    keys = cli.KeyCalculator(project)
+    keys = book_build.KeyCalculator(project)
     page = _fake_page(project, "a01_sleepy", f"<p>{run_id(meta)}</p>")
     problems = staleness(project, page, keys)
     assert any("is not current" in p for p in problems)  # the fake key is not the chapter's key
@@ -322,17 +324,17 @@ def test_failed_chapter_page_is_rebuilt_with_the_banner(tmp_path, capsys):
     (tmp_path / "_toc.yml").write_text(TOC + status)
     shutil.copy(REPO / "_config.yml", tmp_path / "_config.yml")
     shutil.copy(REPO / "book" / "references.bib", tmp_path / "book" / "references.bib")
-    assert cli.build(project, make_html=False) == cli.EXIT_OK
+    assert book_build.build(project, make_html=False) == book_build.EXIT_OK
     page = project.html_dir / "book" / "a01_sleepy.html"
-    assert cli.build(project, overrides={"n": -1}) == cli.EXIT_FAILED
+    assert book_build.build(project, overrides={"n": -1}) == book_build.EXIT_FAILED
     out = capsys.readouterr().out
     assert "building HTML" in out
     text = page.read_text()
     assert "Latest run failed" in text and "n positive" in text
-    assert staleness(project, page, cli.KeyCalculator(project)) == []
+    assert staleness(project, page, book_build.KeyCalculator(project)) == []
     # a page built before the failure (no banner) would be flagged
     page.write_text(text.replace("Latest run failed", "Latest run"))
-    assert any("banner" in p for p in staleness(project, page, cli.KeyCalculator(project)))
+    assert any("banner" in p for p in staleness(project, page, book_build.KeyCalculator(project)))
 
 
 # ---------------------------------------------------------------- issue 26: no orphans, whatever ends it

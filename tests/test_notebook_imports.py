@@ -26,7 +26,7 @@ def imported_modules(source: str) -> set[str]:
 
 
 def test_the_check_sees_a_runner_import():
-    assert "ntputils.book.sweep_table" in imported_modules("from ntputils.book.sweep_table import x\n")
+    assert "ntputils.sweeps.table" in imported_modules("from ntputils.sweeps.table import x\n")
     assert "ntputils.book" in imported_modules("from ntputils import book\n")
     assert "ntputils.book" in imported_modules("import ntputils.book\n")
     assert not {m for m in imported_modules("from ntputils.chapter import published\n") if "book" in m}

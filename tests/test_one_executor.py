@@ -3,7 +3,7 @@ page report (``sweep-report``, ``geometry``), goes through :func:`ntputils.book.
 which starts papermill as a supervised child. Nothing in ``ntputils`` calls papermill's API in the calling
 process, and nothing swaps the process's environment or file descriptors around a run (the ways the second
 path worked).
-The GPU machine's in-process executor (:mod:`ntputils.book.device_run`) is the one exception: its image has
+The GPU machine's in-process executor (:mod:`ntputils.gpu.device_run`) is the one exception: its image has
 no papermill."""
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def test_no_chapter_runs_in_process_outside_the_gpu_executor():
 
 
 def test_sweep_points_and_page_reports_use_the_builds_executor():
-    from ntputils.book import execute, page_report, sweep
+    from ntputils.book import execute, page_report
+    from ntputils.sweeps import sweep
 
     for module in (sweep, page_report):
         calls = _calls(ast.parse(Path(module.__file__).read_text()))

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from ntputils.book.currency import currencies
 from ntputils.book.project import Project
-from ntputils.book.sweep_table import PublishRefused, currencies, publish
 from ntputils.committed import beside_cpu as _beside_cpu
 from ntputils.committed import paper_tables, refresh_command, sweep_name
 from ntputils.reports.scorecard import render_scorecard
+from ntputils.sweeps.table import PublishRefused, publish
 
 from chapters import CHAPTERS, add_chapter, chapter_text
 

@@ -26,10 +26,11 @@ from pathlib import Path
 
 import pytest
 
-from ntputils.book import cli
+from ntputils import cli
+from ntputils.book import build as book_build
 from ntputils.book.params import chapter_limits, chapter_spec, check_limits, parse_overrides, read_source
 from ntputils.book.project import Project
-from ntputils.book.sweep_spec import plan_sweep
+from ntputils.sweeps.spec import plan_sweep
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
@@ -111,9 +112,9 @@ def cli_args(cmd: list[str]) -> list[str] | None:
 def check_build(args) -> None:
     """The build's static checks, as `build` runs them before any kernel starts."""
     overrides = parse_overrides(args.params)
-    assert cli.validate_options(args.profile, overrides, args.timeout) is None
+    assert book_build.validate_options(args.profile, overrides, args.timeout) is None
     parameters = {"profile": overrides.pop("profile", None) or args.profile or "cpu", **overrides}
-    keys = cli.KeyCalculator(PROJECT)
+    keys = book_build.KeyCalculator(PROJECT)
     for chapter in PROJECT.select(args.only):
         resolved, _ = keys.key(chapter, parameters)
         assert not check_limits(resolved, chapter_limits(read_source(chapter.source), chapter.name))
@@ -240,13 +241,13 @@ def test_readme_papermill_parameters_exist_in_the_chapter():
 
 
 def test_list_runs_for_real(capsys):
-    assert cli.main(["list"]) == cli.EXIT_OK
+    assert cli.main(["list"]) == book_build.EXIT_OK
     assert "a01_ntp_as_soft_labels" in capsys.readouterr().out
 
 
 def test_console_script_bare_pytest_lint_exclusion_and_license():
     meta = tomllib.loads((REPO / "pyproject.toml").read_text())
-    assert meta["project"]["scripts"]["ntpbook"] == "ntputils.book.cli:main"
+    assert meta["project"]["scripts"]["ntpbook"] == "ntputils.cli:main"
     assert "." in meta["tool"]["pytest"]["ini_options"]["pythonpath"]  # `benchmarks` for a bare pytest
     assert "notebooks/*.ipynb" in meta["tool"]["ruff"]["extend-exclude"]  # paired notebooks
     license_text = (REPO / "LICENSE").read_text()

@@ -21,9 +21,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from ntputils.book.currency import sample_points
 from ntputils.book.fingerprint import chapter_code_digest, merge_traces, trace_digest
-from ntputils.book.recertify import differences
-from ntputils.book.sweep_table import sample_points
+from ntputils.sweeps.recertify import differences
 
 from chapters import FIXTURES, add_chapter
 
@@ -251,7 +251,7 @@ def test_recertify_keeps_current_certifies_a_neutral_edit_and_refuses_a_moved_va
 
 
 def test_a_committed_table_is_read_back_verbatim(tmp_path):
-    from ntputils.book.recertify import read_committed_table
+    from ntputils.sweeps.recertify import read_committed_table
 
     path = tmp_path / "table.csv"
     path.write_text("point_id,d,profile,kind,metric,value,value_text,outcome,seconds\n"

@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 
 from ntputils.book.project import Project
-from ntputils.book.sweep_cluster import sweep_job_name
-from ntputils.book.sweep_store import read_attempts, sweep_dir
+from ntputils.sweeps.cluster import sweep_job_name
+from ntputils.sweeps.store import read_attempts, sweep_dir
 
 from chapters import chapter_text
 

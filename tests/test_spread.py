@@ -20,8 +20,6 @@ import pandas as pd
 import pytest
 
 from ntputils import chapter as runtime
-from ntputils.book.recertify import differences
-from ntputils.book.spread import measure, merge, relative_spread, variants
 from ntputils.committed import (
     FLOAT_RTOL,
     MACHINE_FRAGILE,
@@ -31,6 +29,8 @@ from ntputils.committed import (
     seed_claims,
     value_tolerance,
 )
+from ntputils.sweeps.recertify import differences
+from ntputils.sweeps.spread import measure, merge, relative_spread, variants
 
 from chapters import add_chapter
 

@@ -23,9 +23,10 @@ import dask.config
 import pandas as pd
 import pytest
 
-from ntputils.book import cli
+from ntputils import cli
+from ntputils.book import build as book_build
 from ntputils.book.project import Project
-from ntputils.book.sweep_cluster import (
+from ntputils.sweeps.cluster import (
     ALLOWED_FAILURES,
     HEARTBEAT_FAILED,
     connect,
@@ -33,9 +34,9 @@ from ntputils.book.sweep_cluster import (
     read_slurm_config,
     slurm_cluster,
 )
-from ntputils.book.sweep_spec import SweepSpecError, parse_axes, plan_sweep
-from ntputils.book.sweep_store import point_dir, read_attempts, sweep_dir
-from ntputils.book.sweep_table import collect, markdown
+from ntputils.sweeps.spec import SweepSpecError, parse_axes, plan_sweep
+from ntputils.sweeps.store import point_dir, read_attempts, sweep_dir
+from ntputils.sweeps.table import collect, markdown
 
 from chapters import add_chapter
 
@@ -101,7 +102,7 @@ def test_bad_sweep_specs_are_rejected_before_anything_is_written(tmp_path, capsy
     project = make_project(tmp_path)
     code = cli.main(["--root", str(tmp_path), "sweep", "t01", *args])
     out = capsys.readouterr().out
-    assert code == cli.EXIT_USAGE
+    assert code == book_build.EXIT_USAGE
     assert "error:" in out
     assert re.search(msg, out), out
     assert not (project.root / "sweeps").exists()
@@ -142,7 +143,7 @@ def test_unreachable_scheduler_fails_quickly_with_a_clear_message(tmp_path, caps
     code = cli.main(["--root", str(tmp_path), "sweep", "t01", "-p", "x=1,2", "--no-progress",
                      "--scheduler", f"tcp://127.0.0.1:{port}", "--connect-timeout", "2"])
     out = capsys.readouterr().out
-    assert code == cli.EXIT_USAGE
+    assert code == book_build.EXIT_USAGE
     assert time.time() - t0 < 20
     assert f"cannot reach the dask scheduler at tcp://127.0.0.1:{port} within 2 s" in out
     assert "dask scheduler" in out and "dask worker" in out
@@ -185,7 +186,7 @@ def test_slurm_config_that_dask_jobqueue_refuses_exits_2_before_anything_runs(tm
     bad.write_text(text)
     code = cli.main(["--root", str(tmp_path), "sweep", "t01", "-p", "x=1", "--slurm", str(bad)])
     out = capsys.readouterr().out
-    assert code == cli.EXIT_USAGE and f"SLURM config {bad}" in out and message in out, out
+    assert code == book_build.EXIT_USAGE and f"SLURM config {bad}" in out and message in out, out
     assert not (tmp_path / "sweeps").exists()
 
 

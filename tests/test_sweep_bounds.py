@@ -51,7 +51,7 @@ def test_a_cluster_left_without_workers_ends_the_wait_with_an_infrastructure_fai
     wait ends after ``no_worker_s`` with an ``[infra]`` line, instead of waiting for a worker forever."""
     from distributed import Client
 
-    from ntputils.book.sweep import wait_points
+    from ntputils.sweeps.sweep import wait_points
 
     RELEASE.clear()
     with local_cluster() as cluster, Client(cluster) as client:
@@ -74,7 +74,7 @@ def test_a_cluster_left_without_workers_ends_the_wait_with_an_infrastructure_fai
 def test_points_that_finish_or_fail_are_reported_once():
     from distributed import Client
 
-    from ntputils.book.sweep import wait_points
+    from ntputils.sweeps.sweep import wait_points
 
     def point(status: str) -> dict:
         if status == "die":
@@ -143,7 +143,7 @@ def test_sbatch_that_fails_or_prints_no_job_id_ends_the_sweep_with_its_message(t
 
 def test_a_hanging_sbatch_is_killed_after_its_timeout(tmp_path, monkeypatch):
     """sbatch bounded by SBATCH_TIMEOUT_S (coreutils' timeout), then a ClusterError naming the bound."""
-    from ntputils.book import sweep_cluster
+    from ntputils.sweeps import cluster as sweep_cluster
 
     monkeypatch.setattr(sweep_cluster, "SBATCH_TIMEOUT_S", 2.0)
     for key, value in fake_slurm(tmp_path, SBATCH["hangs"]).items():
@@ -212,14 +212,15 @@ SLURM_BASE = "jobqueue:\n  slurm:\n    cores: 1\n    memory: 1GB\n"
     (SLURM_BASE + "    walltime: '01:00:00'\n  pbs:\n    cores: 1\n", "unknown key jobqueue.pbs"),
 ])
 def test_slurm_settings_are_checked_before_anything_is_submitted(tmp_path, capsys, text, message):
-    from ntputils.book import cli
+    from ntputils import cli
+    from ntputils.book import build as book_build
 
     add_chapter(tmp_path, "t01_tiny", "records_values", paper=True)
     bad = tmp_path / "slurm.yaml"
     bad.write_text(text)
     code = cli.main(["--root", str(tmp_path), "sweep", "t01", "-p", "x=1", "--slurm", str(bad)])
     out = capsys.readouterr().out
-    assert code == cli.EXIT_USAGE and f"SLURM config {bad}: " in out and message in out, out
+    assert code == book_build.EXIT_USAGE and f"SLURM config {bad}: " in out and message in out, out
     assert not (tmp_path / "sweeps").exists()
 
 
@@ -228,7 +229,7 @@ def test_slurm_settings_are_checked_before_anything_is_submitted(tmp_path, capsy
 def test_the_workers_lifetime_ends_before_the_walltime(tmp_path, walltime, lifetime):
     import dask.config
 
-    from ntputils.book.sweep_cluster import _lifetime, _seconds, read_slurm_config, slurm_job_kwargs
+    from ntputils.sweeps.cluster import _lifetime, _seconds, read_slurm_config, slurm_job_kwargs
 
     cfg = tmp_path / "slurm.yaml"
     cfg.write_text(SLURM_BASE + f"    walltime: '{walltime}'\n")
@@ -247,7 +248,7 @@ def test_the_slurm_code_touches_no_private_attribute_of_any_library():
     other than this module's own (``self._...``) and no edit of a cluster's ``worker_spec``."""
     import re
 
-    from ntputils.book import sweep_cluster
+    from ntputils.sweeps import cluster as sweep_cluster
 
     source = Path(sweep_cluster.__file__).read_text()
     private = [m.group(0) for m in re.finditer(r"(\w+)\.(_[A-Za-z]\w*)", source) if m.group(1) != "self"]
@@ -299,7 +300,7 @@ class FakeClient:
 def slurm_watch(tmp_path: Path, monkeypatch, cluster, client):
     import dask.config
 
-    from ntputils.book.sweep_cluster import SlurmWatch, read_slurm_config
+    from ntputils.sweeps.cluster import SlurmWatch, read_slurm_config
 
     env = fake_slurm(tmp_path, SBATCH["empty"])
     (tmp_path / "bin" / "squeue").write_text("#!/bin/sh\necho 101\n")  # job 101 alive, 102 gone
@@ -335,7 +336,7 @@ def test_a_replacement_sbatch_that_fails_ends_the_waiting_points(tmp_path, monke
 
 
 def test_each_kind_of_cluster_has_its_no_worker_bound():
-    from ntputils.book.sweep import NO_WORKER_S, SCHEDULER_NO_WORKER_S, _no_worker_bound
+    from ntputils.sweeps.sweep import NO_WORKER_S, SCHEDULER_NO_WORKER_S, _no_worker_bound
 
     local, scheduler = _no_worker_bound(None, None), _no_worker_bound("tcp://head:8786", None)
     assert local[0] == NO_WORKER_S and local[1].startswith("KilledWorker: the LocalCluster has had no worker")

@@ -12,10 +12,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ntputils.book import cli, sweep
+from ntputils import cli
+from ntputils.book import build as book_build
 from ntputils.book.project import Project
-from ntputils.book.sweep_spec import plan_sweep
-from ntputils.book.sweep_store import sweep_dir
+from ntputils.sweeps import sweep
+from ntputils.sweeps.spec import plan_sweep
+from ntputils.sweeps.store import sweep_dir
 
 from chapters import add_chapter
 
@@ -69,7 +71,8 @@ def test_resuming_into_a_read_only_sweep_folder_is_one_line(project, monkeypatch
     monkeypatch.setattr(os, "open", read_only_os)
     code = cli.main(["--root", str(project.root), "sweep", "t01", "-p", "x=1", "--no-progress"])
     out = capsys.readouterr().out
-    assert code == cli.EXIT_FAILED and f"cannot write {folder / '.lock'}: Read-only file system" in out, out
+    assert code == book_build.EXIT_FAILED, out
+    assert f"cannot write {folder / '.lock'}: Read-only file system" in out, out
     assert "Traceback" not in out
 
 
@@ -92,7 +95,7 @@ def test_a_result_with_seconds_that_are_not_a_number_is_named(tiny, capsys):
     damaged.write_text(damaged.read_text().replace('"seconds": 0.1', '"seconds": "NaN"'))
     code = cli.main(["--root", str(tiny.root), "sweep-table", "s1"])
     out = capsys.readouterr().out
-    assert code == cli.EXIT_USAGE, out
+    assert code == book_build.EXIT_USAGE, out
     assert f"{damaged} is damaged: its seconds are 'NaN', not a finite number" in out, out
     assert not (folder / "table.parquet").exists()
 
@@ -108,14 +111,14 @@ def test_sweep_report_out_that_is_not_a_folder_is_named(tiny, capsys, where):
     out_dir = afile if where == "a file" else afile / "report"
     code = cli.main(["--root", str(tiny.root), "sweep-report", "s1", "--out", str(out_dir)])
     out = capsys.readouterr().out
-    assert code == cli.EXIT_USAGE and str(out_dir) in out and "Traceback" not in out, out
+    assert code == book_build.EXIT_USAGE and str(out_dir) in out and "Traceback" not in out, out
     assert ("is a file, not a folder" if where == "a file" else "Not a directory") in out, out
 
 
 def test_recertify_of_a_header_only_table_says_so(tiny, capsys):
     from test_faults_publish import committed_dir, fake_sweep
 
-    from ntputils.book.sweep_table import publish
+    from ntputils.sweeps.table import publish
 
     fake_sweep(tiny, "s1", 2)
     publish(tiny, "s1")
@@ -123,7 +126,7 @@ def test_recertify_of_a_header_only_table_says_so(tiny, capsys):
     table.write_text(table.read_text().splitlines()[0] + "\n")
     code = cli.main(["--root", str(tiny.root), "recertify", "s1", "--force", "--no-progress"])
     out = capsys.readouterr().out
-    assert code == cli.EXIT_USAGE, out
+    assert code == book_build.EXIT_USAGE, out
     assert f"{table} has no rows (only its header)" in out and "re-run point" not in out, out
     assert not (tiny.root / "sweeps" / "recertify-s1").exists()
 
@@ -131,7 +134,7 @@ def test_recertify_of_a_header_only_table_says_so(tiny, capsys):
 def test_a_publish_that_cannot_remove_the_old_folder_names_it(tiny, capsys, monkeypatch):
     from test_faults_publish import committed_dir, fake_sweep
 
-    from ntputils.book import sweep_table
+    from ntputils.sweeps import table as sweep_table
 
     fake_sweep(tiny, "s1", 2)
     assert cli.main(["--root", str(tiny.root), "sweep-table", "s1", "--publish"]) == 0

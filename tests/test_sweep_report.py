@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ntputils.book import cli
+from ntputils import cli
+from ntputils.book import build as book_build
 
 from chapters import add_chapter
 
@@ -80,7 +81,7 @@ def test_sweep_report_draws_a_scratch_sweep(tmp_path, capfd):
 def test_sweep_report_of_no_such_sweep_exits_2(tmp_path, capsys):
     (tmp_path / "notebooks").mkdir()
     shutil.copy(REPO / "notebooks" / "c03_sweeps.py", tmp_path / "notebooks")
-    assert cli.main(["--root", str(tmp_path), "sweep-report", "nothing"]) == cli.EXIT_USAGE
+    assert cli.main(["--root", str(tmp_path), "sweep-report", "nothing"]) == book_build.EXIT_USAGE
     assert "error: no sweep named 'nothing'" in capsys.readouterr().out
-    assert cli.main(["--root", str(tmp_path), "sweep-report", "../up"]) == cli.EXIT_USAGE
+    assert cli.main(["--root", str(tmp_path), "sweep-report", "../up"]) == book_build.EXIT_USAGE
     assert not (tmp_path / "sweeps").exists()

@@ -15,9 +15,9 @@ import pytest
 
 from ntputils.book.fingerprint import trace_digest
 from ntputils.book.project import Project
-from ntputils.book.sweep import classify
-from ntputils.book.sweep_spec import plan_sweep
-from ntputils.book.sweep_store import point_current, point_dir
+from ntputils.sweeps.spec import plan_sweep
+from ntputils.sweeps.store import point_current, point_dir
+from ntputils.sweeps.sweep import classify
 
 from chapters import FIXTURES, chapter_text
 

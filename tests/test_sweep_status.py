@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from ntputils.book import cli, sweep_cluster
-from ntputils.book.sweep_store import LOCK, lock_holder
+from ntputils import cli
 from ntputils.committed import duration
+from ntputils.sweeps import cluster as sweep_cluster
+from ntputils.sweeps.store import LOCK, lock_holder
 
 
 def iso(seconds_ago: float) -> str:

@@ -16,6 +16,7 @@ import pytest
 import scipy.sparse as sp
 import torch
 
+from ntputils import cli
 from ntputils.analysis.metrics import corr
 from ntputils.analysis.model_geometry import (
     agreement_with_chance,
@@ -25,7 +26,6 @@ from ntputils.analysis.model_geometry import (
     proxy_word_matrix,
     sign_agreement,
 )
-from ntputils.book import cli
 from ntputils.data.corpora.user_corpus import (
     CorpusError,
     corpus_contexts,

@@ -1,5 +1,5 @@
-"""``python -m ntputils.book ...`` -- see :mod:`ntputils.book.cli`."""
+"""``python -m ntputils.book ...``: the project's command line, :mod:`ntputils.cli` (also ``ntpbook``)."""
 
-from ntputils.book.cli import main
+from ntputils.cli import main
 
 raise SystemExit(main())

@@ -163,7 +163,7 @@ def trace_path(record: Path) -> Path:
 def write_currency(project: Project, path: Path) -> dict[str, Any]:
     """Write (and return) the currency of every committed table to ``path``, the file that a kernel's
     ``CURRENCY_ENV`` names (:mod:`ntputils.committed`)."""
-    from ntputils.book.sweep_table import currencies
+    from ntputils.book.currency import currencies
 
     handed = currencies(project)
     write_json_atomic(path, handed)

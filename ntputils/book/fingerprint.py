@@ -1,6 +1,7 @@
 """Cache keys and fingerprints, made from what a run executed (:mod:`ntputils.tracing`).
 
-The runner (``ntputils/book/``) and the reader of committed tables (``ntputils/committed.py``) are never
+The runner (``ntputils/book/``), sweeps (``ntputils/sweeps/``), the GPU path (``ntputils/gpu/``), the
+command line (``ntputils/cli.py``) and the reader of committed tables (``ntputils/committed.py``) are never
 part of a key or fingerprint.
 """
 
@@ -19,8 +20,8 @@ from typing import Any
 from ntputils.paths import data_digest
 from ntputils.tracing import Package, TraceSources, normalized_code
 
-EXCLUDED_SUBPACKAGES = ("book",)
-EXCLUDED_MODULES = ("committed.py",)  # it shows committed tables, computes no result
+EXCLUDED_SUBPACKAGES = ("book", "sweeps", "gpu")
+EXCLUDED_MODULES = ("committed.py", "cli.py")  # committed tables shown, the command line: no result
 
 
 def dependency_pins(pyproject: Path) -> list[str]:
@@ -84,8 +85,8 @@ READ_VERSIONS = (2, 3)
 
 
 def is_runner(entry: str) -> bool:
-    """Whether a trace entry is of the runner (``book/``) or the reader of committed tables
-    (``committed.py``), which no fingerprint includes."""
+    """Whether a trace entry is of the runner (``book/``, ``sweeps/``, ``gpu/``, ``cli.py``) or the reader of
+    committed tables (``committed.py``), which no fingerprint includes."""
     return entry.split("/", 1)[0] in EXCLUDED_SUBPACKAGES or entry.split(":", 1)[0] in EXCLUDED_MODULES
 
 
@@ -93,7 +94,7 @@ def trace_digest(trace: dict[str, list[str]], package: Package | None = None, da
     """sha256 of the normalized code of every traced function and module skeleton (``package``: default
     the installed ``ntputils``), plus the data's digest when a data reader ran; runner entries excluded.
     ``data``: that digest as given (the GPU machine carries only the files its points read, checked
-    against the digests of a full data root: :mod:`ntputils.book.device_bundle`), default the data root's."""
+    against the digests of a full data root: :mod:`ntputils.gpu.bundle`), default the data root's."""
     sources = TraceSources(package)
     h = hashlib.sha256(f"v{TRACE_VERSION}".encode())
     for rel in sorted({m for m in trace.get("modules", []) if not is_runner(m)}):
@@ -115,6 +116,11 @@ def chapter_code_digest(cells: list[str]) -> str:
             text = "\n".join(line for line in cell.splitlines() if not line.lstrip().startswith("#"))
         h.update(text.encode() + b"\0")
     return h.hexdigest()
+
+
+def chapter_code_of(nb) -> str:
+    """:func:`~ntputils.book.fingerprint.chapter_code_digest` of a chapter notebook's code cells."""
+    return chapter_code_digest([c.source for c in nb.cells if c.cell_type == "code"])
 
 
 def merge_traces(traces: Iterable[dict[str, list[str]] | None]) -> dict[str, list[str]]:

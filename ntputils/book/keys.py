@@ -44,7 +44,7 @@ class KeyCalculator:
 
     def stale(self, name: str) -> bool | None:
         """Whether committed table ``name`` is stale now (``None``: no readable table), memoized."""
-        from ntputils.book.sweep_table import checked
+        from ntputils.book.currency import checked
 
         if name not in self._stale:
             try:

@@ -33,7 +33,7 @@ def snapshot(project: Project, chapters: list[Chapter], executed_now: set[str] |
              current: dict[str, bool] | None = None) -> dict[str, Any]:
     """The build's state for the page renderers (:mod:`ntputils.reports.status` says its fields);
     ``current``: chapter name -> whether this build renders its page (``None``: all)."""
-    from ntputils.book.sweep_table import currencies
+    from ntputils.book.currency import currencies
 
     executed_now = executed_now or set()
     return {

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ntputils.book.page_report import run_page
 from ntputils.book.project import Project, ProjectError, os_problem
-from ntputils.book.sweep_store import sweep_dir, sweep_plan
-from ntputils.book.sweep_table import write_table
+from ntputils.sweeps.store import sweep_dir, sweep_plan
+from ntputils.sweeps.table import write_table
 
 PAGE = "c03"
 

@@ -14,20 +14,9 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from ntputils.book.currency import axes_of, checked, same_value, sample_points
 from ntputils.book.environment import git_commit, machine
 from ntputils.book.project import Project, read_json, write_text_atomic
-from ntputils.book.sweep import classify, run_sweep, say
-from ntputils.book.sweep_spec import Point, SweepPlan, SweepSpecError, axis_pairs, plan_sweep
-from ntputils.book.sweep_store import RESULT, DriverRunning, driver_lock, point_dir, sweep_dir, sweep_plan
-from ntputils.book.sweep_table import (
-    RESULTS_DIR,
-    axes_of,
-    checked,
-    collect,
-    same_value,
-    sample_points,
-    table_fingerprint,
-)
 from ntputils.committed import (
     FLOAT_RTOL,
     MACHINE_FRAGILE,
@@ -39,6 +28,10 @@ from ntputils.committed import (
     value_tolerance,
     wall_text,
 )
+from ntputils.sweeps.spec import Point, SweepPlan, SweepSpecError, axis_pairs, plan_sweep
+from ntputils.sweeps.store import RESULT, DriverRunning, driver_lock, point_dir, sweep_dir, sweep_plan
+from ntputils.sweeps.sweep import classify, run_sweep, say
+from ntputils.sweeps.table import RESULTS_DIR, collect, table_fingerprint
 
 EXIT_OK, EXIT_MOVED, EXIT_USAGE = 0, 1, 2
 COMPARED_KINDS = ("record", "compare", "check")

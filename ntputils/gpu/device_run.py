@@ -1,6 +1,6 @@
-"""Run a device bundle's points on the GPU machine: ``python3 -m ntputils.book.device_run PLAN --out DIR``.
+"""Run a device bundle's points on the GPU machine: ``python3 -m ntputils.gpu.device_run PLAN --out DIR``.
 
-:mod:`ntputils.book.device_bundle` prepares, on a machine with the whole toolchain, everything a point
+:mod:`ntputils.gpu.bundle` prepares, on a machine with the whole toolchain, everything a point
 needs (the chapter's input notebook, the points, their code hash, the data files and the wheels the
 image lacks) and prints the one command that runs this module there. This module imports only the
 standard library and ``ntputils`` modules that the image can import (no Dask, papermill, jupytext or
@@ -27,9 +27,9 @@ from IPython's ``In``) and runs every cell in an IPython ``InteractiveShell`` (m
 ``%matplotlib inline`` and ``display`` work as in a kernel; outputs go to the point's log). Its wheels are
 all pure Python (IPython and its dependencies), so the same files install under Python 3.11 and 3.12,
 and the rehearsal (``tests/test_device_bundle.py``) installs exactly the bundle's wheels. The result is
-built by :mod:`ntputils.book.point_record`, as a papermill point's is; no executed notebook is kept.
+built by :mod:`ntputils.sweeps.point_record`, as a papermill point's is; no executed notebook is kept.
 
-**Speed and progress** (:mod:`ntputils.book.device_speed`, on CUDA only, as the plan asks): TF32 while a
+**Speed and progress** (:mod:`ntputils.gpu.speed`, on CUDA only, as the plan asks): TF32 while a
 module trains (the geometry is evaluated in float32), the transformer's forward compiled with CUDA graphs
 after a probe, and a progress line (step, milliseconds a step, seconds left) at steps 1, 10, 100, 1,000 and
 every 30 s, kept in ``progress.json`` so that the summary of a point the deadline stopped says how far it got.
@@ -54,13 +54,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ntputils.book.device_speed import PROGRESS_ENV, speed_up, watch_training
 from ntputils.book.environment import machine, package_versions
 from ntputils.book.execute import _die_with_parent, evidence_problem, trace_path, worker_env
-from ntputils.book.point_record import POINT_THREADS, note_error, point_meta, point_result, source_digests
 from ntputils.book.project import Project, read_json, write_json_atomic
-from ntputils.book.sweep_store import RESULT, read_attempts
 from ntputils.committed import POINT_ENV
+from ntputils.gpu.speed import PROGRESS_ENV, speed_up, watch_training
+from ntputils.sweeps.point_record import POINT_THREADS, note_error, point_meta, point_result, source_digests
+from ntputils.sweeps.store import RESULT, read_attempts
 
 COLLECT_S = 20.0  # seconds kept free before the deadline to write the archive
 MIN_START_S = 30.0  # a point is not started with less time than this left
@@ -113,7 +113,7 @@ def environment_of(plan: dict[str, Any]) -> dict[str, Any]:
     return {**acc, "versions": versions(), "os_cpus": os.cpu_count(), "threads": POINT_THREADS,
             "precision": plan.get("precision", "fp32") if acc["device"] == "cuda" else "fp32",
             "compile": plan.get("compile") if acc["device"] == "cuda" else None,
-            "executor": "in-process IPython (ntputils.book.device_run)",
+            "executor": "in-process IPython (ntputils.gpu.device_run)",
             "machine": made_on}
 
 
@@ -209,7 +209,7 @@ def point_child(task_file: Path) -> int:
 # the driver: every point, bounded by the deadline, then the archive
 # ---------------------------------------------------------------------------------------------
 def _child_command(task_file: Path) -> list[str]:
-    return [sys.executable, "-m", "ntputils.book.device_run", "--point", str(task_file)]
+    return [sys.executable, "-m", "ntputils.gpu.device_run", "--point", str(task_file)]
 
 
 def run_point(root: Path, plan: dict[str, Any], task: dict[str, Any], sweep: Path, env: dict[str, str],
@@ -364,7 +364,7 @@ def drive(plan_path: Path, out: Path, deadline: float) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m ntputils.book.device_run",
+    ap = argparse.ArgumentParser(prog="python3 -m ntputils.gpu.device_run",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("plan", nargs="?", type=Path, help="the bundle's plan (.device/plan.json)")
     ap.add_argument("--out", type=Path, help="folder for the archive and summary ($OUT)")

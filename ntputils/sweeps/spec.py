@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from ntputils.book.fingerprint import chapter_code_digest, dependency_pins
+from ntputils.book.fingerprint import chapter_code_of, dependency_pins
 from ntputils.book.params import ChapterSpec, chapter_limits, chapter_spec, parse_value, read_source
 from ntputils.book.project import Chapter, Project, ProjectError
 from ntputils.chapter import ParameterError
@@ -234,6 +234,3 @@ def plan_sweep(project: Project, chapter_sel: str, pairs: list[str] | None, *, p
     return plan
 
 
-def chapter_code_of(nb) -> str:
-    """:func:`~ntputils.book.fingerprint.chapter_code_digest` of a chapter notebook's code cells."""
-    return chapter_code_digest([c.source for c in nb.cells if c.cell_type == "code"])

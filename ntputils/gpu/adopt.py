@@ -1,10 +1,10 @@
 """``python -m ntputils.book adopt DIR``: publish a sweep that ran elsewhere (the GPU machine's command).
 
-``DIR`` holds ``<name>.tar.xz`` as :mod:`ntputils.book.device_run` wrote it (the sweep folder: plan and
+``DIR`` holds ``<name>.tar.xz`` as :mod:`ntputils.gpu.device_run` wrote it (the sweep folder: plan and
 point results). Adopting it
 
 1. unpacks it safely (only plain files and folders under ``<name>/``) into a scratch folder;
-2. plans the same sweep here (:func:`~ntputils.book.sweep_spec.plan_sweep` with the returned plan's
+2. plans the same sweep here (:func:`~ntputils.sweeps.spec.plan_sweep` with the returned plan's
    chapter, axes and profile) and refuses unless the code hash and the point ids are the returned ones:
    the chapter's code, the data and the pins are those the bundle was made from;
 3. checks each finished point's code fingerprint: every ``ntputils`` module it ran must be byte for
@@ -12,7 +12,7 @@ point results). Adopting it
    computed here (:func:`fingerprint_here`: the machine's Python may dump the AST otherwise);
 4. puts the folder at ``sweeps/<name>/`` (an existing local one is kept as
    ``sweeps/<name>.before-adopt-<time>``) and publishes it with
-   :func:`~ntputils.book.sweep_table.publish`, which recomputes every point's fingerprint under the
+   :func:`~ntputils.sweeps.table.publish`, which recomputes every point's fingerprint under the
    current code and refuses a point whose code moved, a table that would be stale at once, or one that
    would lose a committed result, and swaps the committed folder in all or nothing.
 
@@ -28,13 +28,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ntputils.book.fingerprint import trace_digest
-from ntputils.book.point_record import source_digests
 from ntputils.book.project import Project, read_json, say, write_json_atomic
-from ntputils.book.sweep_spec import SweepSpecError, axis_pairs, plan_sweep
-from ntputils.book.sweep_store import RESULT, DriverRunning, no_driver, read_plan, sweep_dir
-from ntputils.book.sweep_table import PublishRefused, publish
 from ntputils.committed import SweepTableError, check_name
 from ntputils.paths import data_digest, data_dir
+from ntputils.sweeps.point_record import source_digests
+from ntputils.sweeps.spec import SweepSpecError, axis_pairs, plan_sweep
+from ntputils.sweeps.store import RESULT, DriverRunning, no_driver, read_plan, sweep_dir
+from ntputils.sweeps.table import PublishRefused, publish
 
 
 class AdoptRefused(RuntimeError):
@@ -117,7 +117,7 @@ def fingerprint_here(name: str, pid: str, fp: dict) -> dict:
 
 def adopt(project: Project, folder: Path, force: bool = False) -> list[Path]:
     """Adopt every archive in ``folder``; return the published folders. Raises :class:`AdoptRefused`,
-    :class:`~ntputils.book.sweep_table.PublishRefused` or :class:`SweepTableError`."""
+    :class:`~ntputils.sweeps.table.PublishRefused` or :class:`SweepTableError`."""
     out = []
     base = project.root / "sweeps"
     base.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from ntputils.book.project import Project, read_json
-from ntputils.book.sweep_store import (
+from ntputils.committed import SweepTableError, duration
+from ntputils.sweeps.store import (
     LOCK,
     RESULT,
     lock_holder,
@@ -17,7 +18,6 @@ from ntputils.book.sweep_store import (
     sweep_dir,
     sweep_plan,
 )
-from ntputils.committed import SweepTableError, duration
 
 EXIT_OK, EXIT_USAGE = 0, 2
 

@@ -1,8 +1,8 @@
 """The record of one sweep point (``sweeps/<name>/points/<id>/result.json``), whatever executed it.
 
 Two executors make points: the book's papermill child, started from a Dask worker
-(:func:`ntputils.book.sweep.run_point`), and the in-process executor of the GPU machine
-(:mod:`ntputils.book.device_run`). Both build the result here, so a table, ``publish`` and ``adopt`` read
+(:func:`ntputils.sweeps.sweep.run_point`), and the in-process executor of the GPU machine
+(:mod:`ntputils.gpu.device_run`). Both build the result here, so a table, ``publish`` and ``adopt`` read
 one contract. Standard library only (the GPU machine's image has neither Dask nor papermill).
 """
 

@@ -17,14 +17,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ntputils.book.device_bundle import cpu_paper_problem
 from ntputils.book.environment import git_commit, machine, package_versions
 from ntputils.book.execute import META_KEY, evidence_problem, run_papermill, trace_path
 from ntputils.book.execute import worker_env as kernel_env
 from ntputils.book.fingerprint import Package
-from ntputils.book.point_record import POINT_THREADS, note_error, point_meta, point_result
+from ntputils.book.paper_cost import cpu_paper_problem
 from ntputils.book.project import Project, os_problem, read_json, say, write_json_atomic, write_text_atomic
-from ntputils.book.sweep_cluster import (
+from ntputils.committed import POINT_ENV, SweepTableError
+from ntputils.sweeps.cluster import (
     ClusterError,
     check_connect_timeout,
     check_scheduler_address,
@@ -34,8 +34,9 @@ from ntputils.book.sweep_cluster import (
     read_slurm_config,
     sweep_job_name,
 )
-from ntputils.book.sweep_spec import SweepPlan, SweepSpecError, plan_sweep
-from ntputils.book.sweep_store import (
+from ntputils.sweeps.point_record import POINT_THREADS, note_error, point_meta, point_result
+from ntputils.sweeps.spec import SweepPlan, SweepSpecError, plan_sweep
+from ntputils.sweeps.store import (
     RESULT,
     DriverRunning,
     driver_lock,
@@ -45,8 +46,7 @@ from ntputils.book.sweep_store import (
     read_plan,
     sweep_dir,
 )
-from ntputils.book.sweep_table import write_table
-from ntputils.committed import POINT_ENV, SweepTableError
+from ntputils.sweeps.table import write_table
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: a LocalCluster left without any worker for this long (its workers died, none restarted) ends the sweep
@@ -261,7 +261,7 @@ def wait_points(client, futures: dict[Any, tuple[str, str]], bar, *, no_worker: 
     """Wait for the point ``futures`` (future -> (point id, label)), writing an ``[error]`` or ``[infra]``
     line above ``bar`` for each that failed; return the infrastructure failures (point id -> message).
 
-    Dask retries a point whose worker died :data:`~ntputils.book.sweep_cluster.ALLOWED_FAILURES` times,
+    Dask retries a point whose worker died :data:`~ntputils.sweeps.cluster.ALLOWED_FAILURES` times,
     then fails it (``KilledWorker``). With ``no_worker`` (seconds, message), a cluster left without any
     worker for that many seconds ends the wait: each unfinished point is an infrastructure failure with
     that message. The wait polls, so Ctrl-C ends it at once."""

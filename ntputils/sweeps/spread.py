@@ -31,9 +31,12 @@ from datetime import UTC, datetime
 from itertools import combinations
 from typing import Any
 
+from ntputils.book.currency import axes_of
 from ntputils.book.environment import git_commit, machine, vector_isa
 from ntputils.book.project import Project, write_text_atomic
-from ntputils.book.recertify import (
+from ntputils.committed import SPREAD_FILE, SPREAD_MULTIPLE, value_gap
+from ntputils.paths import CACHE_ENV
+from ntputils.sweeps.recertify import (
     COMPARED_KINDS,
     EXIT_MOVED,
     EXIT_OK,
@@ -43,12 +46,10 @@ from ntputils.book.recertify import (
     readable_table,
     row_values,
 )
-from ntputils.book.sweep import run_sweep, say
-from ntputils.book.sweep_spec import SweepSpecError
-from ntputils.book.sweep_store import DriverRunning, driver_lock, sweep_dir
-from ntputils.book.sweep_table import RESULTS_DIR, axes_of, collect
-from ntputils.committed import SPREAD_FILE, SPREAD_MULTIPLE, value_gap
-from ntputils.paths import CACHE_ENV
+from ntputils.sweeps.spec import SweepSpecError
+from ntputils.sweeps.store import DriverRunning, driver_lock, sweep_dir
+from ntputils.sweeps.sweep import run_sweep, say
+from ntputils.sweeps.table import RESULTS_DIR, collect
 
 #: a chapter parameter that sets torch's thread count (a06, a07: ``num_threads``)
 THREAD_PARAMETERS = ("num_threads",)
@@ -115,7 +116,7 @@ def relative_spread(values: list[Any]) -> float | None:
 def measure(committed: dict[str, Any], runs: dict[str, dict[str, Any]]) -> tuple[dict, dict, list[str]]:
     """(kind -> metric -> spread over the variants' ``runs``, kind -> metric -> the committed value's
     relative difference from the ``native`` run, values whose outcome differs between variants) of one
-    point; values as :func:`~ntputils.book.recertify.row_values` of its rows. The spread leaves the
+    point; values as :func:`~ntputils.sweeps.recertify.row_values` of its rows. The spread leaves the
     committed value out: recertify compares it within the spread, and a spread that held it would accept it
     by construction (and, for a STALE table, fold in what the code changed)."""
     spread: dict[str, dict[str, float | None]] = {}
