@@ -94,6 +94,13 @@ from ntputils.training.models import build_model, imbalanced_digits
 
 # one torch thread: on a shared 2-core machine a second thread barely helps the small convolutions
 run = setup_chapter(globals(), torch_threads=1)
+# what one parameter's limits cannot say, checked before any work: the STEP support of App. A.4 is two
+# majorities of M images and two minorities of m, with m dividing M and M >= 2m (an imbalance: R = M/m >= 2)
+M_size, m_size = per_class[0], per_class[-1]
+if not (len(per_class) == 4 and per_class[1] == M_size and per_class[2] == m_size and m_size >= 1
+        and M_size % m_size == 0 and M_size >= 2 * m_size):
+    raise ValueError(f"per_class = {per_class} is not the STEP imbalance of App. A.4: pass [M, M, m, m] with "
+                     "m >= 1 dividing M and M >= 2 m (the paper: [100, 100, 10, 10])")
 seeds_run = sorted(set(seeds) | {seed})
 CLASS_NAMES = [f"Maj1 ({digits[0]})", f"Maj2 ({digits[1]})", f"Min1 ({digits[2]})",
                f"Min2 ({digits[3]})"]
@@ -113,9 +120,9 @@ def load_images(seed: int) -> tuple[torch.Tensor, torch.Tensor, str]:
 # %% mystnb={"figure": {"caption": "Training images of the two majority and the two minority classes (our own figure).", "name": "fig-b06-images"}, "image": {"alt": "A row of handwritten digit images labelled by class."}}
 images, labels, source_used = load_images(seed)
 print(f"data: {source_used}; images {tuple(images.shape)}; class sizes {np.bincount(labels.numpy()).tolist()}")
-fig, axes = plt.subplots(1, 16, figsize=(13, 1.5))
-picks = np.concatenate([np.flatnonzero(labels.numpy() == c)[:4] for c in range(4)])
-for ax, i in zip(axes, picks, strict=True):
+picks = np.concatenate([np.flatnonzero(labels.numpy() == c)[:4] for c in range(4)])  # up to 4 a class
+fig, axes = plt.subplots(1, len(picks), figsize=(13 * len(picks) / 16, 1.5), squeeze=False)
+for ax, i in zip(axes[0], picks, strict=True):
     ax.imshow(images[i, 0], cmap="gray_r")
     ax.set_axis_off()
     ax.set_title(CLASS_NAMES[int(labels[i])], fontsize=8)

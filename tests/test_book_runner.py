@@ -715,7 +715,8 @@ def test_the_runner_packages_are_outside_every_fingerprint(tmp_path):
     from ntputils.book.fingerprint import is_runner, trace_digest
 
     package_dir = tmp_path / "ntputils"
-    files = {"__init__.py": "", "base.py": "def f():\n    return 1\n", "cli.py": "def main():\n    return 0\n",
+    files = {"__init__.py": "", "base.py": "def f():\n    return 1\n",
+             "cli.py": "def main():\n    return 0\n",
              **{f"{d}/__init__.py": "" for d in ("book", "sweeps", "gpu")},
              **{f"{d}/m.py": "def g():\n    return 1\n" for d in ("book", "sweeps", "gpu")}}
     for rel, text in files.items():

@@ -3,9 +3,10 @@ measurement needs more training reads ``not run`` or ``deviates`` with its reaso
 named check. Never an ``IndexError``/``ValueError`` from numpy half-way through a chapter.
 
 Found by running every chapter at a tiny budget: b05 ``steps=3``, a04 ``ufm_steps=1``, a05 ``steps=2``, b03
-``t_max=0.2``, c02 at its ``LIMITS`` minimums (``k_max=8``, ``V=20``), b04 ``n_draws=2`` and b01 ``d=3``
-crashed half-way (IndexError, NaN claim, a mismatched matmul) before the fix. Each case runs the chapter as
-one sweep point in a throw-away project (``--root``), with the session's fresh cache.
+``t_max=0.2``, c02 at its ``LIMITS`` minimums (``k_max=8``, ``V=20``), b04 ``n_draws=2``, b01 ``d=3`` and b06
+``per_class=[1, 1, 1, 1]`` (any class below 4 images: ``zip() argument 2 is shorter``) crashed half-way
+(IndexError, NaN claim, a mismatched matmul) before the fix. Each case runs the chapter as one sweep point
+in a throw-away project (``--root``), with the session's fresh cache.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ FINISHES = {
                            {"c02_STS_P5": "not run", "c02_WikiText_P5": "not run"}),
     "b04_semantics_real_text": (["top=10", "n_concepts=7", "n_draws=20", "wikitext_p6_grid=False"], {}),
     "b01_organism_concepts": (["d=6", "steps=1"], {}),
+    # the smallest STEP imbalance (R = 2, one image a minority): its sample-image figure has 6 images, not 16
+    "b06_cnn_imbalance": (["per_class=[2, 2, 1, 1]", "steps=2"], {"all_by_60": "deviates"}),
 }
 # chapter stem -> (overrides, the message the runner refuses them with before any kernel starts)
 REFUSED = {
@@ -89,6 +92,8 @@ def test_a_chapter_at_a_tiny_budget_finishes_and_says_what_it_could_not_judge(tm
     ("b01_organism_concepts", ["d=5"], "d = 5 is below rank(S~) = 6 of the organism data: pass -p d=6"),
     # two parameters that LIMITS cannot relate, checked in the chapter's first cell
     ("c02_proxy_at_scale", ["V=20"], "2**max(ps) = 64 k-means clusters need V >= that many words (V = 20)"),
+    # balanced classes are no STEP imbalance (R = 1), checked before the data is read
+    ("b06_cnn_imbalance", ["per_class=[1, 1, 1, 1]"], "per_class = [1, 1, 1, 1] is not the STEP imbalance"),
 ])
 def test_a_chapter_stops_with_a_named_reason(tmp_path, stem, overrides, message):
     table = sweep_point(tmp_path, stem, overrides)
