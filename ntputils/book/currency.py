@@ -23,7 +23,6 @@ from ntputils.committed import RESULTS_DIR, described, read_committed, remake_co
 def current_fingerprint(project: Project, chapter: str, fingerprint: dict[str, Any]) -> str | None:
     """What ``fingerprint["digest"]`` would be under the current code (``None``: no such chapter, or a
     fingerprint of another version)."""
-
     if fingerprint.get("version") not in READ_VERSIONS:
         return None
     try:
