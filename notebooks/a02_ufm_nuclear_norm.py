@@ -73,6 +73,10 @@
 # $\lambda$ are moderate so that both solvers reach machine-precision agreement in seconds; the
 # $\lambda\to0$ limit is the subject of the next chapter.
 
+# %%
+# checked by the runner before any work: at least one lambda to compare, embedding dimensions d >= 1
+LIMITS = {"len(lams)": (1, None), "d_sweep": (1, None), "steps": (1, None), "V": (2, None), "m": (1, None)}
+
 # %% tags=["parameters"]
 profile = "cpu"  # these values; "paper": the values of a02_ufm_nuclear_norm.paper.yaml
 seed = 0         # seeds random, numpy and torch

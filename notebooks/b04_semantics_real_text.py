@@ -80,8 +80,10 @@
 
 # %%
 # checked by the runner before any work: Fig. 4 reads p up to 7 concepts; a cluster is tested from 10 members
-# (MIN_SIZE below), so fewer words per cloud test none; a 95th percentile needs 20 random draws
-LIMITS = {"top": (10, None), "n_concepts": (7, None), "n_draws": (20, None), "data_sample": (0.01, 1.0)}
+# (MIN_SIZE below), so fewer words per cloud test none; a 95th percentile needs 20 random draws; a cloud is
+# [width, height] with its largest font height // 4 at least wordcloud's smallest font (4 px): height >= 16
+LIMITS = {"top": (10, None), "n_concepts": (7, None), "n_draws": (20, None), "data_sample": (0.01, 1.0),
+          "len(cloud_px)": (2, 2), "cloud_px": (16, None)}
 
 # %% tags=["parameters"]
 profile = "cpu"  # these values; "paper": the values of b04_semantics_real_text.paper.yaml

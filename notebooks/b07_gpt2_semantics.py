@@ -51,6 +51,11 @@
 # training corpus; with GPT-2 it stands in for OpenWebText, which we do not have); the paper profile uses the
 # paper's 50,000 windows (500,000 contexts).
 
+# %%
+# checked by the runner before any work: at least one p of 1-8 top concepts (2^p orthants); a cloud is
+# [width, height] with its largest font height // 4 at least wordcloud's smallest font (4 px): height >= 16
+LIMITS = {"len(ps)": (1, None), "ps": (1, 8), "len(cloud_px)": (2, 2), "cloud_px": (16, None)}
+
 # %% tags=["parameters"]
 profile = "cpu"  # these values; "paper": the values of b07_gpt2_semantics.paper.yaml
 seed = 0         # seeds random, numpy and torch

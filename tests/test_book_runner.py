@@ -14,7 +14,7 @@ from ntputils.book import build as book_build
 from ntputils.book import html
 from ntputils.book.execute import read_meta, run_chapter
 from ntputils.book.pages import snapshot
-from ntputils.book.params import parse_overrides
+from ntputils.book.params import check_limits, parse_overrides
 from ntputils.book.project import Project, ProjectError
 from ntputils.chapter import ParameterError
 from ntputils.reports.placeholders import is_placeholder, placeholder_exclusions
@@ -588,6 +588,25 @@ def test_build_checks_the_chapters_limits_before_anything_runs(tmp_path, capsys)
     (tmp_path / "notebooks" / "a01_good.py").write_text(bad)
     assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == book_build.EXIT_USAGE
     assert "LIMITS of chapter a01_good must map names" in capsys.readouterr().out
+
+
+def test_limits_bound_a_lists_length_and_each_of_its_numbers(tmp_path, capsys):
+    """``"len(xs)": (1, 3)`` bounds the length of a list parameter, ``"xs": (0, 9)`` each number in it (an
+    empty list or an out-of-range entry is refused before anything runs); a number keeps its own range."""
+    limits = {"len(xs)": (1, 3), "xs": (0, 9), "n": (1, None)}
+    assert check_limits({"xs": [0, 9], "n": 1}, limits) == []
+    assert check_limits({"xs": [], "n": 1}, limits) == [
+        "xs=[] has 0 entries, outside the chapter's limits [1, 3]"]
+    assert check_limits({"xs": [1, 10, -1], "n": 0}, limits) == [
+        "xs=[1, 10, -1] holds 10, -1, outside the chapter's limits [0, 9]",
+        "n=0 is outside the chapter's limits [1, inf]"]
+    assert check_limits({"xs": [1, 2, 3, 4], "n": 2}, limits) == [
+        "xs=[1, 2, 3, 4] has 4 entries, outside the chapter's limits [1, 3]"]
+    cell = '# %% tags=["parameters"]'
+    limited = GOOD.replace(cell, f'# %%\nLIMITS = {{"len(steps)": {{1, 2}}}}\n\n{cell}')
+    make_project(tmp_path, {"a01_good": limited})
+    assert cli.main(["--root", str(tmp_path), "build", "--only", "a01"]) == book_build.EXIT_USAGE
+    assert "a key len(name): to (low, high)" in capsys.readouterr().out
 
 
 def test_a01_declares_the_t_max_range_its_check_holds_in(tmp_path, capsys):

@@ -44,6 +44,9 @@ REFUSED = {
     "b04_semantics_real_text": (["n_draws=2"], "n_draws=2 is outside the chapter's limits [20, inf]"),
     "b01_organism_concepts": (["steps=0"], "steps=0 is outside the chapter's limits [1, inf]"),
     "b06_cnn_imbalance": (["steps=0"], "steps=0 is outside the chapter's limits [1, inf]"),
+    # an empty list of a list parameter: its length is bounded too (before: max() of an empty sequence)
+    "a02_ufm_nuclear_norm": (["lams=[]"], "lams=[] has 0 entries, outside the chapter's limits [1, inf]"),
+    "b07_gpt2_semantics": (["ps=[]"], "ps=[] has 0 entries, outside the chapter's limits [1, inf]"),
 }
 
 

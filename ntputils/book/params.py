@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -163,30 +164,62 @@ def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
 
 def chapter_limits(nb, name: str) -> dict[str, Any]:
     """The chapter's optional literal ``LIMITS = {param: (low, high) or {allowed, ...}}`` (or ``{}``):
-    ``(low, high)`` inclusive, ``None`` open."""
+    ``(low, high)`` inclusive, ``None`` open. A range bounds a number, or each number of a list value
+    (``"ps": (1, 8)``); a key ``"len(param)"`` bounds the length of a list value
+    (``"len(ps)": (1, None)``)."""
     limits = literal_assignment(nb, LIMITS_NAME, name)
     if limits is None:
         return {}
     ok = isinstance(limits, dict) and all(
         (isinstance(v, tuple) and len(v) == 2) or isinstance(v, (set, frozenset)) for v in limits.values())
+    if ok:
+        ok = all(isinstance(limits[k], tuple) for k in limits if LENGTH.fullmatch(str(k)))
     if not ok:
         raise ParameterError(f"{LIMITS_NAME} of chapter {name} must map names to (low, high) "
-                             "or to a set of allowed values")
+                             "or to a set of allowed values (a key len(name): to (low, high))")
     return {str(k): v if isinstance(v, tuple) else frozenset(v) for k, v in limits.items()}
 
 
+LENGTH = re.compile(r"len\((\w+)\)")  # a LIMITS key that bounds the length of a list parameter
+
+
+def _outside(value: Any, limit: tuple[Any, Any]) -> bool:
+    low, high = limit
+    return (low is not None and value < low) or (high is not None and value > high)
+
+
+def _range_text(limit: tuple[Any, Any]) -> str:
+    low, high = limit
+    return f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def check_limits(resolved: dict[str, Any], limits: dict[str, Any]) -> list[str]:
-    """Problems of one resolved point against ``limits`` (``[]`` if none)."""
+    """Problems of one resolved point against ``limits`` (``[]`` if none): a number outside its range, a
+    list with a number outside it, a list whose length is outside its ``len(name)`` range, a value not in its
+    set."""
     problems = []
     for key, limit in limits.items():
+        if length := LENGTH.fullmatch(key):
+            value = resolved.get(length.group(1))
+            if isinstance(value, (list, tuple)) and _outside(len(value), limit):
+                problems.append(f"{length.group(1)}={value!r} has {len(value)} entries, outside the "
+                                f"chapter's limits {_range_text(limit)}")
+            continue
         value = resolved.get(key)
         if isinstance(limit, frozenset):
             if value not in limit:
                 allowed = sorted(limit, key=repr)
                 problems.append(f"{key}={value!r} is not one of the chapter's values {allowed}")
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            low, high = limit
-            if (low is not None and value < low) or (high is not None and value > high):
-                problems.append(f"{key}={value!r} is outside the chapter's limits "
-                                f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]")
+        elif _is_number(value):
+            if _outside(value, limit):
+                problems.append(f"{key}={value!r} is outside the chapter's limits {_range_text(limit)}")
+        elif isinstance(value, (list, tuple)):
+            bad = [v for v in value if _is_number(v) and _outside(v, limit)]
+            if bad:
+                problems.append(f"{key}={value!r} holds {', '.join(map(repr, bad))}, outside the chapter's "
+                                f"limits {_range_text(limit)}")
     return problems
