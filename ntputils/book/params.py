@@ -171,9 +171,8 @@ def chapter_limits(nb, name: str) -> dict[str, Any]:
     if limits is None:
         return {}
     ok = isinstance(limits, dict) and all(
-        (isinstance(v, tuple) and len(v) == 2) or isinstance(v, (set, frozenset)) for v in limits.values())
-    if ok:
-        ok = all(isinstance(limits[k], tuple) for k in limits if LENGTH.fullmatch(str(k)))
+        (isinstance(v, tuple) and len(v) == 2)
+        or (isinstance(v, (set, frozenset)) and not LENGTH.fullmatch(str(k))) for k, v in limits.items())
     if not ok:
         raise ParameterError(f"{LIMITS_NAME} of chapter {name} must map names to (low, high) "
                              "or to a set of allowed values (a key len(name): to (low, high))")
