@@ -56,6 +56,10 @@
 # steps with the wider CNN. The 8x8 scikit-learn
 # digits (`source="sklearn"`) remain only as a fast test fixture of the pipeline.
 
+# %%
+# checked by the runner before a build or sweep starts (digits, per_class, channels: in the first cell, before any work)
+LIMITS = {"steps": (1, None), "grid": (1, None), "level": (0, 1), "source": {"mnist", "sklearn"}}
+
 # %% tags=["parameters"]
 profile = "cpu"  # these values; "paper": the values of b06_cnn_imbalance.paper.yaml
 seed = 0  # seed of the run trained and shown (data subset and initialization); `seeds` are trained besides
@@ -94,13 +98,19 @@ from ntputils.training.models import build_model, imbalanced_digits
 
 # one torch thread: on a shared 2-core machine a second thread barely helps the small convolutions
 run = setup_chapter(globals(), torch_threads=1)
-# what one parameter's limits cannot say, checked before any work: the STEP support of App. A.4 is two
-# majorities of M images and two minorities of m, with m dividing M and M >= 2m (an imbalance: R = M/m >= 2)
-M_size, m_size = per_class[0], per_class[-1]
-if not (len(per_class) == 4 and per_class[1] == M_size and per_class[2] == m_size and m_size >= 1
-        and M_size % m_size == 0 and M_size >= 2 * m_size):
+# what one parameter's limits cannot say, checked before any work: four distinct digits (a digit named twice
+# would draw the same images into two classes); the STEP support of App. A.4 is two majorities of M images and
+# two minorities of m, with m dividing M and M >= 2m (an imbalance: R = M/m >= 2); three conv widths
+if not (len(digits) == 4 and len(set(digits)) == 4 and all(isinstance(g, int) and 0 <= g <= 9 for g in digits)):
+    raise ValueError(f"digits = {digits} must be four distinct digits 0-9: Maj1, Maj2, Min1, Min2 (ours: "
+                     "[0, 1, 2, 3])")
+if not (len(per_class) == 4 and per_class[0] == per_class[1] and per_class[2] == per_class[3]
+        and per_class[3] >= 1 and per_class[0] % per_class[3] == 0 and per_class[0] >= 2 * per_class[3]):
     raise ValueError(f"per_class = {per_class} is not the STEP imbalance of App. A.4: pass [M, M, m, m] with "
                      "m >= 1 dividing M and M >= 2 m (the paper: [100, 100, 10, 10])")
+if not (len(channels) == 3 and all(isinstance(c, int) and c >= 1 for c in channels)):
+    raise ValueError(f"channels = {channels} must be three positive conv widths (cpu: [16, 32, 32], paper: "
+                     "[32, 64, 64])")
 seeds_run = sorted(set(seeds) | {seed})
 CLASS_NAMES = [f"Maj1 ({digits[0]})", f"Maj2 ({digits[1]})", f"Min1 ({digits[2]})",
                f"Min2 ({digits[3]})"]

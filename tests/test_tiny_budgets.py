@@ -5,8 +5,9 @@ named check. Never an ``IndexError``/``ValueError`` from numpy half-way through 
 Found by running every chapter at a tiny budget: b05 ``steps=3``, a04 ``ufm_steps=1``, a05 ``steps=2``, b03
 ``t_max=0.2``, c02 at its ``LIMITS`` minimums (``k_max=8``, ``V=20``), b04 ``n_draws=2``, b01 ``d=3`` and b06
 ``per_class=[1, 1, 1, 1]`` (any class below 4 images: ``zip() argument 2 is shorter``) crashed half-way
-(IndexError, NaN claim, a mismatched matmul) before the fix. Each case runs the chapter as one sweep point
-in a throw-away project (``--root``), with the session's fresh cache.
+(IndexError, NaN claim, a mismatched matmul) before the fix; b06 ``per_class=[]`` gave a bare IndexError
+in its first cell, and ``digits=[0, 0, 1, 2]`` ran, drawing the same images into two classes. Each case
+runs the chapter as one sweep point in a throw-away project (``--root``), with the session's fresh cache.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ REFUSED = {
     # an empty list of a list parameter: its length is bounded too (before: max() of an empty sequence)
     "a02_ufm_nuclear_norm": (["lams=[]"], "lams=[] has 0 entries, outside the chapter's limits [1, inf]"),
     "b07_gpt2_semantics": (["ps=[]"], "ps=[] has 0 entries, outside the chapter's limits [1, inf]"),
+    "b06_cnn_imbalance": (["steps=0"], "steps=0 is outside the chapter's limits [1, inf]"),
 }
 
 
@@ -97,6 +99,11 @@ def test_a_chapter_at_a_tiny_budget_finishes_and_says_what_it_could_not_judge(tm
     ("c02_proxy_at_scale", ["V=20"], "2**max(ps) = 64 k-means clusters need V >= that many words (V = 20)"),
     # balanced classes are no STEP imbalance (R = 1), checked before the data is read
     ("b06_cnn_imbalance", ["per_class=[1, 1, 1, 1]"], "per_class = [1, 1, 1, 1] is not the STEP imbalance"),
+    # an empty list: the named message, not an IndexError of per_class[0] (stop 60 left it so)
+    ("b06_cnn_imbalance", ["per_class=[]"], "per_class = [] is not the STEP imbalance"),
+    # a digit named twice would draw the same images into two classes: a silent wrong run before the check
+    ("b06_cnn_imbalance", ["digits=[0, 0, 1, 2]"], "digits = [0, 0, 1, 2] must be four distinct digits 0-9"),
+    ("b06_cnn_imbalance", ["channels=[16, 32]"], "channels = [16, 32] must be three positive conv widths"),
 ])
 def test_a_chapter_stops_with_a_named_reason(tmp_path, stem, overrides, message):
     table = sweep_point(tmp_path, stem, overrides)
