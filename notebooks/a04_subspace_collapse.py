@@ -57,6 +57,10 @@
 # 3. the $\mathcal F^\perp$ components of the logits, $\boldsymbol\ell_j-\mathcal P_{\mathcal F}(\boldsymbol\ell_j)$,
 #    which remove the in-support log-odds — the only part in which same-support contexts *must* differ.
 
+# %%
+# checked by the runner before any work: the random-support claims compare at least one random size
+LIMITS = {"len(random_sizes)": (1, None), "max_support": (1, None)}
+
 # %% tags=["parameters"]
 profile = "cpu"  # these values; "paper": the values of a04_subspace_collapse.paper.yaml
 seed = 0         # seeds random, numpy and torch
@@ -106,6 +110,14 @@ from ntputils.training import ufm
 
 # one torch thread: small matrices: intra-op threads only add overhead on a shared CPU
 run = setup_chapter(globals(), torch_threads=1)
+# what LIMITS cannot say, checked before any work: each random support matrix is [V, m], supports of 1 to
+# max_support tokens of V (random_supports needs max_support < V)
+bad_sizes = [size for size in random_sizes if not (isinstance(size, list) and len(size) == 2
+                                                   and all(isinstance(v, int) for v in size)
+                                                   and size[0] > max_support and size[1] >= 1)]
+if not random_sizes or bad_sizes:
+    raise ValueError(f"random_sizes entries must be [V, m] with V > max_support = {max_support} and m >= 1, "
+                     f"got {bad_sizes or random_sizes}")
 
 
 def lmm(S_case, solver: str) -> tuple[np.ndarray, dict]:

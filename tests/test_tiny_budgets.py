@@ -47,6 +47,8 @@ REFUSED = {
     "a02_ufm_nuclear_norm": (["lams=[]"], "lams=[] has 0 entries, outside the chapter's limits [1, inf]"),
     "b07_gpt2_semantics": (["ps=[]"], "ps=[] has 0 entries, outside the chapter's limits [1, inf]"),
     "b06_cnn_imbalance": (["steps=0"], "steps=0 is outside the chapter's limits [1, inf]"),
+    # before: every UFM and L^mm run, then min() of an empty sequence in the random-support claims
+    "a04_subspace_collapse": (["random_sizes=[]"], "random_sizes=[] has 0 entries, outside the chapter's"),
 }
 
 
@@ -104,6 +106,8 @@ def test_a_chapter_at_a_tiny_budget_finishes_and_says_what_it_could_not_judge(tm
     # a digit named twice would draw the same images into two classes: a silent wrong run before the check
     ("b06_cnn_imbalance", ["digits=[0, 0, 1, 2]"], "digits = [0, 0, 1, 2] must be four distinct digits 0-9"),
     ("b06_cnn_imbalance", ["channels=[16, 32]"], "channels = [16, 32] must be three positive conv widths"),
+    # a random support matrix random_supports cannot draw: before, known only after the collapse run
+    ("a04_subspace_collapse", ["random_sizes=[[4, 20]]"], "random_sizes entries must be [V, m] with V > max"),
 ])
 def test_a_chapter_stops_with_a_named_reason(tmp_path, stem, overrides, message):
     table = sweep_point(tmp_path, stem, overrides)
