@@ -55,7 +55,9 @@
 #   words) computed from both.
 
 # %%
-LIMITS = {"V": (20, 5000), "m": (100, 100000), "k_max": (9, 256), "top": (5, 1000), "n_draws": (20, 100000)}
+# checked by the runner before any work; ps: 1-8 top dimensions (2^p orthants), at least one
+LIMITS = {"V": (20, 5000), "m": (100, 100000), "k_max": (9, 256), "top": (5, 1000), "n_draws": (20, 100000),
+          "len(ps)": (1, None), "ps": (1, 8)}
 
 # %% tags=["parameters"]
 profile = "cpu"  # these values; "paper": the values of c02_proxy_at_scale.paper.yaml
