@@ -219,12 +219,12 @@ claims_table()
 # the same seeds, as the share of them where it holds. `perfect_end`'s control is the **untrained network** (step 0
 # of the same runs): its mechanism is training, not the imbalance.
 #
-# *A control changed after it was measured* (2026-12-02, in a commit before the run that judges it; no rule
-# changed). Before, the control of the every-seed claims was the one balanced run of the shown seed, a yes or
-# no: at the paper profile it held on the AVX2 CPU that made the paper table committed before and failed on an
-# AVX-512 CPU at the same code, seed and parameters (its balanced training took a very different path), so
-# `intermediate_stage` read "cannot fail" on one machine and "reproduced" on the other. Controlled at the same
-# seeds as the claim, the control is a share of five runs, as the claim is.
+# *A control changed after it was measured* (in a commit before the run that judges it; no rule changed). Before,
+# the control of the every-seed claims was the one balanced run of the shown seed, a yes or no: at the paper
+# profile it held on the AVX2 CPU that made the paper table committed before and failed on an AVX-512 CPU at the
+# same code, seed and parameters (its balanced training took a very different path), so `intermediate_stage` read
+# "cannot fail" on one machine and "reproduced" on the other. Controlled at the same seeds as the claim, the
+# control is a share of five runs, as the claim is.
 
 # %%
 claims = preregister({

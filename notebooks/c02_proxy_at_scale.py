@@ -452,12 +452,12 @@ claims_table()
 # place of the cached one the committed run had used, moved the theory's purities (and P5) in the third decimal
 # while P1 and P2 stayed put; no outcome changed. P4 on WikiText is close to its rule at seed 0, and its
 # outcome there has followed the machine: the five-seed table first committed recorded it above the rule, a
-# re-run under the code of that day on another machine below, and the re-run of 2026-12-02 (a machine of the
-# same description, AMD EPYC with AVX-512; a fresh L^mm solve whose certified duality gap differs from the
-# earlier one's in the second digit) above again. At the other seeds only the solver's residuals moved, and no
-# seed's move changed the five-seed verdict (the seeds table below). The line above the five-seed table says
-# whether this page's run agrees with it. A verdict near a rule's threshold here is as fragile as the seeds
-# table says it is; no single run decides it.
+# re-run under the code of that day on another machine below, and the latest re-run under the current code (a
+# machine of the same description, AMD EPYC with AVX-512; a fresh L^mm solve whose certified duality gap
+# differs from the earlier one's in the second digit) above again. At the other seeds only the solver's
+# residuals moved, and no seed's move changed the five-seed verdict (the seeds table below). The line above the
+# five-seed table says whether this page's run agrees with it. A verdict near a rule's threshold here is as
+# fragile as the seeds table says it is; no single run decides it.
 
 # %%
 lines = []
