@@ -242,6 +242,31 @@ def test_the_paper_profile_decides_where_it_ran():
     assert "| **reproduced** |" in fig5
 
 
+def test_each_runs_control_and_note_stay_with_that_runs_outcome():
+    """The cpu run's note follows the cpu outcome, and the paper profile's own control (value and verdict)
+    follows its outcome: a paper-profile line never carries the cpu run's reading of its control."""
+    import pandas as pd
+
+    states = {"a05_ufm_training": {"comparisons": [
+        {"key": "gap", "claim": "CE - H small", "rule": "<= 0.001", "outcome": "cannot fail",
+         "measured": 2e-4, "items": ["A:Fig 5"], "control": "the untrained model", "control_value": 1e-4,
+         "control_passes": True, "note": "the cpu run's control passes"}]}}
+    table = pd.DataFrame([
+        {"kind": "compare", "status": "ok", "metric": "gap", "value": 0.0005, "outcome": "reproduced",
+         "items": "A:Fig 5"},
+        {"kind": "control", "status": "ok", "metric": "gap", "value": 0.8, "outcome": "fails",
+         "items": "A:Fig 5"}])
+    paper = {"a05": {"table": table, "stale": False,
+                     "provenance": {"git": "abcdef123", "finished": "2026-11-25T10:00:00"}}}
+    page = render_scorecard(states, {"a05": "a05_ufm_training"}, paper)
+    line = next(x for x in page.splitlines() if x.startswith("- CE - H small:"))
+    assert line.endswith("**cannot fail** (the cpu run's control passes); "
+                         "paper profile: 0.0005 (control 0.8, fails), **reproduced**"), line
+    without = {"a05": {**paper["a05"], "table": table[table["kind"] == "compare"]}}
+    page = render_scorecard(states, {"a05": "a05_ufm_training"}, without)
+    assert "paper profile: 0.0005, **reproduced**" in page  # a table made without a control shows none
+
+
 def test_a_claim_that_cannot_fail_or_has_no_control_makes_its_item_partial_at_best():
     from ntputils.reports.scorecard import caps, final_status
 

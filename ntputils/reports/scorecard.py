@@ -142,22 +142,25 @@ def item_status(rows: list[dict[str, Any]], chapters: tuple[str, ...],
 def paper_evidence(paper: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """item id -> the claims of the committed paper-profile runs (:func:`ntputils.committed.
     paper_tables`) that name it (the table's ``items`` column), each ``{"chapter", "key", "outcome",
-    "measured", "stale", "made", "control", "machine_fragile"}`` (``made``: commit and date of the table;
-    ``control``: the claim's negative control row, ``passes``/``fails``, or ``none`` in a table made without
-    one; ``machine_fragile``: a rule bound lies inside the value's measured spread across CPU code paths)."""
+    "measured", "stale", "made", "control", "control_value", "machine_fragile"}`` (``made``: commit and
+    date of the table; ``control``: the claim's negative control row, ``passes``/``fails``, or ``none`` in a
+    table made without one, ``control_value`` its value (``None`` without one); ``machine_fragile``: a rule
+    bound lies inside the value's measured spread across CPU code paths)."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for prefix, pub in paper.items():
         table, prov = pub["table"], pub.get("provenance", {})
         made = f"{str(prov.get('git', '?'))[:7]}, {str(prov.get('finished', '?'))[:10]}"
         ok = table[table["status"] == "ok"]
-        controls = dict(zip(ok[ok["kind"] == "control"]["metric"], ok[ok["kind"] == "control"]["outcome"],
-                            strict=True))
+        control_rows = ok[ok["kind"] == "control"]
+        controls = dict(zip(control_rows["metric"], control_rows["outcome"], strict=True))
+        control_values = dict(zip(control_rows["metric"], control_rows["value"], strict=True))
         for row in ok[ok["kind"] == "compare"].to_dict("records"):
             items = row.get("items")
             for item in items.split(";") if isinstance(items, str) and items else []:
                 out[item].append({"chapter": prefix, "key": row["metric"], "outcome": row["outcome"],
                                   "measured": row.get("value"), "stale": pub["stale"], "made": made,
                                   "control": controls.get(row["metric"], "none"),
+                                  "control_value": control_values.get(row["metric"]),
                                   "machine_fragile": bool(row.get("machine_fragile", False))})
     return out
 
@@ -394,6 +397,16 @@ def _chance(r: dict[str, Any]) -> str:
     return f" (chance {md_cell(r['chance'])})" if r.get("chance") is not None else ""
 
 
+def _paper_control(paper: dict[str, Any]) -> str:
+    """The paper profile's negative control of a claim as its evidence line shows it: ``" (control 0.8,
+    fails)"``, or nothing for a table made without one."""
+    if paper.get("control") in (None, "none"):
+        return ""
+    value = paper.get("control_value")
+    shown = "" if value is None or value != value else f" {md_cell(value)}"
+    return f" (control{shown}, {paper['control']})"
+
+
 def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any]],
                     paper_rows: list[dict[str, Any]], why: str, seed_rows: list[dict[str, Any]] = (),
                     capped: list[str] = (), when: dict[str, tuple[str, str]] | None = None,
@@ -416,7 +429,8 @@ def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any
                          f"{'passes' if r['outcome'] == 'reproduced' else 'FAILS'}")
             continue
         paper = paper_of.pop((r["chapter"].split("_")[0], r.get("key")), None)
-        at_paper = (f"; paper profile: {md_cell(paper['measured'])}, **{paper['outcome']}**"
+        at_paper = (f"; paper profile: {md_cell(paper['measured'])}{_paper_control(paper)}, "
+                    f"**{paper['outcome']}**"
                     + (f" ({MACHINE_FRAGILE})" if paper.get("machine_fragile") else "") if paper else "")
         seeds = seeds_of.get((r["chapter"].split("_")[0], r.get("key")))
         if seeds and seeds["verdict"] == SEED_NOT_USED:
@@ -437,8 +451,9 @@ def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any
                             for name, rows_ in _by_table(others_of.get((r["chapter"].split("_")[0],
                                                                         r.get("key")), [])).items())
         lines.append(f"- {text}: {md_cell(r.get('measured'))}{_chance(r)}; control: "
-                     f"{md_cell(control_text(r))}; rule {rule}{since}: **{r['outcome']}**{at_seeds}{at_paper}"
-                     + at_others + (f" ({md_cell(r['note'])})" if r.get("note") else ""))
+                     f"{md_cell(control_text(r))}; rule {rule}{since}: **{r['outcome']}**"
+                     + (f" ({md_cell(r['note'])})" if r.get("note") else "")
+                     + at_seeds + at_paper + at_others)
     for r in paper_of.values():  # claims only the paper profile judged
         lines.append(f"- paper profile ({r['chapter']}, {r['made']}{', STALE' if r['stale'] else ''}): "
                      f"`{r['key']}` = {md_cell(r['measured'])}: **{r['outcome']}**")
