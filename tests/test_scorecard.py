@@ -477,6 +477,41 @@ def test_rule_changes_after_a_chapter_ran_are_read_from_git(tmp_path):
     assert registered(root, "z01_gap")[0] and registered(root, "never_there") == ("", "")
     page = render_scorecard({}, {}, root=root)
     assert "## Rules changed after their chapter had run" in page  # no chapter ran here: the section is empty
+    assert "## Negative controls changed after their chapter had run" in page
+
+
+def test_control_changes_after_a_chapter_ran_are_read_from_git(tmp_path):
+    """A control rewritten after the chapter's first commit is listed, with the rule untouched; a control
+    added, or re-wrapped, is not a change."""
+    import subprocess
+
+    from ntputils.reports.rule_history import control_changes, rule_changes
+    from ntputils.reports.scorecard import control_history_lines
+
+    root = tmp_path / "repo"
+    (root / "notebooks").mkdir(parents=True)
+    chapter = root / "notebooks" / "z01_toy.py"
+
+    def commit(text: str, message: str) -> None:
+        chapter.write_text(text)
+        subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+        subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm",
+                        message], check=True)
+
+    rule = 'claims = preregister({"z01_gap": ("gap", at_most(0.95, "bar"))})\n'
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    commit(rule + "value = run(seed)\n", "first")
+    commit(rule + "value = run(seed)\ncontrol = run(seed, shuffled=True)\n", "add a control")
+    commit(rule + "value = run(seed)\ncontrol = run(seed,  shuffled=True)  # re-spaced\n", "re-space")
+    commit(rule + "value = run(seed)\ncontrol = run(seed, shuffled=True, steps=0)\n", "move the control")
+    (change,) = control_changes(root, "z01_toy")
+    assert change.subject == "move the control" and not change.after_table
+    assert change.old == ("control = run(seed,  shuffled=True)  # re-spaced",)
+    assert change.new == ("control = run(seed, shuffled=True, steps=0)",)
+    assert rule_changes(root, "z01_toy") == ()  # the rule never changed
+    table = control_history_lines(root, ["z01_toy"])
+    assert any(line.startswith("| z01 | ") and "move the control" in line and line.endswith("| 1 | 1 |")
+               for line in table), table
 
 
 def test_every_committed_run_that_judged_a_claim_reaches_its_row():

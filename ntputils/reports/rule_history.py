@@ -7,7 +7,8 @@ is executed before it is committed) or, for what the record can prove, at its fi
 (``results/sweeps/<prefix>-*``). A commit that removes or rewrites a line holding a rule (``within(``,
 ``at_least(``, ``at_most(``, ``between(``, ``above_chance(``, or a ``check`` comparing with a number) of a
 chapter that existed before it changed a rule the chapter had already measured: the scorecard lists each
-such change with its old and new lines.
+such change with its old and new lines. A negative control that changed after a measurement is listed the
+same way (:func:`control_changes`): a rule that stays put while its control moves can be tuned just as well.
 """
 
 from __future__ import annotations
@@ -58,6 +59,23 @@ def _first_table_date(root: Path, prefix: str) -> str:
 def rule_changes(root: Path, chapter: str) -> tuple[RuleChange, ...]:
     """The commits that removed or rewrote rule lines of ``notebooks/<chapter>.py`` after its first commit,
     oldest first (:class:`RuleChange`)."""
+    return _changes(root, chapter, _rule_lines, lambda lines: sorted(rule_calls(lines)))
+
+
+@lru_cache(maxsize=64)
+def control_changes(root: Path, chapter: str) -> tuple[RuleChange, ...]:
+    """The commits that removed or rewrote a code line naming a negative control (an identifier starting
+    with ``control``: ``control=``, ``controls={...}``, ``control = ...``) of ``notebooks/<chapter>.py``
+    after its first commit, oldest first; a control added is not a change, and lines that only moved or
+    re-wrapped (the same lines, spaces and trailing comments removed) are not either. It over-reports by
+    design: a renamed variable counts, and a control computed on lines that never name it is missed."""
+    return _changes(root, chapter, _control_lines,
+                    lambda lines: sorted(TRAILING_COMMENT.sub("", x).replace(" ", "") for x in lines))
+
+
+def _changes(root: Path, chapter: str, lines_of, normal) -> tuple[RuleChange, ...]:
+    """The commits after the first of ``notebooks/<chapter>.py`` whose ``-U0`` diff removes lines
+    ``lines_of(diff, "-")`` that differ, after ``normal``, from those it adds."""
     log = _git(root, "log", "--reverse", "-p", "-U0", "--format=\x1e%h\x1f%cI\x1f%s", "--",
                f"notebooks/{chapter}.py")
     first_table = _first_table_date(root, chapter.split("_")[0])
@@ -67,20 +85,34 @@ def rule_changes(root: Path, chapter: str) -> tuple[RuleChange, ...]:
         commit, date, subject = (header.split("\x1f") + ["", "", ""])[:3]
         if n == 0:
             continue  # the commit that created the chapter: nothing was measured before it
-        removed, added = _rule_lines(diff, "-"), _rule_lines(diff, "+")
-        if not removed or sorted(rule_calls(removed)) == sorted(rule_calls(added)):
-            continue  # no rule removed, or the same rule calls moved or re-wrapped
+        removed, added = lines_of(diff, "-"), lines_of(diff, "+")
+        if not removed or normal(removed) == normal(added):
+            continue  # nothing removed, or the same lines moved or re-wrapped
         out.append(RuleChange(chapter, commit, date, subject, removed, added,
                               bool(first_table) and date > first_table))
     return tuple(out)
 
 
-def _rule_lines(diff: str, sign: str) -> tuple[str, ...]:
-    """The code lines of a ``-U0`` diff starting with ``sign`` that hold a rule call (comments left out)."""
+def _code_lines(diff: str, sign: str) -> list[str]:
+    """The code lines of a ``-U0`` diff starting with ``sign``, stripped (comments left out)."""
     lines = (line[1:].strip() for line in diff.splitlines()
              if line.startswith(sign) and not line.startswith(sign * 3))
-    return tuple(line for line in lines
-                 if not line.startswith("#") and (RULE_LINE.search(line) or CHECK_THRESHOLD.search(line)))
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+CONTROL_NAME = re.compile(r"\bcontrol\w*")
+TRAILING_COMMENT = re.compile(r"\s+#.*$")
+
+
+def _control_lines(diff: str, sign: str) -> tuple[str, ...]:
+    """The code lines of a ``-U0`` diff starting with ``sign`` that name a control."""
+    return tuple(line for line in _code_lines(diff, sign) if CONTROL_NAME.search(line))
+
+
+def _rule_lines(diff: str, sign: str) -> tuple[str, ...]:
+    """The code lines of a ``-U0`` diff starting with ``sign`` that hold a rule call (comments left out)."""
+    return tuple(line for line in _code_lines(diff, sign)
+                 if RULE_LINE.search(line) or CHECK_THRESHOLD.search(line))
 
 
 def rule_calls(lines: tuple[str, ...]) -> list[str]:

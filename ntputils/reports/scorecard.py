@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from ntputils.committed import CANNOT_FAIL, MACHINE_FRAGILE, SEED_NOT_USED, SEEDS_REPRODUCED_AT, control_text
-from ntputils.reports.rule_history import registered, rule_calls, rule_changes
+from ntputils.reports.rule_history import control_changes, registered, rule_calls, rule_changes
 from ntputils.reports.status import md_cell, overrides_text
 
 CATALOGUE_FILE = Path(__file__).resolve().parents[2] / "book" / "scorecard_items.yaml"
@@ -524,6 +524,26 @@ def rule_history_lines(root: Path, chapters: list[str]) -> list[str]:
     return lines + [""]
 
 
+def control_history_lines(root: Path, chapters: list[str]) -> list[str]:
+    """The scorecard's section on negative controls changed after their chapter had run
+    (:func:`~ntputils.reports.rule_history.control_changes`)."""
+    changes = [c for name in chapters for c in control_changes(root, name)]
+    lines = ["## Negative controls changed after their chapter had run", "",
+             "Read from git like the rules above: each commit that removed or rewrote a code line naming a "
+             "control (an identifier starting with `control`) of a chapter committed before it. A claim's "
+             "verdict is decided by its rule and its control together, so a control changed with its value "
+             "in view can tune a verdict as a rule can. The list over-reports (a renamed variable counts); "
+             "the chapter's page says why each change was made.", ""]
+    if not changes:
+        return lines + ["None.", ""]
+    lines += ["| chapter | commit | date | after a table | lines removed | lines added |",
+              "|---|---|---|---|---|---|"]
+    for c in changes:
+        lines.append(f"| {c.chapter.split('_')[0]} | {c.commit} ({md_cell(c.subject[:60])}) | {c.date[:10]} "
+                     f"| {'yes' if c.after_table else 'no'} | {len(c.old)} | {len(c.new)} |")
+    return lines + [""]
+
+
 def score(states: dict[str, dict[str, Any]], links: dict[str, str],
           paper: dict[str, dict[str, Any]] | None = None,
           runs: dict[str, str] | None = None, overrides: dict[str, str] | None = None,
@@ -640,7 +660,7 @@ def score(states: dict[str, dict[str, Any]], links: dict[str, str],
     if unknown:
         lines += [f"Records name unknown items: {', '.join(md_cell(u) for u in unknown)}.", ""]
     if root is not None:
-        lines += rule_history_lines(root, sorted(states))
+        lines += rule_history_lines(root, sorted(states)) + control_history_lines(root, sorted(states))
     return "\n".join(lines), top
 
 
