@@ -576,8 +576,15 @@ def other_tables(root: Path | None = None, currency: dict[str, Any] | None = Non
 
 #: a claim's outcome when the rule holds for the measurement *and* for its negative control: no evidence
 CANNOT_FAIL = "cannot fail"
-#: a claim's five-seed verdict when all seeds measured the same value: the seed entered no computation
+#: a claim's five-seed verdict when all seeds measured the same non-integer value: the seed entered no
+#: computation (five seeds landing on the same float are one measurement)
 SEED_NOT_USED = "deterministic (seed not used)"
+#: ... when all seeds measured the same whole number (a count, a step, a share of one run, inf): the seed
+#: may have entered (five trainings reaching the same step count) or not (a data set's size); the table
+#: cannot tell, so its seeds do not count either
+SEED_SAME_COUNT = "the same whole number at every seed (whether the seed entered is unknown)"
+#: the five-seed verdicts that have no say in a claim's verdict
+SEEDS_WITHOUT_SAY = (SEED_NOT_USED, SEED_SAME_COUNT)
 NO_CONTROL = "no control"
 
 
@@ -608,11 +615,13 @@ def seed_verdict(outcomes: list[str], values: list[Any] | None = None) -> str:
     ``not reproduced`` means that what a claim needs is not available). A claim that holds at enough
     seeds only together with seeds where it :data:`CANNOT_FAIL` reads ``cannot fail``. ``values``: the
     seeds' measured values; when every seed measured the very same value the seed entered no computation
-    of the claim, and the verdict is :data:`SEED_NOT_USED` (five identical rows are one measurement)."""
+    of the claim, and the verdict is :data:`SEED_NOT_USED` (five identical rows are one measurement) --
+    unless that value is a whole number (or infinite), which five seeded runs can share:
+    :data:`SEED_SAME_COUNT`, which does not count either."""
     measured = [v for v in values or [] if v is not None]
     if len(measured) == len(outcomes) > 1 and len(set(map(repr, measured))) == 1 \
             and len(set(outcomes)) == 1 and outcomes[0] not in ("failed", "not run"):
-        return SEED_NOT_USED
+        return SEED_SAME_COUNT if _whole(measured[0]) else SEED_NOT_USED
     k = outcomes.count("reproduced")
     if k >= SEEDS_REPRODUCED_AT:
         return "reproduced"
@@ -621,6 +630,15 @@ def seed_verdict(outcomes: list[str], values: list[Any] | None = None) -> str:
     if k == 0:
         return "not run" if all(o == "not run" for o in outcomes) else "deviates"
     return "fragile"
+
+
+def _whole(value: Any) -> bool:
+    """Whether a measured value is a whole number or infinite (``True``/``False`` are 1 and 0)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return False
+    return math.isinf(number) or number.is_integer()
 
 
 def seed_claims(table: Any) -> dict[str, dict[str, Any]]:

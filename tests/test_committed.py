@@ -338,10 +338,16 @@ def test_a_table_of_another_chapter_or_without_its_columns_is_not_shown(root):
 
 
 def test_five_identical_seed_values_are_one_measurement_and_cannot_fail_is_no_reproduction():
-    from ntputils.committed import CANNOT_FAIL, SEED_NOT_USED
+    import math
+
+    from ntputils.committed import CANNOT_FAIL, SEED_NOT_USED, SEED_SAME_COUNT
 
     same = ["reproduced"] * 5
     assert seed_verdict(same, [0.25] * 5) == SEED_NOT_USED  # the seed entered no computation
+    # five seeded trainings can reach the same step or share: the same whole number is not "seed not used"
+    for whole in (1.0, 0, 49, math.inf, True):
+        assert seed_verdict(same, [whole] * 5) == SEED_SAME_COUNT, whole
+    assert seed_verdict(same, [1.0] * 4 + [0.0]) == "reproduced"  # whole numbers that differ count
     assert seed_verdict(same, [0.25, 0.25, 0.25, 0.25, 0.2500001]) == "reproduced"
     assert seed_verdict(same, [0.25] * 4 + [None]) == "reproduced"  # a value missing: not shown identical
     assert seed_verdict(["not run"] * 5, [None] * 5) == "not run"

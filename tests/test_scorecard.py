@@ -330,6 +330,10 @@ def test_five_seeds_decide_too_a_fragile_claim_is_fragile():
     assert outcome(seed_rows("deviates")) == "deviates"
     assert outcome(seed_rows("fragile", stale=True)) == "reproduced"  # STALE: no say
     assert outcome(seed_rows("deterministic (seed not used)")) == "reproduced"  # one measurement, no say
+    from ntputils.committed import SEED_SAME_COUNT
+    deviating_cpu = [{**ev[0], "outcome": "deviates"}]
+    assert decided_claims(deviating_cpu, [], seed_rows(SEED_SAME_COUNT))[0]["outcome"] == "deviates"
+    assert outcome(seed_rows(SEED_SAME_COUNT)) == "reproduced"  # unknown whether five runs: no say
     assert decided_claims([{**ev[0], "outcome": "deviates"}], [], seed_rows("fragile"))[0]["outcome"] == \
         "deviates"  # the worst of the evidence
 

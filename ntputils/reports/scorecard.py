@@ -14,7 +14,15 @@ from typing import Any
 
 import yaml
 
-from ntputils.committed import CANNOT_FAIL, MACHINE_FRAGILE, SEED_NOT_USED, SEEDS_REPRODUCED_AT, control_text
+from ntputils.committed import (
+    CANNOT_FAIL,
+    MACHINE_FRAGILE,
+    SEED_NOT_USED,
+    SEED_SAME_COUNT,
+    SEEDS_REPRODUCED_AT,
+    SEEDS_WITHOUT_SAY,
+    control_text,
+)
 from ntputils.reports.rule_history import control_changes, registered, rule_calls, rule_changes
 from ntputils.reports.status import md_cell, overrides_text
 
@@ -202,7 +210,8 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
     """One verdict per claim and check of an item, each ``{"chapter", "key", "kind", "outcome", "by",
     "control"}``. **The paper profile decides where it ran**: a claim its committed table judged takes
     that outcome (the cpu run is a preview); else the cpu run's outcome, worsened by its five-seed verdict
-    (fragile or deviating seeds; a seed that touched nothing, :data:`SEED_NOT_USED`, has no say). A STALE
+    (fragile or deviating seeds; five seeds that measured one value, :data:`SEEDS_WITHOUT_SAY`, have no
+    say). A STALE
     table has no say. ``other_rows``: the claims of the chapter's other committed runs (a07's ladder toward
     the paper's model, parameter sweeps: :func:`other_evidence`); where the paper profile did not decide,
     a claim's verdict is the worst of the cpu run, its seeds and these runs. A claim whose outcome may flip
@@ -324,15 +333,16 @@ def _seeds_cell(seed_rows: list[dict[str, Any]], rows: list[dict[str, Any]] = ()
     parts = []
     for chapter in dict.fromkeys(r["chapter"] for r in seed_rows):
         every = [r for r in seed_rows if r["chapter"] == chapter]
-        mine = [r for r in every if r["verdict"] != SEED_NOT_USED]
-        unused = len(every) - len(mine)
+        mine = [r for r in every if r["verdict"] not in SEEDS_WITHOUT_SAY]
+        no_say = {v: sum(r["verdict"] == v for r in every) for v in SEEDS_WITHOUT_SAY}
         held = sum(r["verdict"] == "reproduced" for r in mine)
         weak = [f"{r['k']}/{r['n']}" + (" cannot fail" if r["verdict"] == CANNOT_FAIL else "")
                 for r in mine if r["verdict"] != "reproduced"]
         said = (f"{held}/{len(mine)} claims hold at >= {SEEDS_REPRODUCED_AT} of 5 seeds"
                 + (f" (others: {', '.join(weak)})" if weak else "")) if mine else ""
-        if unused:
-            said += ("; " if said else "") + f"{_claims(unused)} {SEED_NOT_USED}"
+        for verdict, n in no_say.items():
+            if n:
+                said += ("; " if said else "") + f"{_claims(n)} {verdict}"
         parts.append(f"{chapter}{' (STALE)' if every[0]['stale'] else ''}: {said}")
     return md_cell("; ".join(parts)) if parts else "-"
 
@@ -433,8 +443,11 @@ def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any
                     f"**{paper['outcome']}**"
                     + (f" ({MACHINE_FRAGILE})" if paper.get("machine_fragile") else "") if paper else "")
         seeds = seeds_of.get((r["chapter"].split("_")[0], r.get("key")))
-        if seeds and seeds["verdict"] == SEED_NOT_USED:
-            at_seeds = f"; seeds 0-4: {SEED_NOT_USED}" + (" (STALE)" if seeds["stale"] else "")
+        if seeds and seeds["verdict"] in SEEDS_WITHOUT_SAY:
+            at_seeds = (f"; seeds 0-4: {seeds['verdict']}"
+                        + (f" ({md_cell(next(iter(seeds['values'].values())))} at each)"
+                           if seeds["verdict"] == SEED_SAME_COUNT else "")
+                        + (" (STALE)" if seeds["stale"] else ""))
         elif seeds:
             at_seeds = (f"; seeds 0-4: {seeds['k']}/{seeds['n']} reproduced ("
                         + ", ".join(md_cell(v) for v in seeds["values"].values())
@@ -639,7 +652,9 @@ def score(states: dict[str, dict[str, Any]], links: dict[str, str],
         "absent, passes the same rule), when a claim has no negative control, or when a figure rests on "
         "checks alone (its evidence says which). Where a claim's committed paper-profile run judged it, "
         "that verdict decides and the cpu run is a preview. A claim whose five seeds measured the very same "
-        f"value is *{SEED_NOT_USED}* and its seeds do not count. Statuses: "
+        f"non-integer value is *{SEED_NOT_USED}*, and one whose five seeds measured the same whole number "
+        f"(a step count, a share of one run) reads *{SEED_SAME_COUNT}*: in neither case do its seeds "
+        "count. Statuses: "
         + ", ".join(f"{s} {counts[s]}" for s in STATUSES) + ". Judged claims: "
         + f"{claim_counts['controlled']} with a negative control that fails their rule (evidence), "
         + f"{claim_counts[CANNOT_FAIL]} cannot fail, {claim_counts['no control']} without a control.",
