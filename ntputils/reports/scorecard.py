@@ -545,8 +545,8 @@ def control_history_lines(root: Path, chapters: list[str]) -> list[str]:
              "Read from git like the rules above: each commit that removed or rewrote a code line naming a "
              "control (an identifier starting with `control`) of a chapter committed before it. A claim's "
              "verdict is decided by its rule and its control together, so a control changed with its value "
-             "in view can tune a verdict as a rule can. The list over-reports (a renamed variable counts); "
-             "the chapter's page says why each change was made.", ""]
+             "in view can tune a verdict as a rule can. The list over-reports (a renamed variable or a "
+             "refactor counts); the commit's subject says what it changed.", ""]
     if not changes:
         return lines + ["None.", ""]
     lines += ["| chapter | commit | date | after a table | lines removed | lines added |",
