@@ -211,9 +211,9 @@ def decided_claims(rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
     "control"}``. **The paper profile decides where it ran**: a claim its committed table judged takes
     that outcome (the cpu run is a preview); else the cpu run's outcome, worsened by its five-seed verdict
     (fragile or deviating seeds; five seeds that measured one value, :data:`SEEDS_WITHOUT_SAY`, have no
-    say). A STALE
-    table has no say. ``other_rows``: the claims of the chapter's other committed runs (a07's ladder toward
-    the paper's model, parameter sweeps: :func:`other_evidence`); where the paper profile did not decide,
+    say). A STALE table has no say. ``other_rows``: the claims of the chapter's other committed runs
+    (a07's ladder toward the paper's model, parameter sweeps: :func:`other_evidence`); where the paper
+    profile did not decide,
     a claim's verdict is the worst of the cpu run, its seeds and these runs. A claim whose outcome may flip
     on another CPU (a rule bound inside its value's measured spread, in the deciding table) is
     :data:`MACHINE_FRAGILE`, and so is one whose cpu run and the current five-seed table's point of the same
@@ -469,7 +469,7 @@ def _evidence_block(title: str, status: str, note: str, rows: list[dict[str, Any
                      + at_seeds + at_paper + at_others)
     for r in paper_of.values():  # claims only the paper profile judged
         lines.append(f"- paper profile ({r['chapter']}, {r['made']}{', STALE' if r['stale'] else ''}): "
-                     f"`{r['key']}` = {md_cell(r['measured'])}: **{r['outcome']}**")
+                     f"`{r['key']}` = {md_cell(r['measured'])}{_paper_control(r)}: **{r['outcome']}**")
     if note:
         lines.append(f"- {md_cell(note)}")
     for why_partial in capped:
