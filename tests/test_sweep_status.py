@@ -83,6 +83,22 @@ def test_status_of_a_running_sweep_from_another_terminal(tmp_path, capsys):
     assert "running: d (x=3) for 5 s, attempt 2" in out, out
 
 
+@pytest.mark.skipif(not os.access("/proc/locks", os.R_OK), reason="needs /proc/locks (Linux)")
+def test_a_point_running_past_the_mean_makes_the_eta_unknown_not_zero(tmp_path, capsys):
+    """A point that has already run longer than the finished points' mean (a06-paper: the STS point, hours,
+    beside a 24-minute Synthetic one) left the ETA at "~0 s"; it says the mean does not predict it."""
+    d = fake_sweep(tmp_path)
+    attempts = d / "points" / "d" / "attempts"
+    attempts.write_text(attempts.read_text().splitlines()[0] + "\n")  # its one attempt started 65 s ago
+    with (d / LOCK).open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        code, out = status(tmp_path, capsys)
+    assert code == 0, out
+    assert "ETA ~" not in out, out
+    assert ("ETA unknown: 1 running point(s) have run longer than the finished points' mean (20.0 s), so "
+            "points differ in cost; the rest needs ~40 s at that mean") in out, out
+
+
 def test_status_after_the_driver_died_counts_started_points_as_interrupted(tmp_path, capsys):
     d = fake_sweep(tmp_path)
     (d / LOCK).touch()  # a driver ran; nobody holds the lock now

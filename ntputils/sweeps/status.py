@@ -69,8 +69,14 @@ def status_lines(project: Project, name: str, plan: dict[str, Any], now: float |
     if driver is not None and left and times:  # the finished points' mean time x what is left / in parallel
         mean, parallel = sum(times) / len(times), max(1, len(running))
         work = sum(max(mean - elapsed, 0.0) for _, elapsed, _ in running) + mean * len(pending)
-        lines.append(f"  ETA ~{duration(work / parallel)} (mean {mean:.1f} s per finished point, {left} "
-                     f"left, {parallel} in parallel)")
+        overdue = sum(elapsed > mean for _, elapsed, _ in running)
+        if overdue:  # the mean does not predict a point that has outrun it: no estimate pretends it does
+            lines.append(f"  ETA unknown: {overdue} running point(s) have run longer than the finished "
+                         f"points' mean ({mean:.1f} s), so points differ in cost"
+                         + (f"; the rest needs ~{duration(work / parallel)} at that mean" if work else ""))
+        else:
+            lines.append(f"  ETA ~{duration(work / parallel)} (mean {mean:.1f} s per finished point, {left} "
+                         f"left, {parallel} in parallel)")
     elif driver is not None and left:
         lines.append("  ETA: unknown until a point finishes")
     if done or failed:
