@@ -455,14 +455,15 @@ def test_the_headline_counts_items_per_paper_and_reaches_the_readme(tmp_path):
         write_readme_headline(project)
 
 
-def test_rule_changes_after_a_chapter_ran_are_read_from_git(tmp_path):
+def _toy_repo(tmp_path):
+    """A git repository with one chapter, ``notebooks/z01_toy.py``, and ``commit(text, message)`` that
+    replaces its text and commits it."""
     import subprocess
-
-    from ntputils.reports.rule_history import registered, rule_calls, rule_changes
 
     root = tmp_path / "repo"
     (root / "notebooks").mkdir(parents=True)
     chapter = root / "notebooks" / "z01_toy.py"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
 
     def commit(text: str, message: str) -> None:
         chapter.write_text(text)
@@ -470,7 +471,13 @@ def test_rule_changes_after_a_chapter_ran_are_read_from_git(tmp_path):
         subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm",
                         message], check=True)
 
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root, commit
+
+
+def test_rule_changes_after_a_chapter_ran_are_read_from_git(tmp_path):
+    from ntputils.reports.rule_history import registered, rule_calls, rule_changes
+
+    root, commit = _toy_repo(tmp_path)
     commit('claims = preregister({"z01_gap": ("gap", at_most(0.95, "bar"))})\n', "first")
     commit('claims = preregister({"z01_gap": ("gap", at_most(0.95, "bar"), "X:Fig 1")})\n', "re-wrap")
     commit('claims = preregister({"z01_gap": ("gap", at_most(0.9, "bar"), "X:Fig 1")})\n', "move the bar")
@@ -487,23 +494,11 @@ def test_rule_changes_after_a_chapter_ran_are_read_from_git(tmp_path):
 def test_control_changes_after_a_chapter_ran_are_read_from_git(tmp_path):
     """A control rewritten after the chapter's first commit is listed, with the rule untouched; a control
     added, or re-wrapped, is not a change."""
-    import subprocess
-
     from ntputils.reports.rule_history import control_changes, rule_changes
     from ntputils.reports.scorecard import control_history_lines
 
-    root = tmp_path / "repo"
-    (root / "notebooks").mkdir(parents=True)
-    chapter = root / "notebooks" / "z01_toy.py"
-
-    def commit(text: str, message: str) -> None:
-        chapter.write_text(text)
-        subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
-        subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm",
-                        message], check=True)
-
+    root, commit = _toy_repo(tmp_path)
     rule = 'claims = preregister({"z01_gap": ("gap", at_most(0.95, "bar"))})\n'
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
     commit(rule + "value = run(seed)\n", "first")
     commit(rule + "value = run(seed)\ncontrol = run(seed, shuffled=True)\n", "add a control")
     commit(rule + "value = run(seed)\ncontrol = run(seed,  shuffled=True)  # re-spaced\n", "re-space")

@@ -516,45 +516,48 @@ def render_scorecard(states: dict[str, dict[str, Any]], links: dict[str, str],
     return score(states, links, paper, runs, overrides, seeds, root, others)[0]
 
 
-def rule_history_lines(root: Path, chapters: list[str]) -> list[str]:
-    """The scorecard's section on rules changed after their chapter had run (:mod:`rule_history`)."""
-    changes = [c for name in chapters for c in rule_changes(root, name)]
-    lines = ["## Rules changed after their chapter had run", "",
-             "Read from git: each commit that removed or rewrote a rule (or a check's threshold) of a "
-             "chapter that had been committed, and so executed, before it; such a rule may have been set "
-             "with its value in view. *after a table*: the change came after the chapter's first committed "
-             "table, a measurement the repository itself holds. Each claim's evidence above says when its "
-             "key was registered.", ""]
+def _changes_table(title: str, intro: str, changes: list, columns: tuple[str, str], cells) -> list[str]:
+    """A scorecard section listing commits that changed a chapter after it had run (:mod:`rule_history`):
+    ``title``, ``intro``, then one row per change with its chapter, commit, date, whether it came after a
+    table, and the two ``columns`` that ``cells(change)`` fills; "None." when there is none."""
+    lines = [f"## {title}", "", intro, ""]
     if not changes:
         return lines + ["None.", ""]
-    lines += ["| chapter | commit | date | after a table | rules before | rules after |",
+    lines += [f"| chapter | commit | date | after a table | {columns[0]} | {columns[1]} |",
               "|---|---|---|---|---|---|"]
     for c in changes:
-        before = "; ".join(f"`{md_cell(x)}`" for x in rule_calls(c.old)) or "-"
-        after = "; ".join(f"`{md_cell(x)}`" for x in rule_calls(c.new)) or "- (removed)"
+        first, second = cells(c)
         lines.append(f"| {c.chapter.split('_')[0]} | {c.commit} ({md_cell(c.subject[:60])}) | {c.date[:10]} "
-                     f"| {'yes' if c.after_table else 'no'} | {before} | {after} |")
+                     f"| {'yes' if c.after_table else 'no'} | {first} | {second} |")
     return lines + [""]
+
+
+def rule_history_lines(root: Path, chapters: list[str]) -> list[str]:
+    """The scorecard's section on rules changed after their chapter had run (:mod:`rule_history`)."""
+    return _changes_table(
+        "Rules changed after their chapter had run",
+        "Read from git: each commit that removed or rewrote a rule (or a check's threshold) of a "
+        "chapter that had been committed, and so executed, before it; such a rule may have been set "
+        "with its value in view. *after a table*: the change came after the chapter's first committed "
+        "table, a measurement the repository itself holds. Each claim's evidence above says when its "
+        "key was registered.",
+        [c for name in chapters for c in rule_changes(root, name)], ("rules before", "rules after"),
+        lambda c: ("; ".join(f"`{md_cell(x)}`" for x in rule_calls(c.old)) or "-",
+                   "; ".join(f"`{md_cell(x)}`" for x in rule_calls(c.new)) or "- (removed)"))
 
 
 def control_history_lines(root: Path, chapters: list[str]) -> list[str]:
     """The scorecard's section on negative controls changed after their chapter had run
     (:func:`~ntputils.reports.rule_history.control_changes`)."""
-    changes = [c for name in chapters for c in control_changes(root, name)]
-    lines = ["## Negative controls changed after their chapter had run", "",
-             "Read from git like the rules above: each commit that removed or rewrote a code line naming a "
-             "control (an identifier starting with `control`) of a chapter committed before it. A claim's "
-             "verdict is decided by its rule and its control together, so a control changed with its value "
-             "in view can tune a verdict as a rule can. The list over-reports (a renamed variable or a "
-             "refactor counts); the commit's subject says what it changed.", ""]
-    if not changes:
-        return lines + ["None.", ""]
-    lines += ["| chapter | commit | date | after a table | lines removed | lines added |",
-              "|---|---|---|---|---|---|"]
-    for c in changes:
-        lines.append(f"| {c.chapter.split('_')[0]} | {c.commit} ({md_cell(c.subject[:60])}) | {c.date[:10]} "
-                     f"| {'yes' if c.after_table else 'no'} | {len(c.old)} | {len(c.new)} |")
-    return lines + [""]
+    return _changes_table(
+        "Negative controls changed after their chapter had run",
+        "Read from git like the rules above: each commit that removed or rewrote a code line naming a "
+        "control (an identifier starting with `control`) of a chapter committed before it. A claim's "
+        "verdict is decided by its rule and its control together, so a control changed with its value "
+        "in view can tune a verdict as a rule can. The list over-reports (a renamed variable or a "
+        "refactor counts); the commit's subject says what it changed.",
+        [c for name in chapters for c in control_changes(root, name)], ("lines removed", "lines added"),
+        lambda c: (len(c.old), len(c.new)))
 
 
 def score(states: dict[str, dict[str, Any]], links: dict[str, str],
