@@ -83,6 +83,9 @@ def parser() -> argparse.ArgumentParser:
     st.add_argument("--force", action="store_true",
                     help="with --publish: replace a committed all-ok table even if this sweep has "
                          "failed points")
+    st.add_argument("--diff", action="store_true",
+                    help="what differs from the committed results/sweeps/NAME/table.csv: rows in one only, "
+                         "values bit-identical, the largest moves, outcomes flipped (writes nothing)")
 
     sr = sub.add_parser("sweep-report", help="draw a scratch sweep (sweeps/NAME) with the book's sweeps "
                                              "page: an executed notebook and an HTML page")
@@ -224,6 +227,10 @@ def _main(argv: list[str] | None = None) -> int:
     if args.command == "sweep-table":
         from ntputils.sweeps.table import table_command
 
+        if args.diff:
+            from ntputils.sweeps.compare import diff_command
+
+            return diff_command(project, args.name)
         return table_command(project, args.name, args.format, args.publish, args.force)
     if args.command == "sweep-report":
         from ntputils.sweeps.report import report_command
