@@ -227,6 +227,10 @@ def _main(argv: list[str] | None = None) -> int:
     if args.command == "sweep-table":
         from ntputils.sweeps.table import table_command
 
+        if args.diff and (args.publish or args.force or args.format != "csv"):
+            print("error: --diff prints a comparison and writes nothing; run --publish (or --format) on its "
+                  "own after it")
+            return 2
         if args.diff:
             from ntputils.sweeps.compare import diff_command
 

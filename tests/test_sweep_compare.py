@@ -86,3 +86,11 @@ def test_the_command_compares_with_the_committed_table_and_writes_nothing(tmp_pa
     assert "4 rows in both, 2 bit-identical, 2 moved, 1 outcome(s) flipped" in out, out
     assert "  compare c [0]: 0.6 -> 0.4, reproduced -> deviates" in out, out
     assert sorted(p.name for p in (root / "sweeps" / "fake").iterdir()) == before  # read-only
+
+
+def test_diff_with_publish_is_refused_before_anything_is_read(tmp_path, capsys):
+    (tmp_path / "notebooks").mkdir()
+    for extra in (["--publish"], ["--format", "markdown"], ["--force"]):
+        assert cli.main(["--root", str(tmp_path), "sweep-table", "fake", "--diff", *extra]) == 2
+        assert "error: --diff prints a comparison and writes nothing" in capsys.readouterr().out
+    assert not (tmp_path / "results").exists()
