@@ -16,6 +16,8 @@ from typing import Any
 from ntputils.book.currency import axes_of
 from ntputils.book.project import Project
 from ntputils.committed import RESULTS_DIR, SweepTableError, check_name
+from ntputils.sweeps.recertify import read_committed_table, row_values
+from ntputils.sweeps.table import collect
 
 #: rows per table that :func:`diff_lines` lists (the largest moves)
 SHOWN_MOVES = 15
@@ -33,49 +35,34 @@ class TableDiff:
     flips: list[tuple[tuple, Any, Any, str, str]]  # (key, old value, new value, old outcome, new outcome)
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Bit-identical numbers (NaN equal to NaN), or equal text."""
-    if isinstance(a, float) and isinstance(b, float):
-        return a == b or (math.isnan(a) and math.isnan(b))
-    return a == b
-
-
-def _number(x: Any) -> float:
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def _text(x: Any) -> str:
-    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else str(x)
+def _rows(table) -> dict[tuple, tuple[float, str, str]]:
+    """(axis values as text..., kind, metric) -> (value, value_text, outcome) of every row of ``table``,
+    each point read by recertification's row reader (:func:`~ntputils.sweeps.recertify.row_values`)."""
+    axes, kinds = axes_of(table), tuple(table["kind"].unique())
+    out: dict[tuple, tuple[float, str, str]] = {}
+    for point, group in table.groupby(axes, sort=False, dropna=False) if axes else [((), table)]:
+        point = tuple(str(v) for v in (point if isinstance(point, tuple) else (point,)))
+        out |= {(*point, kind, metric): row for (kind, metric), row in row_values(group, kinds).items()}
+    return out
 
 
 def table_diff(old, new) -> TableDiff:
     """Compare two tidy tables (:func:`ntputils.sweeps.table.collect`'s columns) row by row on their swept
     parameters, ``kind`` and ``metric``; the parameters must be the same columns."""
-    axes = axes_of(old)
-    if axes != axes_of(new):
-        raise ValueError(f"the tables sweep different parameters: committed {axes}, new {axes_of(new)}")
-    key = [*axes, "kind", "metric"]
-
-    def rows(table) -> dict[tuple, dict[str, Any]]:
-        records = table.to_dict("records")
-        return {tuple(_text(r[k]) for k in key): r for r in records}
-
-    a, b = rows(old), rows(new)
+    if axes_of(old) != axes_of(new):
+        raise ValueError(f"the tables sweep different parameters: committed {axes_of(old)}, new "
+                         f"{axes_of(new)}")
+    a, b = _rows(old), _rows(new)
     both = [k for k in a if k in b]
     identical, moved, flips = 0, [], []
     for k in both:
-        ra, rb = a[k], b[k]
-        va, vb = _number(ra["value"]), _number(rb["value"])
-        if _same(va, vb) and _text(ra.get("value_text")) == _text(rb.get("value_text")):
+        (va, ta, oa), (vb, tb, ob) = a[k], b[k]
+        if ta == tb and (va == vb or (math.isnan(va) and math.isnan(vb))):
             identical += 1
         elif math.isfinite(va) and math.isfinite(vb):
             moved.append((k, va, vb, abs(vb - va) / max(abs(va), 1e-300)))
         else:
-            moved.append((k, _text(ra.get("value_text")) or va, _text(rb.get("value_text")) or vb, math.inf))
-        oa, ob = _text(ra.get("outcome")), _text(rb.get("outcome"))
+            moved.append((k, ta or va, tb or vb, math.inf))
         if oa != ob:
             flips.append((k, va, vb, oa, ob))
     moved.sort(key=lambda m: (-m[3], m[0]))
@@ -111,9 +98,6 @@ def diff_lines(name: str, d: TableDiff, shown: int = SHOWN_MOVES) -> list[str]:
 def diff_command(project: Project, name: str) -> int:
     """``sweep-table NAME --diff``: 0, or 2 with one ``error:`` line (no such sweep, no committed table,
     tables of different parameters)."""
-    from ntputils.sweeps.recertify import read_committed_table
-    from ntputils.sweeps.table import collect
-
     try:
         committed = project.root / RESULTS_DIR / "sweeps" / check_name(name) / "table.csv"
         if not committed.is_file():
