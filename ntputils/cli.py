@@ -8,9 +8,7 @@ One parser for every job, each handed to the package that does it: building the 
 from __future__ import annotations
 
 import argparse
-import os
 import signal
-import sys
 import threading
 from pathlib import Path
 
@@ -167,16 +165,6 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _silence_stdout() -> None:
-    """Point stdout at ``/dev/null``, so that the interpreter's final flush of a closed pipe raises nothing
-    (Python's documented way to handle SIGPIPE: ``signal`` docs, "Note on SIGPIPE")."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # no file descriptor behind stdout (a test's capture)
-        pass
-
-
 def main(argv: list[str] | None = None) -> int:
     """The command line; SIGTERM and SIGHUP are handled like Ctrl-C while it runs (main thread only)."""
     saved = {}
@@ -188,9 +176,6 @@ def main(argv: list[str] | None = None) -> int:
         interrupt_all()
         say("terminated" if isinstance(err, Terminated) else "interrupted (Ctrl-C)")
         return exit_code(err)
-    except BrokenPipeError:  # the reader went away (``... | head``): stop quietly, as a pipe's writer does
-        _silence_stdout()
-        return 1
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
