@@ -94,4 +94,3 @@ def test_diff_with_publish_is_refused_before_anything_is_read(tmp_path, capsys):
         assert cli.main(["--root", str(tmp_path), "sweep-table", "fake", "--diff", *extra]) == 2
         assert "error: --diff prints a comparison and writes nothing" in capsys.readouterr().out
     assert not (tmp_path / "results").exists()
-
