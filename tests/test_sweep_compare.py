@@ -1,8 +1,10 @@
 """``python -m ntputils.book sweep-table NAME --diff``: a sweep's table against its committed one, matched on
 the swept parameters, kind and metric (point ids change with the code), read-only."""
 
+import io
 import json
 import math
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -94,3 +96,20 @@ def test_diff_with_publish_is_refused_before_anything_is_read(tmp_path, capsys):
         assert cli.main(["--root", str(tmp_path), "sweep-table", "fake", "--diff", *extra]) == 2
         assert "error: --diff prints a comparison and writes nothing" in capsys.readouterr().out
     assert not (tmp_path / "results").exists()
+
+
+class _ClosedPipe(io.StringIO):
+    """A stdout whose reader has gone (``--diff | head`` after head exits)."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_closed_pipe_ends_the_comparison_quietly(tmp_path, capsys, monkeypatch):
+    _fake_sweep(tmp_path, {0: 0.4, 1: 0.7})
+    committed = tmp_path / "results" / "sweeps" / "fake" / "table.csv"
+    committed.parent.mkdir(parents=True)
+    assert cli.main(["--root", str(tmp_path), "sweep-table", "fake"]) == 0
+    committed.write_text(capsys.readouterr().out)
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    assert cli.main(["--root", str(tmp_path), "sweep-table", "fake", "--diff"]) == 0  # no BrokenPipeError

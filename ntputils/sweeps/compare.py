@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ntputils.book.currency import axes_of
-from ntputils.book.project import Project
+from ntputils.book.project import Project, say
 from ntputils.committed import RESULTS_DIR, SweepTableError, check_name
 from ntputils.sweeps.recertify import read_committed_table, row_values
 from ntputils.sweeps.table import collect
@@ -104,7 +104,7 @@ def diff_command(project: Project, name: str) -> int:
             raise FileNotFoundError(f"no committed table {committed} to compare sweep {name!r} with")
         lines = diff_lines(name, table_diff(read_committed_table(committed), collect(project, name)))
     except (FileNotFoundError, SweepTableError, ValueError) as err:
-        print(f"error: {err}")
+        say(f"error: {err}")
         return 2
-    print("\n".join(lines))
+    say("\n".join(lines))  # a closed pipe (--diff | head) ends it quietly
     return 0
