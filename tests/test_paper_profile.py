@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from ntputils.book.currency import currencies
+from ntputils.book.environment import machine
 from ntputils.book.project import Project
 from ntputils.committed import beside_cpu as _beside_cpu
-from ntputils.committed import paper_tables, refresh_command, sweep_name
+from ntputils.committed import paper_tables, read_committed, refresh_command, sweep_name
 from ntputils.reports.scorecard import render_scorecard
 from ntputils.sweeps.table import PublishRefused, publish
 
@@ -171,3 +172,10 @@ def test_a_failed_sweep_does_not_replace_a_good_committed_table(project):
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_each_point_names_the_machine_that_finished_it(project):
+    """A sweep resumed across machines keeps each point's own machine in the published provenance."""
+    _, prov = read_committed(sweep_name("t01"), project.root)
+    [point] = prov["points_run"].values()
+    assert point["machine"] == machine() and point["threads"] == 1

@@ -265,7 +265,7 @@ def run_point(root: Path, plan: dict[str, Any], task: dict[str, Any], sweep: Pat
     result = point_result(full_task, meta, seconds=time.perf_counter() - t0, executor_s=executor_s,
                           cells_s=float(outcome.get("cells_s") or 0.0), chapter_wall_s=record.get("wall_s"),
                           attempt=len(read_attempts(directory, run)), threads=POINT_THREADS,
-                          data_read=outcome.get("data_read"))
+                          data_read=outcome.get("data_read"), machine=environment_of(plan)["machine"])
     write_json_atomic(directory / RESULT, result)
     return result
 

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ntputils.book.environment import machine
 from ntputils.book.fingerprint import is_runner, trace_digest
 from ntputils.tracing import PACKAGE_DIR
 
@@ -46,12 +47,14 @@ def note_error(directory: Path, meta: dict[str, Any], outcome: dict[str, Any]) -
 def point_result(task: dict[str, Any], meta: dict[str, Any], *, seconds: float, executor_s: float,
                  cells_s: float, chapter_wall_s: Any, attempt: int, **extra: Any) -> dict[str, Any]:
     """``result.json`` of a finished point: ``meta`` (:func:`point_meta`, with ``error`` when it failed),
-    the timings (``executor_s``: papermill's or the in-process executor's seconds), attempt and host."""
+    the timings (``executor_s``: papermill's or the in-process executor's seconds), attempt, host and the
+    machine that finished it (:func:`ntputils.book.environment.machine`; ``extra`` may name another, e.g. the
+    GPU's): a sweep resumed on other machines keeps each point's own in its provenance."""
     return {**meta, "id": task["id"], "overrides": task["overrides"], "seconds": round(seconds, 3),
             "timing": {"papermill_s": round(executor_s, 3), "cells_s": round(cells_s, 3),
                        "record_s": round(seconds - executor_s, 3), "chapter_wall_s": chapter_wall_s},
             "attempt": attempt, "run": task["run"], "worker_pid": os.getpid(), "host": socket.gethostname(),
-            "finished": datetime.now(UTC).isoformat(timespec="milliseconds"), **extra}
+            "machine": machine(), "finished": datetime.now(UTC).isoformat(timespec="milliseconds"), **extra}
 
 
 def source_digests(trace: dict[str, Any] | None) -> dict[str, str]:
