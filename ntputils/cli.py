@@ -4,11 +4,16 @@ One parser for every job, each handed to the package that does it: building the 
 (:mod:`ntputils.book.build`), sweeps and committed tables (:mod:`ntputils.sweeps`), the GPU machine
 (:mod:`ntputils.gpu`). ``ntpbook`` and ``python -m ntputils.book`` both call :func:`main`. Exit codes: as
 :mod:`ntputils.book.build` says (0 ok, 1 failed, 2 bad usage, 3 busy, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
+A reader that goes away (``ntpbook sweep-table NAME | head``) ends any command quietly with 0, in one
+place: :func:`main`.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import select
 import signal
+import sys
 import threading
 from pathlib import Path
 
@@ -165,13 +170,38 @@ def _seconds(text: str) -> float:
     return value
 
 
+def stdout_reader_gone() -> bool:
+    """Whether ``sys.stdout`` is a pipe whose reading end is closed (``POLLERR`` on its descriptor), as
+    after ``ntpbook sweep-table NAME | head`` once ``head`` has exited. False for a terminal, a file, an
+    open pipe, or a stdout without a descriptor."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
 def main(argv: list[str] | None = None) -> int:
-    """The command line; SIGTERM and SIGHUP are handled like Ctrl-C while it runs (main thread only)."""
+    """The command line; SIGTERM and SIGHUP are handled like Ctrl-C while it runs (main thread only).
+
+    A :class:`BrokenPipeError` ends the command with 0 when stdout's reader has gone (nothing is left to
+    say to anyone); stdout is then closed, so the interpreter's last flush has nothing to complain about.
+    Any other broken pipe (a worker's, a socket's) is raised as it is."""
     saved = {}
     if threading.current_thread() is threading.main_thread():
         saved = {sig: signal.signal(sig, terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        return _main(argv)
+        code = _main(argv)
+        sys.stdout.flush()  # inside the try: a last buffered line to a gone reader fails here, not at exit
+        return code
+    except BrokenPipeError:
+        if not stdout_reader_gone():
+            raise
+        with contextlib.suppress(OSError):
+            sys.stdout.close()
+        return EXIT_OK
     except KeyboardInterrupt as err:
         interrupt_all()
         say("terminated" if isinstance(err, Terminated) else "interrupted (Ctrl-C)")

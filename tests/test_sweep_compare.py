@@ -1,9 +1,9 @@
 """``python -m ntputils.book sweep-table NAME --diff``: a sweep's table against its committed one, matched on
 the swept parameters, kind and metric (point ids change with the code), read-only."""
 
-import io
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -98,18 +98,31 @@ def test_diff_with_publish_is_refused_before_anything_is_read(tmp_path, capsys):
     assert not (tmp_path / "results").exists()
 
 
-class _ClosedPipe(io.StringIO):
-    """A stdout whose reader has gone (``--diff | head`` after head exits)."""
+def _stdout_without_reader():
+    """A stdout on a real pipe whose reading end is closed (``... | head`` after head exits)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    return os.fdopen(write_end, "w")
 
-    def write(self, text: str) -> int:
-        raise BrokenPipeError(32, "Broken pipe")
 
-
-def test_a_closed_pipe_ends_the_comparison_quietly(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("command", [["sweep-table", "fake"], ["sweep-table", "fake", "--diff"],
+                                     ["sweep-table", "fake", "--format", "markdown"],
+                                     ["sweep-status", "fake"]])
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path, capsys, monkeypatch, command):
     _fake_sweep(tmp_path, {0: 0.4, 1: 0.7})
     committed = tmp_path / "results" / "sweeps" / "fake" / "table.csv"
     committed.parent.mkdir(parents=True)
     assert cli.main(["--root", str(tmp_path), "sweep-table", "fake"]) == 0
     committed.write_text(capsys.readouterr().out)
-    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
-    assert cli.main(["--root", str(tmp_path), "sweep-table", "fake", "--diff"]) == 0  # no BrokenPipeError
+    monkeypatch.setattr(sys, "stdout", _stdout_without_reader())
+    assert cli.main(["--root", str(tmp_path), *command]) == 0  # no BrokenPipeError
+    assert sys.stdout.closed  # so the interpreter's last flush cannot fail either
+
+
+def test_a_broken_pipe_that_is_not_stdout_is_raised(monkeypatch):
+    def worker_gone(argv):
+        raise BrokenPipeError(32, "Broken pipe")  # a worker's or a socket's pipe; stdout is fine
+
+    monkeypatch.setattr(cli, "_main", worker_gone)
+    with pytest.raises(BrokenPipeError):
+        cli.main(["list"])

@@ -213,9 +213,10 @@ def _child_command(task_file: Path) -> list[str]:
 
 
 def run_point(root: Path, plan: dict[str, Any], task: dict[str, Any], sweep: Path, env: dict[str, str],
-              run: str, seconds_left: float) -> dict[str, Any] | None:
+              run: str, seconds_left: float, *, machine: str) -> dict[str, Any] | None:
     """Run one point in a child process for at most ``seconds_left``; return its result, or ``None`` when
-    the deadline stopped it (its training checkpoint stays for the next command)."""
+    the deadline stopped it (its training checkpoint stays for the next command). ``machine`` is the
+    description the driver recorded once for the command (:func:`environment_of`)."""
     directory = sweep / "points" / task["id"]
     directory.mkdir(parents=True, exist_ok=True)
     write_json_atomic(directory / "params.json", {"chapter": plan["chapter"], "overrides": task["overrides"],
@@ -265,7 +266,7 @@ def run_point(root: Path, plan: dict[str, Any], task: dict[str, Any], sweep: Pat
     result = point_result(full_task, meta, seconds=time.perf_counter() - t0, executor_s=executor_s,
                           cells_s=float(outcome.get("cells_s") or 0.0), chapter_wall_s=record.get("wall_s"),
                           attempt=len(read_attempts(directory, run)), threads=POINT_THREADS,
-                          data_read=outcome.get("data_read"), machine=environment_of(plan)["machine"])
+                          data_read=outcome.get("data_read"), machine=machine)
     write_json_atomic(directory / RESULT, result)
     return result
 
@@ -335,7 +336,7 @@ def drive(plan_path: Path, out: Path, deadline: float) -> int:
             continue
         print(f"[device_run] point {task['id']} {task['overrides']}: running (at most {left:.0f} s)",
               flush=True)
-        result = run_point(root, plan, task, sweep, env, run, left)
+        result = run_point(root, plan, task, sweep, env, run, left, machine=environment["machine"])
         if result is None:
             counts["unfinished"] += 1
             lines.append(f"point {task['id']}: stopped at the deadline{progress_text(sweep, task['id'])} "

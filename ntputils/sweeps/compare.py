@@ -106,5 +106,5 @@ def diff_command(project: Project, name: str) -> int:
     except (FileNotFoundError, SweepTableError, ValueError) as err:
         say(f"error: {err}")
         return 2
-    say("\n".join(lines))  # a closed pipe (--diff | head) ends it quietly
+    print("\n".join(lines))  # a closed pipe (--diff | head): ntputils.cli.main ends it quietly
     return 0
