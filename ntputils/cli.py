@@ -1,4 +1,4 @@
-"""Command line: ``python -m ntputils.book build|list|status|browser|sweep|sweep-*|recertify|spread``.
+"""Command line: ``python -m ntputils.book COMMAND`` (``ntpbook COMMAND``); ``--help`` lists the commands.
 
 One parser for every job, each handed to the package that does it: building the book
 (:mod:`ntputils.book.build`), sweeps and committed tables (:mod:`ntputils.sweeps`), the GPU machine
@@ -173,7 +173,9 @@ def _seconds(text: str) -> float:
 def stdout_reader_gone() -> bool:
     """Whether ``sys.stdout`` is a pipe whose reading end is closed (``POLLERR`` on its descriptor), as
     after ``ntpbook sweep-table NAME | head`` once ``head`` has exited. False for a terminal, a file, an
-    open pipe, or a stdout without a descriptor."""
+    open pipe, a stdout without a descriptor, or a platform without ``poll``."""
+    if not hasattr(select, "poll"):
+        return False
     try:
         fd = sys.stdout.fileno()
     except (AttributeError, OSError, ValueError):
