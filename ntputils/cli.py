@@ -196,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         saved = {sig: signal.signal(sig, terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         code = _main(argv)
-        sys.stdout.flush()  # inside the try: a last buffered line to a gone reader fails here, not at exit
+        if sys.stdout is not None:  # None when started with stdout closed (``ntpbook list >&-``)
+            sys.stdout.flush()  # inside the try: a last buffered line to a gone reader fails here
         return code
     except BrokenPipeError:
         if not stdout_reader_gone():

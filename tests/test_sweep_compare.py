@@ -126,3 +126,9 @@ def test_a_broken_pipe_that_is_not_stdout_is_raised(monkeypatch):
     monkeypatch.setattr(cli, "_main", worker_gone)
     with pytest.raises(BrokenPipeError):
         cli.main(["list"])
+
+
+def test_a_command_started_without_stdout_still_runs(tmp_path, monkeypatch):
+    _fake_sweep(tmp_path, {0: 0.4, 1: 0.7})
+    monkeypatch.setattr(sys, "stdout", None)  # what Python sets for ``ntpbook ... >&-``
+    assert cli.main(["--root", str(tmp_path), "sweep-table", "fake"]) == 0
