@@ -18,6 +18,7 @@ from ntputils.book.project import Project
 from ntputils.committed import beside_cpu as _beside_cpu
 from ntputils.committed import paper_tables, read_committed, refresh_command, sweep_name
 from ntputils.reports.scorecard import render_scorecard
+from ntputils.sweeps.store import attempt_machines, note_attempt, read_attempts
 from ntputils.sweeps.table import PublishRefused, publish
 
 from chapters import CHAPTERS, add_chapter, chapter_text
@@ -179,3 +180,15 @@ def test_each_point_names_the_machine_that_finished_it(project):
     _, prov = read_committed(sweep_name("t01"), project.root)
     [point] = prov["points_run"].values()
     assert point["machine"] == machine() and point["threads"] == 1
+    assert point["attempt_machines"] == [machine()]  # one attempt, on this machine
+
+
+def test_a_point_resumed_on_other_machines_names_each_once_in_order(tmp_path):
+    note_attempt(tmp_path, "run-1", "Linux x86_64, 2 CPUs (AMD EPYC, AVX2)")
+    note_attempt(tmp_path, "run-2", "NVIDIA H200, Linux x86_64, 16 CPUs")
+    note_attempt(tmp_path, "run-3", "Linux x86_64, 2 CPUs (AMD EPYC, AVX2)")
+    with (tmp_path / "attempts").open("a") as f:  # an attempt written before attempts named their machine
+        f.write(json.dumps({"pid": 1, "host": "h", "run": "run-0", "started": "2026-11-01T00:00:00"}) + "\n")
+    assert [a["run"] for a in read_attempts(tmp_path)] == ["run-1", "run-2", "run-3", "run-0"]
+    assert attempt_machines(tmp_path) == ["Linux x86_64, 2 CPUs (AMD EPYC, AVX2)",
+                                          "NVIDIA H200, Linux x86_64, 16 CPUs"]

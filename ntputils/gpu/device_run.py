@@ -60,7 +60,7 @@ from ntputils.book.project import Project, read_json, write_json_atomic
 from ntputils.committed import POINT_ENV
 from ntputils.gpu.speed import PROGRESS_ENV, speed_up, watch_training
 from ntputils.sweeps.point_record import POINT_THREADS, note_error, point_meta, point_result, source_digests
-from ntputils.sweeps.store import RESULT, read_attempts
+from ntputils.sweeps.store import RESULT, note_attempt, read_attempts
 
 COLLECT_S = 20.0  # seconds kept free before the deadline to write the archive
 MIN_START_S = 30.0  # a point is not started with less time than this left
@@ -213,17 +213,15 @@ def _child_command(task_file: Path) -> list[str]:
 
 
 def run_point(root: Path, plan: dict[str, Any], task: dict[str, Any], sweep: Path, env: dict[str, str],
-              run: str, seconds_left: float, *, machine: str) -> dict[str, Any] | None:
+              run: str, seconds_left: float, *, made_on: str) -> dict[str, Any] | None:
     """Run one point in a child process for at most ``seconds_left``; return its result, or ``None`` when
-    the deadline stopped it (its training checkpoint stays for the next command). ``machine`` is the
+    the deadline stopped it (its training checkpoint stays for the next command). ``made_on`` is the
     description the driver recorded once for the command (:func:`environment_of`)."""
     directory = sweep / "points" / task["id"]
     directory.mkdir(parents=True, exist_ok=True)
     write_json_atomic(directory / "params.json", {"chapter": plan["chapter"], "overrides": task["overrides"],
                                                   "resolved": task["resolved"]})
-    with (directory / "attempts").open("a") as f:
-        f.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "run": run,
-                            "started": datetime.now(UTC).isoformat(timespec="milliseconds")}) + "\n")
+    note_attempt(directory, run, made_on)
     for stale in ("error.txt", "record.json", "trace.json", "outcome.json", RESULT):
         (directory / stale).unlink(missing_ok=True)
     record_path = directory / "record.json"
@@ -266,7 +264,7 @@ def run_point(root: Path, plan: dict[str, Any], task: dict[str, Any], sweep: Pat
     result = point_result(full_task, meta, seconds=time.perf_counter() - t0, executor_s=executor_s,
                           cells_s=float(outcome.get("cells_s") or 0.0), chapter_wall_s=record.get("wall_s"),
                           attempt=len(read_attempts(directory, run)), threads=POINT_THREADS,
-                          data_read=outcome.get("data_read"), machine=machine)
+                          data_read=outcome.get("data_read"), machine=made_on)
     write_json_atomic(directory / RESULT, result)
     return result
 
@@ -336,7 +334,7 @@ def drive(plan_path: Path, out: Path, deadline: float) -> int:
             continue
         print(f"[device_run] point {task['id']} {task['overrides']}: running (at most {left:.0f} s)",
               flush=True)
-        result = run_point(root, plan, task, sweep, env, run, left, machine=environment["machine"])
+        result = run_point(root, plan, task, sweep, env, run, left, made_on=environment["machine"])
         if result is None:
             counts["unfinished"] += 1
             lines.append(f"point {task['id']}: stopped at the deadline{progress_text(sweep, task['id'])} "

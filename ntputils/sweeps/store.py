@@ -7,7 +7,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,23 @@ def read_attempts(directory: Path, run: str | None = None) -> list[dict[str, Any
         with contextlib.suppress(ValueError):
             out.append(json.loads(line))
     return out if run is None else [a for a in out if a.get("run") == run]
+
+
+def note_attempt(directory: Path, run: str, machine: str) -> None:
+    """Append this start to the point's ``attempts``: pid, host, the driver ``run``, the ``machine``
+    (:func:`ntputils.book.environment.machine`, or the GPU's description) and the time. A point whose training
+    resumes from its checkpoint across commands keeps where each stretch ran (:func:`attempt_machines`)."""
+    line = {"pid": os.getpid(), "host": socket.gethostname(), "run": run, "machine": machine,
+            "started": datetime.now(UTC).isoformat(timespec="milliseconds")}
+    with (directory / "attempts").open("a") as f:
+        f.write(json.dumps(line) + "\n")
+
+
+def attempt_machines(directory: Path) -> list[str]:
+    """The machines the point's attempts started on, each once, in the order first seen (attempts written
+    before they named their machine are left out)."""
+    named = (a["machine"] for a in read_attempts(directory) if isinstance(a.get("machine"), str))
+    return list(dict.fromkeys(named))
 
 
 def read_plan(path: Path) -> dict[str, Any]:

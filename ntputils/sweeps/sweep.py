@@ -40,6 +40,7 @@ from ntputils.sweeps.store import (
     RESULT,
     DriverRunning,
     driver_lock,
+    note_attempt,
     point_current,
     point_dir,
     read_attempts,
@@ -80,9 +81,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     if previous.get("id") == task["id"] and (previous.get("run") == task["run"] or (
             previous.get("status") == "ok" and not task.get("rerun"))):
         return _summary_of(previous)  # Dask recomputes a task whose worker died holding its result
-    with (directory / "attempts").open("a") as f:
-        f.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "run": task["run"],
-                            "started": datetime.now(UTC).isoformat(timespec="milliseconds")}) + "\n")
+    note_attempt(directory, task["run"], machine())
     for stale in ("executed.ipynb", "error.txt", "record.json", "trace.json", ".input.ipynb", "params.yaml",
                   RESULT):
         (directory / stale).unlink(missing_ok=True)

@@ -34,6 +34,7 @@ from ntputils.committed import (
 from ntputils.sweeps.store import (
     RESULT,
     DriverRunning,
+    attempt_machines,
     no_driver,
     point_current,
     point_dir,
@@ -176,9 +177,10 @@ PROVENANCE_KEYS = ("name", "chapter", "profile", "axes", "points", "code_hash", 
 
 
 def points_run(project: Project, name: str, ids: list[str]) -> dict[str, dict[str, Any]]:
-    """Per point: its resolved parameters, device, the machine that finished it, BLAS threads, seconds, the
-    chapter's own wall time and the training seconds it recorded (values
-    :data:`~ntputils.committed.TRAINING_TIME` names; a reload records its training's)."""
+    """Per point: its resolved parameters, device, the machine that finished it and those its attempts
+    started on (:func:`~ntputils.sweeps.store.attempt_machines`: a training resumed from its checkpoint on
+    another machine names both), BLAS threads, seconds, the chapter's own wall time and the training seconds
+    it recorded (values :data:`~ntputils.committed.TRAINING_TIME` names; a reload records its training's)."""
     out = {}
     for pid in ids:
         res = read_json(point_dir(project, name, pid) / RESULT)
@@ -186,7 +188,9 @@ def points_run(project: Project, name: str, ids: list[str]) -> dict[str, dict[st
                  for k, v in (res.get("results") or {}).items() if TRAINING_TIME.search(k)
                  and isinstance(v.get("value") if isinstance(v, dict) else v, (int, float))]
         out[pid] = {"resolved": res.get("resolved"), "device": res.get("device"),
-                    "machine": res.get("machine"), "threads": res.get("threads"),
+                    "machine": res.get("machine"),
+                    "attempt_machines": attempt_machines(point_dir(project, name, pid)),
+                    "threads": res.get("threads"),
                     "seconds": res.get("seconds"),
                     "chapter_wall_s": (res.get("timing") or {}).get("chapter_wall_s"),
                     "train_s": round(sum(train), 1) if train else None}
